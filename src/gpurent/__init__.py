@@ -1,0 +1,11 @@
+"""gpurent: what to rent for a deep-learning job, where, how to pay, and how to keep it alive.
+
+The pure core (catalog, workload, estimate, plan, pricing, spot) takes values and returns frozen
+result objects; I/O lives at the edges (catalog sources, bench, monitor probes, runtime, cli).
+"""
+
+from gpurent.errors import GpurentError
+
+__version__ = "0.1.0"
+
+__all__ = ["GpurentError", "__version__"]

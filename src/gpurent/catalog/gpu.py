@@ -1,0 +1,58 @@
+"""GpuSpec: the datasheet facts of one GPU model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpurent.catalog.precision import Precision
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuSpec:
+    """Datasheet facts of one GPU model. Every rate is dense (no 2:4 sparsity).
+
+    Tensor rates for GeForce cards are the fp32-accumulate rate (half the fp16-accumulate rate
+    marketed), since training frameworks accumulate in fp32.
+    """
+
+    name: str  # canonical, e.g. "H100-SXM5-80GB"
+    aliases: tuple[str, ...]
+    vendor: str  # "nvidia" | "amd"
+    architecture: str  # "Volta", "Ampere", "Hopper", ...
+    form_factor: str  # "SXM", "PCIe", ...
+    memory_gib: float
+    memory_type: str
+    memory_bandwidth_gbps: float  # GB/s
+    fp32_tflops: float  # non-tensor fp32
+    tf32_tflops: float | None  # None: no TF32 tensor cores
+    fp16_tflops: float  # fp16/bf16 tensor, fp32 accumulate
+    bf16_supported: bool
+    fp8_tflops: float | None
+    interconnect: str  # "NVLink4", "NVLink bridge", "PCIe", "Infinity Fabric"
+    interconnect_gbps: float | None  # total GPU-GPU bandwidth per GPU, GB/s; None = PCIe only
+    pcie_gen: int
+    tdp_w: float
+    confidence: str  # "high" | "medium" | "low"
+    source: str
+    notes: str = ""
+
+    def peak_tflops(self, precision: Precision) -> float:
+        """Dense peak TFLOP/s for matmul-heavy work in `precision` on this GPU.
+
+        FP32 uses TF32 tensor cores where present (NGC default); BF16 on a GPU without bf16
+        support falls back to the fp32 rate (frameworks emulate it); FP8 without fp8 tensor cores
+        runs at the fp16 rate.
+        """
+        if precision is Precision.STRICT_FP32:
+            return self.fp32_tflops
+        if precision in (Precision.FP32, Precision.TF32):
+            return self.tf32_tflops if self.tf32_tflops is not None else self.fp32_tflops
+        if precision is Precision.BF16 and not self.bf16_supported:
+            return self.fp32_tflops
+        if precision is Precision.FP8:
+            return self.fp8_tflops if self.fp8_tflops is not None else self.fp16_tflops
+        return self.fp16_tflops
+
+    @property
+    def has_nvlink(self) -> bool:
+        return self.interconnect_gbps is not None

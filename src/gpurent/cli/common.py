@@ -1,0 +1,78 @@
+"""Shared CLI glue: one-line errors, JSON output, consoles."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import json
+import math
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+import typer
+from rich.console import Console
+
+from gpurent.errors import GpurentError
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def fail(message: str, exit_code: int = 1) -> typer.Exit:
+    """Print `error: message` on stderr and return the Exit to raise."""
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    return typer.Exit(exit_code)
+
+
+def cli_errors(fn: Callable[P, R]) -> Callable[P, R]:
+    """Turn gpurent errors and OS errors into one line on stderr and a non-zero exit code."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except GpurentError as exc:
+            raise fail(exc.message, exc.exit_code) from None
+        except FileNotFoundError as exc:
+            raise fail(f"no such file: {exc.filename}; check the path", 2) from None
+        except IsADirectoryError as exc:
+            raise fail(f"{exc.filename} is a directory; give a file", 2) from None
+        except PermissionError as exc:
+            raise fail(f"permission denied: {exc.filename}", 1) from None
+        except KeyboardInterrupt:
+            raise fail("interrupted", 130) from None
+
+    return wrapper
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Dataclasses, enums, paths, tuples and non-finite floats to plain JSON values."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if isinstance(obj, Mapping):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple | set | frozenset):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, Path):
+        return str(obj)
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def print_json(obj: Any) -> None:
+    """Write `obj` as indented JSON to stdout (bypassing rich, so the output stays parseable)."""
+    sys.stdout.write(json.dumps(to_jsonable(obj), indent=2) + "\n")
+    sys.stdout.flush()
+
+
+def print_json_line(obj: Any) -> None:
+    sys.stdout.write(json.dumps(to_jsonable(obj), separators=(",", ":")) + "\n")

@@ -1,0 +1,45 @@
+"""Shared fixtures: a CLI runner and an isolated user data directory for every test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpurent.cli.main import app
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Keep user data (fetched catalogs, calibrations) inside the test's tmp dir."""
+    monkeypatch.setenv("GPURENT_HOME", str(tmp_path / "gpurent-home"))
+    yield
+
+
+@pytest.fixture()
+def cli() -> CliRunner:
+    return CliRunner()
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    """Invoke the real CLI in-process; return (exit code, stdout, stderr)."""
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """GPU tests run only where CUDA is present; elsewhere they are reported as skipped."""
+    try:
+        import torch
+
+        has_cuda = bool(torch.cuda.is_available())
+    except ImportError:
+        has_cuda = False
+    if has_cuda:
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU (none on this machine)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
