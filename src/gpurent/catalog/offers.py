@@ -1,0 +1,157 @@
+"""The bundled offer snapshot: parsing the project's offers CSV into `Offer` objects.
+
+The CSV format (`data/offers.csv`, also what `gpurent catalog import --format plain` reads):
+provider, instance_type, gpu, gpu_count, gpu_memory_gib, vcpus, memory_gib, region, zones_seen,
+price_hour_usd, spot_price_hour_usd, spot_price_max_hour_usd, currency_note, source_repo,
+source_path, source_commit, as_of. Prices are for the whole instance. GPU names are resolved to
+canonical `GpuSpec` names where the spec table knows them; others are kept as given.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from gpurent.catalog.offer import Offer
+from gpurent.catalog.specs import find_gpu
+from gpurent.errors import DataError
+
+BUNDLED_AS_OF = "2026-H1 (approximate)"
+"""What to show users as the age of the bundled skypilot-catalog prices (see data/README.md)."""
+
+# Network between instances (Gbit/s) for the multi-node instance types whose figure is published
+# in the providers' instance documentation (AWS EC2 accelerated-computing instance specs; Azure
+# ND-series docs: 200 Gb/s InfiniBand per GPU). Other offers get None: the planner then assumes a
+# conservative default and says so.
+_NETWORK_GBPS: dict[str, float] = {
+    "p3.16xlarge": 25,
+    "p3dn.24xlarge": 100,
+    "p4d.24xlarge": 400,
+    "p4de.24xlarge": 400,
+    "p5.48xlarge": 3200,
+    "p5en.48xlarge": 3200,
+    "p6-b200.48xlarge": 3200,
+    "Standard_ND96asr_v4": 1600,
+    "Standard_ND96amsr_A100_v4": 1600,
+    "Standard_ND96isr_H100_v5": 3200,
+}
+
+# Billing granularity by provider, seconds. AWS and GCP bill Linux VMs per second (60 s minimum);
+# other providers are taken as per-minute unless known otherwise.
+_BILLING_S: dict[str, int] = {"aws": 1, "gcp": 1}
+_DEFAULT_BILLING_S = 60
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SkippedRow:
+    """A row that could not be used: where and why."""
+
+    file: str
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OfferTable:
+    """Offers read from one source, with the rows that were skipped."""
+
+    offers: tuple[Offer, ...]
+    skipped: tuple[SkippedRow, ...]
+    source: str
+
+
+def _float(value: str | None) -> float | None:
+    if value is None or not value.strip():
+        return None
+    number = float(value)
+    if math.isnan(number) or number < 0:
+        raise ValueError(f"not a usable number: {value!r}")
+    return number
+
+
+def _interconnect(gpu_name: str) -> str | None:
+    spec = find_gpu(gpu_name)
+    if spec is None:
+        return None
+    return spec.interconnect if spec.form_factor.startswith(("SXM", "OAM")) else "PCIe"
+
+
+def offer_from_row(row: dict[str, str]) -> Offer:
+    """One offer from a row of the project's CSV format; raises ValueError/KeyError if unusable."""
+    provider = row["provider"].strip().lower()
+    instance_type = row["instance_type"].strip()
+    raw_gpu = row["gpu"].strip()
+    if not provider or not instance_type or not raw_gpu:
+        raise ValueError("provider, instance_type and gpu are required")
+    spec = find_gpu(raw_gpu)
+    gpu_count = int(float(row["gpu_count"]))
+    if gpu_count < 1:
+        raise ValueError(f"gpu_count must be >= 1, got {gpu_count}")
+    price = _float(row.get("price_hour_usd"))
+    spot = _float(row.get("spot_price_hour_usd"))
+    if price is None and spot is None:
+        raise ValueError("no on-demand or spot price")
+    memory = _float(row.get("gpu_memory_gib"))
+    zones = _float(row.get("zones_seen"))
+    source = "/".join(part for part in (row.get("source_repo"), row.get("source_path")) if part)
+    commit = (row.get("source_commit") or "").strip()
+    return Offer(
+        provider=provider,
+        instance_type=instance_type,
+        region=row.get("region", "").strip() or "unknown",
+        gpu_name=spec.name if spec else raw_gpu,
+        gpu_count=gpu_count,
+        gpu_memory_gib=memory if memory is not None else (spec.memory_gib if spec else 0.0),
+        vcpus=_float(row.get("vcpus")),
+        memory_gib=_float(row.get("memory_gib")),
+        price_usd_per_hour=price,
+        spot_price_usd_per_hour=spot,
+        spot_price_max_usd_per_hour=_float(row.get("spot_price_max_hour_usd")),
+        zone_count=int(zones) if zones is not None else None,
+        network_gbps=_NETWORK_GBPS.get(instance_type),
+        gpu_interconnect=_interconnect(raw_gpu) if gpu_count > 1 else None,
+        billing_granularity_s=_BILLING_S.get(provider, _DEFAULT_BILLING_S),
+        as_of=(row.get("as_of") or "").strip() or BUNDLED_AS_OF,
+        source=f"{source}@{commit[:8]}" if commit else source,
+        notes=(row.get("currency_note") or "").strip(),
+    )
+
+
+def parse_offers_csv(text: str, file: str) -> OfferTable:
+    """Parse the project's offers CSV; malformed rows are skipped and recorded, never guessed."""
+    reader = csv.DictReader(io.StringIO(text))
+    missing = {"provider", "instance_type", "gpu", "gpu_count"} - set(reader.fieldnames or ())
+    if missing:
+        raise DataError(f"{file}: missing columns {', '.join(sorted(missing))}")
+    offers: list[Offer] = []
+    skipped: list[SkippedRow] = []
+    for i, row in enumerate(reader):
+        try:
+            offers.append(offer_from_row(row))
+        except (KeyError, ValueError, TypeError) as exc:
+            skipped.append(SkippedRow(file=file, line=i + 2, reason=str(exc)))
+    if not offers:
+        raise DataError(f"{file}: no usable offer row ({len(skipped)} rows skipped)")
+    return OfferTable(offers=tuple(offers), skipped=tuple(skipped), source=file)
+
+
+@cache
+def bundled_offers() -> tuple[Offer, ...]:
+    """The 915-offer snapshot shipped with gpurent (list prices, first half of 2026)."""
+    data = resources.files("gpurent.catalog.data").joinpath("offers.csv")
+    return parse_offers_csv(data.read_text(encoding="utf-8"), "offers.csv").offers
+
+
+def iter_offers(offers: Iterable[Offer], *, gpu: str | None = None) -> Iterator[Offer]:
+    """Offers whose GPU is `gpu` (any alias), or all of them."""
+    if gpu is None:
+        yield from offers
+        return
+    spec = find_gpu(gpu)
+    wanted = spec.name if spec else gpu
+    yield from (o for o in offers if o.gpu_name.lower() == wanted.lower())

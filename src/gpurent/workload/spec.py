@@ -1,0 +1,82 @@
+"""Workload: what the user wants to run, as typed values.
+
+A Workload names a model from the zoo (or gives an LLM shape), the task, the precision, the
+per-GPU batch, the amount of work (dataset x epochs, or a token budget) and the memory savers and
+parallel layout. Presets are functions returning Workloads; files (TOML/YAML) load into one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from gpurent.catalog.precision import Precision
+
+
+class Task(StrEnum):
+    TRAINING = "training"
+    FINETUNE_FULL = "finetune-full"
+    FINETUNE_LORA = "finetune-lora"
+    FINETUNE_QLORA = "finetune-qlora"
+    INFERENCE = "inference"
+
+    @property
+    def trains(self) -> bool:
+        return self is not Task.INFERENCE
+
+
+class Optimizer(StrEnum):
+    ADAMW = "adamw"
+    SGD = "sgd"
+    ADAFACTOR = "adafactor"
+    ADAM_8BIT = "adam8bit"
+
+
+class Sharding(StrEnum):
+    """How training state is split across data-parallel ranks (ZeRO stages; FSDP = ZeRO-3)."""
+
+    NONE = "none"
+    ZERO1 = "zero1"  # optimizer states
+    ZERO2 = "zero2"  # + gradients
+    ZERO3 = "zero3"  # + weights (FSDP FULL_SHARD)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LlmShape:
+    """A decoder-only transformer by shape. `kv_heads` < `heads` means grouped-query attention;
+    `ffn_hidden` defaults to 4 x hidden (GPT) and is set explicitly for SwiGLU models (Llama)."""
+
+    layers: int
+    hidden: int
+    heads: int
+    vocab: int
+    kv_heads: int | None = None
+    ffn_hidden: int | None = None
+    gated_mlp: bool = False  # SwiGLU: three FFN matrices instead of two
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workload:
+    """One job. `batch_size_per_gpu` is the micro-batch per GPU (samples or sequences)."""
+
+    model: str  # a model-zoo name, or "custom" with `shape`
+    task: Task = Task.TRAINING
+    precision: Precision = Precision.AMP
+    batch_size_per_gpu: int = 32
+    seq_len: int | None = None  # tokens per sequence, where the model has sequences
+    shape: LlmShape | None = None
+    # Amount of work: dataset_samples x epochs, or token_budget tokens (LLMs), or requests.
+    dataset_samples: int | None = None
+    epochs: float | None = None
+    token_budget: float | None = None
+    # Inference: tokens generated per request (prompt = seq_len).
+    output_tokens: int | None = None
+    optimizer: Optimizer = Optimizer.ADAMW
+    activation_checkpointing: bool = False
+    sharding: Sharding = Sharding.NONE
+    cpu_offload: bool = False
+    tensor_parallel: int = 1
+    pipeline_parallel: int = 1
+    gradient_accumulation: int = 1
+    lora_rank: int = 16
+    name: str = ""  # a label for reports (preset name or file stem)
