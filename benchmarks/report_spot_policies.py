@@ -75,14 +75,26 @@ def main() -> None:
             label = "+".join(traces[i].name.split("_")[0] for i in tri)
             print(_row(label, d, frac, res, target), flush=True)
             summary.append(
-                (f"{d}/{frac}", res["uniform-progress"][0], res["lifetime-up"][0], target,
-                 res["optimal"][0])
+                (
+                    f"{d}/{frac}",
+                    res["uniform-progress"][0],
+                    res["lifetime-up"][0],
+                    target,
+                    res["optimal"][0],
+                )
             )
         one = [single[i] for i in single]
         print(
-            _row("mean of 1-zone", d, frac,
-                 {p: (float(np.mean([o[p][0] for o in one])), sum(o[p][1] for o in one))
-                  for p in POLICIES}, None),
+            _row(
+                "mean of 1-zone",
+                d,
+                frac,
+                {
+                    p: (float(np.mean([o[p][0] for o in one])), sum(o[p][1] for o in one))
+                    for p in POLICIES
+                },
+                None,
+            ),
             flush=True,
         )
     wins = sum(1 for s in summary if s[2] < s[1] - 1e-9)
@@ -95,8 +107,9 @@ def main() -> None:
     )
 
 
-def _row(label: str, d: float, frac: float, res: dict[str, tuple[float, int]],
-         target: float | None) -> str:
+def _row(
+    label: str, d: float, frac: float, res: dict[str, tuple[float, int]], target: float | None
+) -> str:
     cells = [f"{res[p][0]:.3f}" + (f" ({res[p][1]} miss)" if res[p][1] else "") for p in POLICIES]
     cells[3] = f"**{cells[3]}**"
     gain = res["lifetime-up"][0] / res["uniform-progress"][0] - 1
