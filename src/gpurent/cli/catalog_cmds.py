@@ -15,7 +15,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColum
 from rich import box
 from rich.table import Table
 
-from gpurent.catalog import all_gpus, get_gpu
+from gpurent.catalog import all_gpus, find_gpu, get_gpu
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.offer import Offer
 from gpurent.catalog.offers import OfferTable, bundled_table
@@ -122,8 +122,9 @@ def gpus(  # noqa: PLR0917 - typer maps parameters to options
     table = Table(
         title=f"{len(specs)} GPUs (dense TFLOPS)", header_style="bold", box=box.SIMPLE_HEAD
     )
-    for col in ("GPU", "arch", "GiB", "GB/s", "fp32", "tf32", "fp16/bf16", "fp8"):
-        table.add_column(col, justify="left" if col in ("GPU", "arch") else "right")
+    table.add_column("GPU", no_wrap=True, min_width=max(len(g.name) for g in specs))
+    for col in ("arch", "GiB", "GB/s", "fp32", "tf32", "fp16/bf16", "fp8"):
+        table.add_column(col, justify="left" if col == "arch" else "right")
     for col in ("interconnect", "PCIe", "TDP W", "conf."):
         table.add_column(col)
     for g in specs:
@@ -184,25 +185,41 @@ def _offer_json(o: Offer) -> dict[str, Any]:
     }
 
 
+def _short_gpu(name: str) -> str:
+    """The shortest unspaced alias of a GPU (each alias resolves to one spec, so it is exact)."""
+    spec = find_gpu(name)
+    if spec is None:
+        return name
+    return min((a for a in (spec.name, *spec.aliases) if " " not in a), key=len)
+
+
 def _offers_table(shown: tuple[Offer, ...], total: int) -> Table:
+    """Offers as a table; vCPU and RAM columns only when the terminal is wide enough."""
+    wide, narrow = console.width >= 140, console.width < 110
     title = f"{len(shown)} of {total} offers" if len(shown) < total else f"{total} offers"
-    table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD)
-    for col in ("provider", "instance", "region", "GPU", "n", "GiB/GPU", "vCPU", "RAM GiB"):
-        table.add_column(
-            col, justify="right" if col in ("n", "GiB/GPU", "vCPU", "RAM GiB") else "left"
-        )
-    for col in ("$/h", "$/GPU-h", "spot $/h"):
-        table.add_column(col, justify="right")
+    table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("provider", overflow="fold", min_width=6)
+    table.add_column("instance", overflow="fold", min_width=12)
+    table.add_column("region", overflow="fold", min_width=9)
+    table.add_column("GPUs", overflow="fold", min_width=10)
+    numeric = [
+        *([] if narrow else ["GiB/GPU"]),
+        *(["vCPU", "RAM GiB"] if wide else []),
+        "$/h",
+        "$/GPU-h",
+        "spot/h",
+    ]
+    for col in numeric:
+        table.add_column(col, justify="right", no_wrap=True)
     for o in shown:
+        host = [_num(o.vcpus), _num(o.memory_gib)] if wide else []
         table.add_row(
             o.provider,
             o.instance_type,
             o.region,
-            o.gpu_name,
-            str(o.gpu_count),
-            f"{o.gpu_memory_gib:g}",
-            _num(o.vcpus),
-            _num(o.memory_gib),
+            f"{o.gpu_count}x {_short_gpu(o.gpu_name) if narrow else o.gpu_name}",
+            *([] if narrow else [f"{o.gpu_memory_gib:g}"]),
+            *host,
             _usd(o.price_usd_per_hour),
             _usd(o.price_usd_per_gpu_hour),
             _usd(o.spot_price_usd_per_hour),

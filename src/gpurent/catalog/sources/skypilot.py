@@ -246,8 +246,6 @@ def _add_row(
     region = row["Region"]
     price = _price(row["Price"])
     spot = _price(row.get("SpotPrice", ""))
-    if spot == 0:  # Vast writes 0.00 as a placeholder: no spot market
-        spot = None
     if not instance_type:
         if not accelerator:
             raise ValueError("empty InstanceType and AcceleratorName")
@@ -266,6 +264,8 @@ def _add_row(
     if not region:
         raise ValueError("empty Region")
     name, count = gcp if gcp else (accelerator, _count(row["AcceleratorCount"]))
+    if gcp is None and spot == 0:  # Vast writes 0.00 as a placeholder: no spot market
+        spot = None
     if price is None and spot is None:
         raise ValueError("no Price or SpotPrice")
     if gcp is None and price == 0:
