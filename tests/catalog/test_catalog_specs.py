@@ -43,7 +43,9 @@ def test_unknown_name_lists_closest() -> None:
 
 
 @given(st.sampled_from([a for g in all_gpus() for a in (g.name, *g.aliases)]), st.data())
-def test_any_alias_resolves_whatever_the_case_and_separators(alias: str, data: st.DataObject) -> None:
+def test_any_alias_resolves_whatever_the_case_and_separators(
+    alias: str, data: st.DataObject
+) -> None:
     flips = data.draw(st.lists(st.booleans(), min_size=len(alias), max_size=len(alias)))
     mangled = "".join(c.upper() if f else c.lower() for c, f in zip(alias, flips, strict=True))
     mangled = mangled.replace(" ", data.draw(st.sampled_from([" ", "-", "_", ""])))

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn
 from rich import box
+from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
 from gpurent.catalog import all_gpus, find_gpu, get_gpu
