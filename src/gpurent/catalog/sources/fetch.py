@@ -64,7 +64,7 @@ def fetch_url(
     except urllib.error.HTTPError as exc:
         raise FetchError(f"{url}: HTTP {exc.code} {exc.reason}") from None
     except urllib.error.URLError as exc:
-        raise FetchError(f"cannot reach {url}: {exc.reason}; are you offline?") from None
+        raise FetchError(f"cannot reach {url}: {exc.reason} (offline?)") from None
     except (TimeoutError, OSError) as exc:
         raise FetchError(f"cannot fetch {url}: {exc or type(exc).__name__}") from None
 
