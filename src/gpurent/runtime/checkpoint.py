@@ -134,6 +134,7 @@ class CheckpointManager:
         self._in_flight: Future[CheckpointInfo] | None = None
         self._snapshots = serialize.SnapshotCache()
         self._stop = threading.Event()
+        self._early = threading.Event()
         self.stop_reason: str | None = None
         self.last_skipped: list[Skipped] = []
         self.last_blocking_s: float | None = None
@@ -153,7 +154,7 @@ class CheckpointManager:
 
     def should_save(self, step: int, now: float | None = None) -> bool:
         """Whether to save at `step`: time or step trigger reached, or a stop was requested."""
-        if self._stop.is_set():
+        if self._stop.is_set() or self._early.is_set():
             return True
         if (
             self.every_steps is not None
@@ -172,6 +173,11 @@ class CheckpointManager:
             self._stop.set()
             log.warning("stop requested: %s", reason)
 
+    def request_checkpoint(self, reason: str) -> None:
+        """Ask for a checkpoint at the next `should_save` (a hint such as AWS rebalance)."""
+        self._early.set()
+        log.warning("early checkpoint requested: %s", reason)
+
     @property
     def stop_requested(self) -> bool:
         return self._stop.is_set()
@@ -189,6 +195,7 @@ class CheckpointManager:
         self._last_cost_s = self.last_blocking_s
         self._last_save_time = self._clock()
         self._last_save_step = step
+        self._early.clear()
         return info
 
     def save_async(self, state: Mapping[str, Any], step: int) -> Future[CheckpointInfo]:
@@ -211,6 +218,7 @@ class CheckpointManager:
         self._last_cost_s = self.last_blocking_s
         self._last_save_time = self._clock()
         self._last_save_step = step
+        self._early.clear()
         return future
 
     def wait(self) -> CheckpointInfo | None:
