@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -33,47 +33,51 @@ def _echo_json(record: dict[str, Any]) -> None:
 
 
 @cli_errors
-def run_command(
+def run_command(  # noqa: PLR0917 (typer: one parameter per option)
     ctx: typer.Context,
-    checkpoint_dir: str = typer.Option(
-        None,
-        "--checkpoint-dir",
-        help="Where the job checkpoints; passed as $GPURENT_CHECKPOINT_DIR.",
-    ),
-    health_interval: float = typer.Option(
-        300.0, "--health-interval", help="Seconds between health checks."
-    ),
-    max_failures: int = typer.Option(
-        3, "--max-failures", help="Consecutive failed attempts before the rebuild action."
-    ),
-    rebuild_cmd: str = typer.Option(None, "--rebuild-cmd", help="Shell command that rebuilds."),
-    rebuild_webhook: str = typer.Option(
-        None, "--rebuild-webhook", help="URL to POST a JSON rebuild request to."
-    ),
-    log_file: str = typer.Option(None, "--log", help="Append every event as JSON lines here."),
-    hang_timeout: float = typer.Option(
-        None, "--hang-timeout", help="Seconds without heartbeat progress that mean a hung job."
-    ),
-    heartbeat_file: str = typer.Option(
-        None, "--heartbeat-file", help="File the job writes its step to ($GPURENT_HEARTBEAT_FILE)."
-    ),
-    notice: str = typer.Option(
-        "auto", "--notice", help="Interruption notices to watch: aws, gcp, azure, auto, none."
-    ),
-    backoff: float = typer.Option(
-        10.0, "--backoff", help="Base seconds between restarts (doubles each failure)."
-    ),
-    nproc_per_node: int = typer.Option(
-        None, "--nproc-per-node", help="Run through torchrun with this many processes."
-    ),
-    endpoint: list[str] = typer.Option(
-        [], "--endpoint", help="host:port or URL that must stay reachable (repeatable)."
-    ),
-    min_free_gib: float = typer.Option(
-        1.0, "--min-free-gib", help="Fail the disk check below this free space (GiB)."
-    ),
-    poll: float = typer.Option(1.0, "--poll", help="Seconds between process/notice polls."),
-    as_json: bool = typer.Option(False, "--json", help="Events as JSON lines on stdout."),
+    checkpoint_dir: Annotated[
+        str | None,
+        typer.Option(help="Where the job checkpoints; passed as $GPURENT_CHECKPOINT_DIR."),
+    ] = None,
+    health_interval: Annotated[float, typer.Option(help="Seconds between health checks.")] = 300.0,
+    max_failures: Annotated[
+        int, typer.Option(help="Consecutive failed attempts before the rebuild action.")
+    ] = 3,
+    rebuild_cmd: Annotated[str | None, typer.Option(help="Shell command that rebuilds.")] = None,
+    rebuild_webhook: Annotated[
+        str | None, typer.Option(help="URL to POST a JSON rebuild request to.")
+    ] = None,
+    log_file: Annotated[
+        str | None, typer.Option("--log", help="Append every event as JSON lines here.")
+    ] = None,
+    hang_timeout: Annotated[
+        float | None,
+        typer.Option(help="Seconds without heartbeat progress that mean a hung job."),
+    ] = None,
+    heartbeat_file: Annotated[
+        str | None,
+        typer.Option(help="File the job writes its step to ($GPURENT_HEARTBEAT_FILE)."),
+    ] = None,
+    notice: Annotated[
+        str, typer.Option(help="Interruption notices to watch: aws, gcp, azure, auto, none.")
+    ] = "auto",
+    backoff: Annotated[
+        float, typer.Option(help="Base seconds between restarts (doubles each failure).")
+    ] = 10.0,
+    nproc_per_node: Annotated[
+        int | None, typer.Option(help="Run through torchrun with this many processes.")
+    ] = None,
+    endpoint: Annotated[
+        list[str] | None,
+        typer.Option(help="host:port or URL that must stay reachable (repeatable)."),
+    ] = None,
+    min_free_gib: Annotated[
+        float, typer.Option(help="Fail the disk check below this free space (GiB).")
+    ] = 1.0,
+    poll: Annotated[float, typer.Option(help="Seconds between process/notice polls.")] = 1.0,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Events as JSON lines on stdout.")
+    ] = False,
 ) -> None:
     """Supervise a training command: health checks, restarts from checkpoints, rebuilds.
 
@@ -105,7 +109,7 @@ def run_command(
     xids = health.XidTracker() if nvml is not None else None
     checks = [
         lambda: health.check_gpus(nvml, new_xids=xids.new_xids() if xids else ()),
-        lambda: health.check_endpoints(endpoint),
+        lambda: health.check_endpoints(endpoint or []),
     ]
     if checkpoint_dir and "://" not in checkpoint_dir:
         checks.append(
