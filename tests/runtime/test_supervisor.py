@@ -107,7 +107,7 @@ def test_success_first_time() -> None:
 
 
 def test_restarts_with_backoff_then_rebuilds_after_three_failures() -> None:
-    sup, spawner, _, shell = _supervisor([(1, 5.0)] * 3, rebuild_cmd="recreate-vm")
+    sup, _, _, shell = _supervisor([(1, 5.0)] * 3, rebuild_cmd="recreate-vm")
     outcome = sup.run()
     assert outcome.status == "rebuilt" and outcome.attempts == 3 and outcome.cli_exit_code == 1
     assert shell == ["recreate-vm"]
@@ -131,7 +131,7 @@ def test_hang_is_killed_and_restarted(tmp_path: Path) -> None:
     assert spawner.procs[0].signals == ["TERM"]
     health = [e for e in sup.log.events if e["event"] == "health"]
     assert health[0]["checks"][0]["check"] == "progress" and health[0]["status"] == "fail"
-    assert [e for e in sup.log.events if e["event"] == "exit"][0]["stopped_for"] == "hang"
+    assert next(e for e in sup.log.events if e["event"] == "exit")["stopped_for"] == "hang"
 
 
 def test_failed_health_check_restarts_every_interval() -> None:
