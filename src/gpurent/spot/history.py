@@ -18,7 +18,7 @@ not samples, because successive prices are strongly autocorrelated. With fewer t
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -92,14 +92,15 @@ class Profile:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PatternTest:
-    """Weekday evenings vs the rest: bin means, relative effect, permutation p-value, verdict."""
+    """Hour-of-week bins of a group vs the rest: bin means, relative effect, permutation p."""
 
     quantity: str
-    evening_mean: float | None
+    group: str
+    group_mean: float | None
     other_mean: float | None
     relative_difference: float | None
     p_value: float | None
-    evening_bins: int
+    group_bins: int
     other_bins: int
     days_of_data: float
     verdict: str
@@ -222,6 +223,12 @@ def is_weekday_evening(bin_index: int, evening_hours: tuple[int, int]) -> bool:
     return day < 5 and start <= hour < stop
 
 
+def is_business_hours(bin_index: int) -> bool:
+    """Mon-Fri 09:00-17:00 local."""
+    day, hour = divmod(bin_index, 24)
+    return day < 5 and 9 <= hour < 17
+
+
 def weekday_evening_test(
     profile: Profile,
     *,
@@ -231,54 +238,82 @@ def weekday_evening_test(
     permutations: int = 2000,
     seed: int = 0,
 ) -> PatternTest:
-    """Compare weekday-evening bins with the others; see the module docstring for the method."""
+    """Weekday-evening bins against the others; see the module docstring for the method."""
     start, stop = evening_hours
     if not 0 <= start < stop <= 24:
         raise InputError(
             f"--evening {start}-{stop}: give START-END hours with 0 <= START < END <= 24"
         )
+    return hour_group_test(
+        profile,
+        lambda b: is_weekday_evening(b, evening_hours),
+        group_name="weekday evenings",
+        quantity=quantity,
+        days_of_data=days_of_data,
+        permutations=permutations,
+        seed=seed,
+    )
+
+
+def hour_group_test(
+    profile: Profile,
+    in_group: Callable[[int], bool],
+    *,
+    group_name: str,
+    quantity: str,
+    days_of_data: float,
+    permutations: int = 2000,
+    seed: int = 0,
+) -> PatternTest:
+    """Bins where `in_group(bin)` against the other covered bins: effect and permutation p."""
     covered = [(b, m) for b, m in enumerate(profile.means) if m is not None]
-    eve = [m for b, m in covered if is_weekday_evening(b, evening_hours)]
-    other = [m for b, m in covered if not is_weekday_evening(b, evening_hours)]
-    if not eve or not other:
+    grp = [m for b, m in covered if in_group(b)]
+    other = [m for b, m in covered if not in_group(b)]
+    if not grp or not other:
         return PatternTest(
             quantity=quantity,
-            evening_mean=_mean(eve),
+            group=group_name,
+            group_mean=_mean(grp),
             other_mean=_mean(other),
             relative_difference=None,
             p_value=None,
-            evening_bins=len(eve),
+            group_bins=len(grp),
             other_bins=len(other),
             days_of_data=days_of_data,
-            verdict=f"cannot tell: the data has no {'weekday-evening' if not eve else 'other'} "
-            f"hours ({days_of_data:.2f} days, {profile.covered_bins} of 168 hour-of-week bins)",
+            verdict=f"cannot tell: the data has no {group_name if not grp else 'other'} hours "
+            f"({days_of_data:.2f} days, {profile.covered_bins} of 168 hour-of-week bins)",
         )
-    eve_mean, other_mean = sum(eve) / len(eve), sum(other) / len(other)
-    rel = (eve_mean - other_mean) / other_mean if other_mean else None
-    observed = abs(eve_mean - other_mean)
+    grp_mean, other_mean = sum(grp) / len(grp), sum(other) / len(other)
+    rel = (grp_mean - other_mean) / other_mean if other_mean else None
+    observed = abs(grp_mean - other_mean)
     values = [m for _, m in covered]
     rng = random.Random(seed)
     hits = 0
     for _ in range(permutations):
         rng.shuffle(values)
-        a, b = values[: len(eve)], values[len(eve) :]
+        a, b = values[: len(grp)], values[len(grp) :]
         if abs(sum(a) / len(a) - sum(b) / len(b)) >= observed - 1e-15:
             hits += 1
     p = (hits + 1) / (permutations + 1)
     return PatternTest(
         quantity=quantity,
-        evening_mean=eve_mean,
+        group=group_name,
+        group_mean=grp_mean,
         other_mean=other_mean,
         relative_difference=rel,
         p_value=p,
-        evening_bins=len(eve),
+        group_bins=len(grp),
         other_bins=len(other),
         days_of_data=days_of_data,
-        verdict=_verdict(quantity, rel, p, days_of_data, profile.covered_bins),
+        verdict=_verdict(
+            quantity, group_name, rel, p, days=days_of_data, bins=profile.covered_bins
+        ),
     )
 
 
-def _verdict(quantity: str, rel: float | None, p: float, days: float, bins: int) -> str:
+def _verdict(
+    quantity: str, group: str, rel: float | None, p: float, *, days: float, bins: int
+) -> str:
     if days < MIN_DAYS_FOR_VERDICT:
         return (
             f"cannot tell: {days:.2f} days of data ({bins} of 168 hour-of-week bins); "
@@ -288,11 +323,9 @@ def _verdict(quantity: str, rel: float | None, p: float, days: float, bins: int)
         return "cannot tell: the other hours average zero"
     size = f"{abs(rel) * 100:.1f}% {'higher' if rel > 0 else 'lower'}"
     if p < SIGNIFICANCE and abs(rel) >= MIN_EFFECT:
-        return (
-            f"yes, a pattern: {quantity} on weekday evenings is {size} than other hours (p={p:.3f})"
-        )
+        return f"yes, a pattern: {quantity} in {group} is {size} than other hours (p={p:.3f})"
     return (
-        f"no measurable weekday-evening pattern in {quantity}: {size} than other hours, "
+        f"no measurable pattern: {quantity} in {group} is {size} than other hours, "
         f"p={p:.2f} (a random set of hours differs as much {p * 100:.0f}% of the time)"
     )
 

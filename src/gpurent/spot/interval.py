@@ -197,12 +197,12 @@ def _minimise(fn: Callable[[float], float], lo_s: float, hi_s: float) -> float:
     """Argmin over a log grid then a finer linear grid around the best point (robust to steps)."""
     points = 240
     ratio = (hi_s / lo_s) ** (1.0 / (points - 1))
-    grid = [lo_s * ratio**i for i in range(points)]
+    grid: list[float] = [lo_s * ratio**i for i in range(points)]
     values = [fn(x) for x in grid]
     k = min(range(points), key=values.__getitem__)
     a, b = grid[max(k - 1, 0)], grid[min(k + 1, points - 1)]
     fine = [a + (b - a) * i / 120 for i in range(121)]
-    return min(fine, key=fn)
+    return float(min(fine, key=fn))
 
 
 def interval_from_lifetimes_s(
