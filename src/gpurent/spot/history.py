@@ -324,6 +324,11 @@ def _verdict(
     size = f"{abs(rel) * 100:.1f}% {'higher' if rel > 0 else 'lower'}"
     if p < SIGNIFICANCE and abs(rel) >= MIN_EFFECT:
         return f"yes, a pattern: {quantity} in {group} is {size} than other hours (p={p:.3f})"
+    if p < SIGNIFICANCE:
+        return (
+            f"no pattern that matters: {quantity} in {group} is {size} than other hours; "
+            f"detectable (p={p:.3f}) but under {MIN_EFFECT * 100:.0f}%"
+        )
     return (
         f"no measurable pattern: {quantity} in {group} is {size} than other hours, "
         f"p={p:.2f} (a random set of hours differs as much {p * 100:.0f}% of the time)"
