@@ -243,14 +243,12 @@ def _render(result: Comparison, risk: SpotRisk, offer: Offer | None) -> None:
             f"spot risk: MTTI {risk.mtti_h:,.1f} h from {risk.source}; measured traces "
             "often show hours, not weeks: pass --mtti-hours from `gpurent spot interval`."
         )
+    if result.committed_source:
+        console.print(f"committed price: {result.committed_source}")
     if offer is not None:
         console.print(
             f"prices: {offer.source or 'bundled catalog'}, as of {offer.as_of or 'see catalog'}"
         )
-
-
-def result_source(result: Comparison) -> str:
-    return result.committed_source or "-"
 
 
 def _render_hybrid(result: HybridResult) -> None:

@@ -6,14 +6,14 @@ Registered into the `spot` group (owned by spot_cmds.py) by `register_spot_analy
 from __future__ import annotations
 
 import dataclasses
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from gpurent.cli.common import cli_errors, console, err_console, print_json
+from gpurent.cli.common import cli_errors, console, err_console, print_json, to_jsonable
 from gpurent.errors import DataError, InputError
 from gpurent.spot.history import build_series
 from gpurent.spot.history_report import HistoryReport, analyse_history, render_html
@@ -312,9 +312,20 @@ def history_cmd(
     if html_out is not None:
         html_out.write_text(render_html(report), encoding="utf-8")
     if as_json:
-        print_json(report)
+        print_json(_with_iso_times(to_jsonable(report)))
         return
     _render_history(report, html_out)
+
+
+def _with_iso_times(obj: Any) -> Any:
+    """`to_jsonable` keeps datetimes; JSON wants ISO 8601 strings."""
+    if isinstance(obj, datetime):
+        return obj.isoformat()
+    if isinstance(obj, dict):
+        return {k: _with_iso_times(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_with_iso_times(v) for v in obj]
+    return obj
 
 
 def _render_history(report: HistoryReport, html_out: Path | None) -> None:
