@@ -23,12 +23,19 @@ from gpurent.spot.trace import Trace, align_zones
 from gpurent.spot.trace_io import load_prices, load_trace_with_notes
 
 spot_app = typer.Typer(
-    help="Spot instances: replay availability traces, compare policies.", no_args_is_help=True
+    help=(
+        "Spot instances: replay availability traces and compare policies (simulate), choose a "
+        "checkpoint interval (interval), pick zones (zones), read price history (history)."
+    ),
+    no_args_is_help=True,
 )
 
 
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the root app."""
+    from gpurent.cli.spot_analytics_cmds import register_spot_analytics
+
+    register_spot_analytics(spot_app)
     app.add_typer(spot_app, name="spot")
 
 
