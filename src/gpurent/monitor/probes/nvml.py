@@ -192,7 +192,7 @@ class NvmlProbe:
         try:
             self._events = nv.nvmlEventSetCreate()
         except (nv.NVMLError, AttributeError) as exc:
-            return [f"Xid events unavailable ({exc}); use --kernel-log for the NVRM fallback"]
+            return [f"Xid events unavailable ({exc}); check the kernel log for NVRM: Xid lines"]
         notes: list[str] = []
         for gpu in self._gpus:
             if gpu.lost:
