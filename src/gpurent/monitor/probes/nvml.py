@@ -39,6 +39,15 @@ _ERR_TIMEOUT = 10
 _ERR_GPU_IS_LOST = 15
 
 
+def load_nvml() -> Any:
+    """The real `pynvml` module (nvidia-ml-py, the `monitor` extra), or None when not installed."""
+    try:
+        import pynvml
+    except ImportError:
+        return None
+    return pynvml
+
+
 class _LostError(Exception):
     """Raised inside a read when NVML says the GPU is lost."""
 
