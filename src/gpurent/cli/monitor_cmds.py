@@ -184,6 +184,8 @@ def monitor(
             err_console.print(f"[yellow]note:[/] {note}", highlight=False)
         if server is not None:
             server.stop()
+    if json_out and duration_s is not None:
+        print_json(_summary(session))
 
 
 def _build_session(
@@ -261,8 +263,6 @@ def _run(session: Any, interval_s: float, duration_s: float | None, json_out: bo
                     print_json_line(row)
 
         session.run(interval_s=interval_s, duration_s=duration_s, on_sample=on_json)
-        if duration_s is not None:
-            print_json(_summary(session))
         return
     from rich.live import Live
 

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gpurent.errors import DataError, NotFoundError
+from gpurent.errors import DataError, InputError
 
 _H100: dict[str, Any] = {
     "name": "NVIDIA H100 80GB HBM3",
@@ -102,7 +102,10 @@ def load_scenario(name_or_path: str) -> dict[str, Any]:
         return SCENARIOS[name_or_path]
     path = Path(name_or_path)
     if not path.suffix and not path.exists():
-        raise NotFoundError("fake-GPU scenario", name_or_path, SCENARIOS)
+        raise InputError(
+            f"unknown fake-GPU scenario {name_or_path!r}; built-in: {', '.join(SCENARIOS)}; "
+            "or give a YAML/JSON scenario file"
+        )
     text = path.read_text()
     try:
         if path.suffix == ".json":
