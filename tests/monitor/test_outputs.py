@@ -187,3 +187,11 @@ def test_cli_no_driver_and_errors(tmp_path: Path) -> None:
         assert r.exit_code == 2 and text in r.stderr, (args, r.stderr)
     r = runner.invoke(app, ["monitor", "report", "--db", str(tmp_path / "x.db")])
     assert r.exit_code == 2 and "no such file" in r.stderr
+
+
+def test_live_view_renders_without_gpm() -> None:
+    r = runner.invoke(
+        app, ["monitor", "--fake-gpus", "ampere", "--duration", "0", "--price-usd-per-hour", "12"]
+    )
+    assert r.exit_code == 0, r.stderr
+    assert "n/a (no" in r.stdout and "cost:" in r.stdout and "no GPM" in r.stderr
