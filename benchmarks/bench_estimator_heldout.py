@@ -325,6 +325,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--pythonpath", help="PYTHONPATH for the estimator subprocess (default: inherited)"
     )
+    ap.add_argument(
+        "--include-flagged",
+        action="store_true",
+        help="keep rows flagged superlinear_scaling_check (per-GPU > 1.1x the 1-GPU figure)",
+    )
     ap.add_argument("--json-out", type=Path, help="also write paired rows as JSON lines here")
     args = ap.parse_args(argv)
 
@@ -335,9 +340,14 @@ def main(argv: list[str] | None = None) -> int:
             if not path.is_file():
                 sys.exit(f"error: {path} not found; pass --data-dir")
             rows += load_heldout(path, kind)
+    flagged = [r for r in rows if (r.get("flags") or "").strip()]
+    if not args.include_flagged:
+        rows = [r for r in rows if not (r.get("flags") or "").strip()]
     outputs = run_estimator(rows, args.pythonpath)
     paired = pair(rows, outputs)
     print(report(paired, args.worst, args.markdown, args.all_rows))
+    verb = "included" if args.include_flagged else "excluded (--include-flagged keeps them)"
+    print(f"\n{len(paired)} rows evaluated; {len(flagged)} flagged rows {verb}")
     if args.json_out:
         with args.json_out.open("w") as fh:
             for r in paired:
