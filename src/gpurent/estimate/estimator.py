@@ -28,6 +28,40 @@ from gpurent.workload.spec import Sharding, Task, Workload
 from gpurent.workload.zoo import ModelInfo, llm_params
 
 LLM_COMM_OVERLAP = 0.9  # FSDP prefetch hides most gathers behind compute (MosaicML, torchtitan)
+LLM_REFERENCE_GPU = "A100-SXM4-80GB"  # where the MosaicML LLM runs were measured
+TRANSFER_MODEL = "bert-large-squad"  # the transformer the Lambda cross-GPU fit knows best
+TRANSFER_BATCH = 32
+
+
+def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) -> float:
+    """How much slower than the LLM reference GPU a transformer trains on `gpu`, from the
+    cross-GPU fit of BERT-large (10 GPUs, Volta to Ada): t(gpu) / t(A100-SXM4-80GB).
+
+    MosaicML's runs fix the LLM model's level on the A100 only; this ratio carries it to other
+    GPUs with the method that was cross-validated across generations. It is why predicted MFU
+    drops on GPUs whose FLOPs grew faster than their bandwidth (RESEARCH §2)."""
+    key = (gpu.name, precision, id(k))
+    hit = _RATIO_CACHE.get(key)
+    if hit is not None:
+        return hit
+    from gpurent.catalog.specs import get_gpu
+
+    ref = get_gpu(LLM_REFERENCE_GPU)
+    model = get_model(TRANSFER_MODEL)
+    coeffs = k.family(model.key, precision.is_half)
+
+    def step(g: GpuSpec) -> float:
+        xc, xm, xv = family_features(model, g, precision, TRANSFER_BATCH, None)
+        return coeffs.a * xc + coeffs.b * xm + coeffs.d * xv + coeffs.c_s
+
+    ratio = step(gpu) / step(ref)
+    if len(_RATIO_CACHE) > 4096:
+        _RATIO_CACHE.clear()
+    _RATIO_CACHE[key] = ratio
+    return ratio
+
+
+_RATIO_CACHE: dict[tuple[str, Precision, int], float] = {}
 
 
 def resolve_model(workload: Workload) -> ModelInfo:
@@ -96,15 +130,29 @@ def estimate(
         scaling = 1.0
     elif model.is_llm:
         t_c, t_m, t_comm, step, mfu, scaling = _llm_training(
-            workload, model, gpu, num_gpus, nodes, seq or 2048, k,
-            inter_node_gbps, intra_node_interconnect,
+            workload,
+            model,
+            gpu,
+            num_gpus=num_gpus,
+            nodes=nodes,
+            seq=seq or 2048,
+            k=k,
+            inter_node_gbps=inter_node_gbps,
+            interconnect=intra_node_interconnect,
         )
         samples_per_step = float(b * data_parallel_degree(workload, num_gpus))
         units_per_sample = model.units_per_sample(seq)
     else:
         t_c, t_m, t_comm, step, scaling = _family(
-            workload, model, gpu, num_gpus, nodes, seq, k, inter_node_gbps,
-            intra_node_interconnect,
+            workload,
+            model,
+            gpu,
+            num_gpus=num_gpus,
+            nodes=nodes,
+            seq=seq,
+            k=k,
+            inter_node_gbps=inter_node_gbps,
+            interconnect=intra_node_interconnect,
         )
         samples_per_step = float(b * num_gpus)
         units_per_sample = model.units_per_sample(seq)
@@ -117,9 +165,15 @@ def estimate(
         if rows:
             ref = best_match(rows, num_gpus, b, seq)
             ref_wl = _replace_batch(workload, ref.batch_size, ref.seq_len or workload.seq_len)
-            ref_est = estimate(ref_wl, gpu, ref.num_gpus, nodes=min(nodes, ref.num_gpus),
-                               inter_node_gbps=inter_node_gbps,
-                               intra_node_interconnect=intra_node_interconnect, constants=k)
+            ref_est = estimate(
+                ref_wl,
+                gpu,
+                ref.num_gpus,
+                nodes=min(nodes, ref.num_gpus),
+                inter_node_gbps=inter_node_gbps,
+                intra_node_interconnect=intra_node_interconnect,
+                constants=k,
+            )
             ratio = ref.throughput / ref_est.throughput
             samples_per_s *= ratio
             step /= ratio
@@ -136,8 +190,10 @@ def estimate(
     bottleneck = _bottleneck(t_c, t_m, t_comm)
     if not mem.fits:
         bottleneck = Bottleneck.MEMORY_CAPACITY
-        notes.append(f"does not fit: needs {mem.total_gib:.1f} GiB of {mem.capacity_gib:g} GiB "
-                     f"(short by {-mem.headroom_gib:.1f} GiB)")
+        notes.append(
+            f"does not fit: needs {mem.total_gib:.1f} GiB of {mem.capacity_gib:g} GiB "
+            f"(short by {-mem.headroom_gib:.1f} GiB)"
+        )
     throughput = samples_per_s * units_per_sample
     return Estimate(
         model=model.name,
@@ -180,6 +236,7 @@ def _family(
     workload: Workload,
     model: ModelInfo,
     gpu: GpuSpec,
+    *,
     num_gpus: int,
     nodes: int,
     seq: int | None,
@@ -191,10 +248,16 @@ def _family(
     p = workload.precision
     training = workload.task.trains
     coeffs = k.family(model.key, p.is_half)
-    xc, xm = family_features(model, gpu, p, workload.batch_size_per_gpu, seq,
-                             checkpointing=workload.activation_checkpointing and training,
-                             training=training)
-    t_c = coeffs.a * xc
+    xc, xm, xv = family_features(
+        model,
+        gpu,
+        p,
+        workload.batch_size_per_gpu,
+        seq,
+        checkpointing=workload.activation_checkpointing and training,
+        training=training,
+    )
+    t_c = coeffs.a * xc + coeffs.d * xv
     t_m = coeffs.b * xm
     overhead = coeffs.c_s if training else coeffs.c_s / 3.0
     single = t_c + t_m + overhead
@@ -203,8 +266,15 @@ def _family(
     grad_bytes = model.num_params * (2.0 if p in (Precision.BF16, Precision.FP16) else 4.0)
     if workload.task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA):
         grad_bytes = lora_params(model, workload.lora_rank) * 4.0
-    t_ar = allreduce_time_s(grad_bytes, gpu, num_gpus, nodes, k.comm,
-                            inter_node_gbps=inter_node_gbps, interconnect=interconnect)
+    t_ar = allreduce_time_s(
+        grad_bytes,
+        gpu,
+        num_gpus,
+        nodes,
+        k.comm,
+        inter_node_gbps=inter_node_gbps,
+        interconnect=interconnect,
+    )
     t_ar /= workload.gradient_accumulation
     exposed = max(0.0, t_ar - k.comm.overlap * (2.0 / 3.0) * (t_c + t_m))
     sync = k.comm.sync_per_doubling ** math.log2(num_gpus)
@@ -216,6 +286,7 @@ def _llm_training(
     workload: Workload,
     model: ModelInfo,
     gpu: GpuSpec,
+    *,
     num_gpus: int,
     nodes: int,
     seq: int,
@@ -231,20 +302,35 @@ def _llm_training(
     tp, pp = workload.tensor_parallel, workload.pipeline_parallel
     mp = tp * pp
     c = k.llm
+    from gpurent.catalog.specs import get_gpu
+
+    ref = get_gpu(LLM_REFERENCE_GPU)
     x_mm, x_attn, x_mem, model_flops = llm_training_features(
-        model, gpu, p, workload.task, b, seq,
-        checkpointing=workload.activation_checkpointing, model_parallel=mp,
+        model,
+        ref,
+        p,
+        workload.task,
+        batch=b,
+        seq_len=seq,
+        checkpointing=workload.activation_checkpointing,
+        model_parallel=mp,
     )
-    t_c = c.a_gemm * x_mm + c.a_attn * x_attn
-    t_m = c.k_mem * x_mem
+    ratio = transformer_speed_ratio(gpu, p, k)
+    t_c = (c.a_gemm * x_mm + c.a_attn * x_attn) * ratio
+    t_m = c.k_mem * x_mem * ratio
     ga = workload.gradient_accumulation
     n = llm_params(shape)
     # optimizer step: read/write weights, grads and AdamW states once per optimizer step
-    shards = mp * (data_parallel_degree(workload, num_gpus) if workload.sharding is not Sharding.NONE else 1)
-    trainable = n if workload.task in (Task.TRAINING, Task.FINETUNE_FULL) else lora_params(
-        model, workload.lora_rank)
+    shards = mp * (
+        data_parallel_degree(workload, num_gpus) if workload.sharding is not Sharding.NONE else 1
+    )
+    trainable = (
+        n
+        if workload.task in (Task.TRAINING, Task.FINETUNE_FULL)
+        else lora_params(model, workload.lora_rank)
+    )
     t_opt = 28.0 * trainable / shards / bandwidth_bps(gpu) / ga
-    single = t_c + t_m + c.c_s + t_opt
+    single = t_c + t_m + c.c_s * ratio + t_opt
     # communication
     dp = data_parallel_degree(workload, num_gpus)
     comm = 0.0
@@ -252,19 +338,36 @@ def _llm_training(
         dp_nodes = max(1, min(nodes, dp))
         if workload.sharding is Sharding.ZERO3 and trainable == n:
             payload = n * 2.0 / mp
-            comm += allreduce_time_s(payload, gpu, dp, dp_nodes, k.comm,
-                                     inter_node_gbps=inter_node_gbps, interconnect=interconnect,
-                                     factor=3.0)
+            comm += allreduce_time_s(
+                payload,
+                gpu,
+                dp,
+                dp_nodes,
+                k.comm,
+                inter_node_gbps=inter_node_gbps,
+                interconnect=interconnect,
+                factor=3.0,
+            )
         else:
             grad_b = 2.0 if p in (Precision.BF16, Precision.FP16, Precision.FP8) else 4.0
-            comm += allreduce_time_s(trainable * grad_b / mp, gpu, dp, dp_nodes, k.comm,
-                                     inter_node_gbps=inter_node_gbps,
-                                     interconnect=interconnect) / ga
+            comm += (
+                allreduce_time_s(
+                    trainable * grad_b / mp,
+                    gpu,
+                    dp,
+                    dp_nodes,
+                    k.comm,
+                    inter_node_gbps=inter_node_gbps,
+                    interconnect=interconnect,
+                )
+                / ga
+            )
     exposed = max(0.0, comm - LLM_COMM_OVERLAP * (t_c + t_m))
     if tp > 1:  # 4 all-reduces of s*b*h activations per layer, on the critical path
         act = seq * b * shape.hidden * 2.0
-        per = allreduce_time_s(act, gpu, tp, 1, k.comm, inter_node_gbps=None,
-                               interconnect=interconnect)
+        per = allreduce_time_s(
+            act, gpu, tp, 1, k.comm, inter_node_gbps=None, interconnect=interconnect
+        )
         exposed += 4.0 * math.ceil(shape.layers / pp) * per
     step = single + exposed
     if pp > 1:  # 1F1B bubble: (pp - 1) idle slots per `ga` micro-batches
@@ -302,8 +405,7 @@ def _llm_inference(
     t_decode = out * max(step_c, step_m)
     total = t_prefill + t_decode
     flops = prefill_flops + decode_flops * out
-    return (t_prefill + out * step_c, out * step_m, 0.0, total, float(b),
-            flops / (total * peak))
+    return (t_prefill + out * step_c, out * step_m, 0.0, total, float(b), flops / (total * peak))
 
 
 def _time_to_finish(

@@ -29,8 +29,16 @@ from gpurent.workload.models import get_model
 from gpurent.workload.presets import preset
 from gpurent.workload.spec import LlmShape, Optimizer, Sharding, Task, Workload
 
-_INT = {"batch_size_per_gpu", "seq_len", "dataset_samples", "output_tokens", "tensor_parallel",
-        "pipeline_parallel", "gradient_accumulation", "lora_rank"}
+_INT = {
+    "batch_size_per_gpu",
+    "seq_len",
+    "dataset_samples",
+    "output_tokens",
+    "tensor_parallel",
+    "pipeline_parallel",
+    "gradient_accumulation",
+    "lora_rank",
+}
 _FLOAT = {"epochs", "token_budget"}
 _BOOL = {"activation_checkpointing", "cpu_offload"}
 _ALIASES = {"batch_size": "batch_size_per_gpu", "batch": "batch_size_per_gpu"}
@@ -42,6 +50,29 @@ def _enum(cls: Any, value: Any, key: str, where: str) -> Any:
     except ValueError:
         known = ", ".join(m.value for m in cls)
         raise InputError(f"{where}: {key} {value!r} is not one of {known}") from None
+
+
+def _shape(value: dict[str, Any], where: str) -> LlmShape:
+    ints = {"layers", "hidden", "heads", "vocab", "kv_heads", "ffn_hidden"}
+    flags = {"gated_mlp", "tied_embeddings"}
+    extra = set(value) - ints - flags
+    if extra:
+        raise InputError(f"{where}: unknown shape field(s) {', '.join(sorted(extra))}")
+    missing = {"layers", "hidden", "heads", "vocab"} - set(value)
+    if missing:
+        raise InputError(f"{where}: shape lacks {', '.join(sorted(missing))}")
+    kv = value.get("kv_heads")
+    ffn = value.get("ffn_hidden")
+    return LlmShape(
+        layers=int(value["layers"]),
+        hidden=int(value["hidden"]),
+        heads=int(value["heads"]),
+        vocab=int(value["vocab"]),
+        kv_heads=int(kv) if kv is not None else None,
+        ffn_hidden=int(ffn) if ffn is not None else None,
+        gated_mlp=bool(value.get("gated_mlp", False)),
+        tied_embeddings=bool(value.get("tied_embeddings", True)),
+    )
 
 
 def workload_from_mapping(raw: dict[str, Any], where: str) -> Workload:
@@ -74,8 +105,7 @@ def workload_from_mapping(raw: dict[str, Any], where: str) -> Workload:
             elif key == "shape":
                 if not isinstance(value, dict):
                     raise InputError(f"{where}: shape must be a table of layers/hidden/heads/vocab")
-                fields[key] = LlmShape(**{k: (bool(v) if k in ("gated_mlp", "tied_embeddings")
-                                              else int(v)) for k, v in value.items()})
+                fields[key] = _shape(value, where)
             else:
                 raise InputError(f"{where}: unknown field {key!r}")
         except GpurentError as exc:
