@@ -316,7 +316,10 @@ def _llm_training(
         model_parallel=mp,
     )
     ratio = transformer_speed_ratio(gpu, p, k)
-    t_c = (c.a_gemm * x_mm + c.a_attn * x_attn) * ratio
+    # never faster than the fitted matmul efficiency at this GPU's own peak (a GPU without
+    # bf16 tensor cores, say, is far more compute bound than BERT's transfer ratio says)
+    own_peak_s = (x_mm + x_attn) * peak_flops(ref, p) / peak_flops(gpu, p)
+    t_c = max((c.a_gemm * x_mm + c.a_attn * x_attn) * ratio, c.a_gemm * own_peak_s)
     t_m = c.k_mem * x_mem * ratio
     ga = workload.gradient_accumulation
     n = llm_params(shape)
