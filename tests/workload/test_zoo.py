@@ -18,10 +18,37 @@ from gpurent.workload import (
     preset,
 )
 
-REQUIRED = """resnet50 ssd bert-base-squad bert-large-squad bert-large-pretrain gnmt tacotron2 waveglow
-transformer-xl-base transformer-xl-large ncf vit-b16 gpt2 mpt-125m mpt-350m mpt-760m mpt-1b mpt-3b
-mpt-7b mpt-13b mpt-30b mpt-70b llama2-7b llama2-13b llama2-70b llama3-8b llama3-70b llama3.1-405b
-mistral-7b""".split()
+REQUIRED = [
+    "resnet50",
+    "ssd",
+    "bert-base-squad",
+    "bert-large-squad",
+    "bert-large-pretrain",
+    "gnmt",
+    "tacotron2",
+    "waveglow",
+    "transformer-xl-base",
+    "transformer-xl-large",
+    "ncf",
+    "vit-b16",
+    "gpt2",
+    "mpt-125m",
+    "mpt-350m",
+    "mpt-760m",
+    "mpt-1b",
+    "mpt-3b",
+    "mpt-7b",
+    "mpt-13b",
+    "mpt-30b",
+    "mpt-70b",
+    "llama2-7b",
+    "llama2-13b",
+    "llama2-70b",
+    "llama3-8b",
+    "llama3-70b",
+    "llama3.1-405b",
+    "mistral-7b",
+]
 
 
 def test_zoo_has_every_model_of_the_issue() -> None:
