@@ -82,7 +82,8 @@ def _fit(callbacks: list[Any], max_steps: int) -> tuple[Any, Any]:
 
 
 def _same_weights(a: Any, b: Any) -> bool:
-    return all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+    sa, sb = a.state_dict(), b.state_dict()
+    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
 
 
 @pytest.mark.parametrize("async_save", [False, True])
