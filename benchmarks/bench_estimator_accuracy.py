@@ -21,7 +21,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from estimator_fit import Row, ape, fit_all, load_dle, load_lambda, load_mosaic, predict
+from estimator_fit import (
+    CHOSEN,
+    VARIANTS,
+    Method,
+    Row,
+    ape,
+    fit_all,
+    load_dle,
+    load_lambda,
+    load_mosaic,
+    predict,
+)
 
 from gpurent.catalog import Precision, get_gpu
 from gpurent.estimate import estimate
@@ -34,12 +45,12 @@ def mape(errors: Sequence[float]) -> str:
 
 
 def cross_validate(
-    lam: list[Row], mos: list[Row], group: Callable[[Row], str]
+    lam: list[Row], mos: list[Row], group: Callable[[Row], str], method: Method
 ) -> list[tuple[Row, float]]:
     out: list[tuple[Row, float]] = []
     for g in sorted({group(r) for r in lam}):
         train = [r for r in lam if group(r) != g]
-        k = fit_all(train, mos)
+        k = fit_all(train, mos, method=method)
         out.extend((r, predict(r, k)) for r in lam if group(r) == g)
     return out
 
@@ -64,15 +75,15 @@ def report(title: str, preds: list[tuple[Row, float]]) -> None:
         print(f"| {key} | {mape(by[key])} |")
 
 
-def llm_cv(mos: list[Row], lam: list[Row]) -> None:
+def llm_cv(mos: list[Row], lam: list[Row], method: Method) -> None:
     print("\n### LLM training tokens/s (MosaicML MPT, A100)\n")
     errs_model: list[float] = []
     for m in sorted({r.model for r in mos}):
-        k = fit_all(lam, [r for r in mos if r.model != m])
+        k = fit_all(lam, [r for r in mos if r.model != m], method=method)
         errs_model += [ape(predict(r, k), r.throughput) for r in mos if r.model == m]
     errs_gpu: list[float] = []
     for g in sorted({r.gpu.name for r in mos}):
-        k = fit_all(lam, [r for r in mos if r.gpu.name != g])
+        k = fit_all(lam, [r for r in mos if r.gpu.name != g], method=method)
         errs_gpu += [ape(predict(r, k), r.throughput) for r in mos if r.gpu.name == g]
     k = load_constants()
     errs_in = [ape(predict(r, k), r.throughput) for r in mos]
@@ -134,14 +145,25 @@ def cross_generation() -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--data-dir", type=Path, required=True)
+    ap.add_argument(
+        "--method",
+        choices=sorted(VARIANTS),
+        default=CHOSEN,
+        help=f"time-model variant to cross-validate (default: {CHOSEN}, the bundled one)",
+    )
     args = ap.parse_args()
+    method = VARIANTS[args.method]
+    print(f"method variant: {args.method} {method}")
     lam, mos, dle = load_lambda(args.data_dir), load_mosaic(args.data_dir), load_dle(args.data_dir)
-    report("Leave-one-GPU-out (Lambda, 10 GPUs)", cross_validate(lam, mos, lambda r: r.gpu.name))
+    report(
+        "Leave-one-GPU-out (Lambda, 10 GPUs)",
+        cross_validate(lam, mos, lambda r: r.gpu.name, method),
+    )
     report(
         "Leave-one-architecture-out (Volta/Turing/Ampere/Ada)",
-        cross_validate(lam, mos, lambda r: r.gpu.architecture),
+        cross_validate(lam, mos, lambda r: r.gpu.architecture, method),
     )
-    llm_cv(mos, lam)
+    llm_cv(mos, lam, method)
     dle_check(dle)
     cross_generation()
 

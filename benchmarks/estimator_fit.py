@@ -197,18 +197,51 @@ def _nnls_shifted(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     return best[1]
 
 
-def fit_family(rows: Sequence[Row]) -> FamilyCoeffs:
-    """a, b >= 1 and d, c_s >= 0 minimising the squared relative error of step time."""
+@dataclass(frozen=True)
+class Method:
+    """The shared hyper-parameters of the non-LLM time model (chosen by cross-validation)."""
+
+    peak_exponent: float = 0.0
+    bandwidth_exponent: float = 0.0
+    per_sample_term: bool = False
+    pool_precisions: bool = False  # one coefficient set per model for AMP and TF32 rows
+
+
+# The variants compared in docs/benchmarks.md; CHOSEN is what fit_estimator.py writes.
+VARIANTS: dict[str, Method] = {
+    "sum": Method(),
+    "pooled+host": Method(per_sample_term=True, pool_precisions=True),
+    "gpu-scaled": Method(peak_exponent=0.1, bandwidth_exponent=0.1),
+}
+CHOSEN = "pooled+host"
+
+
+def fit_family(rows: Sequence[Row], method: Method = Method()) -> FamilyCoeffs:
+    """a, b >= 1 and d, c_s, c_sample_s >= 0 minimising the squared relative error of step time."""
     xs, ys, ws = [], [], []
     for r in rows:
         m = get_model(r.model)
-        xc, xm, xv = family_features(m, r.gpu, r.precision, r.batch, r.seq_len)
+        xc, xm, xv = family_features(
+            m,
+            r.gpu,
+            r.precision,
+            r.batch,
+            r.seq_len,
+            peak_exponent=method.peak_exponent,
+            bandwidth_exponent=method.bandwidth_exponent,
+        )
         t = r.batch * r.num_gpus / (r.throughput / m.units_per_sample(r.seq_len))
-        xs.append([xc, xm, 1.0, xv])
+        xs.append([xc, xm, 1.0, xv] + ([float(r.batch)] if method.per_sample_term else []))
         ys.append(t - xc - xm)
         ws.append(1.0 / t)
     beta = _nnls_shifted(np.array(xs), np.array(ys), np.array(ws))
-    return FamilyCoeffs(a=1.0 + beta[0], b=1.0 + beta[1], c_s=float(beta[2]), d=float(beta[3]))
+    return FamilyCoeffs(
+        a=1.0 + beta[0],
+        b=1.0 + beta[1],
+        c_s=float(beta[2]),
+        d=float(beta[3]),
+        c_sample_s=float(beta[4]) if method.per_sample_term else 0.0,
+    )
 
 
 def fit_llm(rows: Sequence[Row], k: Constants) -> LlmCoeffs:
@@ -305,6 +338,8 @@ def fit_all(
     mosaic_rows: Sequence[Row],
     dle_rows: Sequence[Row] = (),
     provenance: dict[str, Any] | None = None,
+    method: Method = Method(),
+    fit_communication: bool = True,
 ) -> Constants:
     """Fit every constant on the given rows (single-GPU rows for the roofline terms)."""
     single = [r for r in lambda_rows if r.num_gpus == 1]
@@ -314,12 +349,13 @@ def fit_all(
             sub = [
                 r
                 for r in single
-                if get_model(r.model).key == key and precision_class(r.precision) == cls
+                if get_model(r.model).key == key
+                and (method.pool_precisions or precision_class(r.precision) == cls)
             ]
             if len(sub) >= 2:
-                families.setdefault(key, {})[cls] = fit_family(sub)
+                families.setdefault(key, {})[cls] = fit_family(sub, method)
     default = {
-        cls: fit_family([r for r in single if precision_class(r.precision) == cls])
+        cls: fit_family([r for r in single if precision_class(r.precision) == cls], method)
         for cls in ("half", "full")
     }
     k0 = Constants(
@@ -328,6 +364,8 @@ def fit_all(
         llm=LlmCoeffs(a_gemm=1.25, a_attn=2.0, k_mem=1.0, c_s=0.0),
         comm=DEFAULT_COMM,
         decode_bw_efficiency=0.8,
+        peak_exponent=method.peak_exponent,
+        bandwidth_exponent=method.bandwidth_exponent,
     )
     llm = (
         fit_llm(mosaic_rows, k0)
@@ -341,9 +379,12 @@ def fit_all(
         comm=DEFAULT_COMM,
         decode_bw_efficiency=0.8,
         provenance=provenance or {},
+        peak_exponent=method.peak_exponent,
+        bandwidth_exponent=method.bandwidth_exponent,
     )
     multi = [r for r in lambda_rows if r.num_gpus > 1]
-    k = replace(k, comm=fit_comm(multi, k))
+    if fit_communication:
+        k = replace(k, comm=fit_comm(multi, k))
     if dle_rows:
         k = replace(k, stack_factors=fit_stack(dle_rows, k))
     return k
@@ -362,7 +403,13 @@ def fit_stack(dle_rows: Iterable[Row], k: Constants) -> dict[str, float]:
 
 def constants_to_json(k: Constants) -> dict[str, Any]:
     def fc(c: FamilyCoeffs) -> dict[str, float]:
-        return {"a": round(c.a, 6), "b": round(c.b, 6), "c_s": round(c.c_s, 8), "d": round(c.d, 6)}
+        return {
+            "a": round(c.a, 6),
+            "b": round(c.b, 6),
+            "c_s": round(c.c_s, 8),
+            "d": round(c.d, 6),
+            "c_sample_s": round(c.c_sample_s, 10),
+        }
 
     return {
         "provenance": k.provenance,
@@ -382,5 +429,9 @@ def constants_to_json(k: Constants) -> dict[str, Any]:
             )
         },
         "decode_bw_efficiency": k.decode_bw_efficiency,
+        "gpu_scaling": {
+            "peak_exponent": k.peak_exponent,
+            "bandwidth_exponent": k.bandwidth_exponent,
+        },
         "stack_factors": {key: round(v, 4) for key, v in k.stack_factors.items()},
     }

@@ -16,13 +16,22 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from estimator_fit import constants_to_json, fit_all, load_dle, load_lambda, load_mosaic
+from estimator_fit import (
+    CHOSEN,
+    VARIANTS,
+    constants_to_json,
+    fit_all,
+    load_dle,
+    load_lambda,
+    load_mosaic,
+)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--data-dir", type=Path, required=True, help="folder with the throughput CSVs")
     ap.add_argument("--out", type=Path, default=Path("src/gpurent/estimate/data/calibration.json"))
+    ap.add_argument("--method", choices=sorted(VARIANTS), default=CHOSEN, help="time-model variant")
     args = ap.parse_args()
     lam, dle, mos = load_lambda(args.data_dir), load_dle(args.data_dir), load_mosaic(args.data_dir)
     provenance = {
@@ -37,10 +46,12 @@ def main() -> None:
         ],
         "rows": {"lambda": len(lam), "mosaic": len(mos), "dle": len(dle)},
         "fit_command": "PYTHONPATH=src python benchmarks/fit_estimator.py --data-dir "
-        "<throughput data dir> --out src/gpurent/estimate/data/calibration.json",
+        "<throughput data dir> --out src/gpurent/estimate/data/calibration.json "
+        f"--method {args.method}",
         "fitted_on": dt.date.today().isoformat(),
+        "method": f"{args.method}: {VARIANTS[args.method]}",
     }
-    k = fit_all(lam, mos, dle, provenance)
+    k = fit_all(lam, mos, dle, provenance, method=VARIANTS[args.method])
     args.out.write_text(json.dumps(constants_to_json(k), indent=1) + "\n", encoding="utf-8")
     print(f"wrote {args.out}: {len(k.families)} model families, llm {k.llm}, comm {k.comm}")
 

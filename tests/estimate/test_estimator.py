@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -232,3 +234,50 @@ def test_bundled_constants_have_provenance_and_bad_ones_are_rejected() -> None:
     assert all(c.a >= 1 and c.b >= 1 for fam in k.families.values() for c in fam.values())
     with pytest.raises(DataError):
         parse_constants({"families": {}})
+
+
+def test_host_time_per_sample_caps_the_speed_up_of_faster_gpus() -> None:
+    """A per-sample host term that no GPU speeds up (Amdahl): doubling every GPU rate gains
+    less than 2x, and the gap is the host share."""
+    k = load_constants()
+    wl = Workload(model="resnet50", precision=Precision.AMP, batch_size_per_gpu=256)
+    a100 = get_gpu("A100-SXM4-80GB")
+    fast = dataclasses.replace(
+        a100,
+        fp16_tflops=a100.fp16_tflops * 2,
+        fp32_tflops=a100.fp32_tflops * 2,
+        memory_bandwidth_gbps=a100.memory_bandwidth_gbps * 2,
+    )
+    coeffs = dataclasses.replace(k.family("resnet50", True), c_s=0.0, c_sample_s=1e-4)
+    host = dataclasses.replace(k, families={"resnet50": {"half": coeffs, "full": coeffs}})
+    base, faster = estimate(wl, a100, constants=host), estimate(wl, fast, constants=host)
+    gpu_part_s = base.step_time_s - 256 * 1e-4
+    assert faster.step_time_s == pytest.approx(gpu_part_s / 2 + 256 * 1e-4)
+    assert 1.0 < faster.throughput / base.throughput < 2.0
+
+
+def test_gpu_scaling_exponents_parse_and_damp_faster_gpus() -> None:
+    """`gpu_scaling` exponents in the constants file make a faster GPU gain less than its
+    peak ratio; missing keys default to the plain roofline (exponent 0)."""
+    raw = json.loads(
+        (Path(__file__).parents[2] / "src/gpurent/estimate/data/calibration.json").read_text()
+    )
+    plain = parse_constants({**raw, "gpu_scaling": {}})
+    damped = parse_constants(
+        {**raw, "gpu_scaling": {"peak_exponent": 0.3, "bandwidth_exponent": 0.3}}
+    )
+    assert plain.peak_exponent == 0.0 and damped.bandwidth_exponent == 0.3
+    wl = Workload(model="bert-large-squad", precision=Precision.AMP, batch_size_per_gpu=32)
+    a100, b200 = get_gpu("A100-SXM4-80GB"), get_gpu("B200-180GB")
+
+    def speed_up(k: object) -> float:
+        return (
+            estimate(wl, b200, constants=k).throughput
+            / estimate(  # type: ignore[arg-type]
+                wl,
+                a100,
+                constants=k,  # type: ignore[arg-type]
+            ).throughput
+        )
+
+    assert 1.0 < speed_up(damped) < speed_up(plain)

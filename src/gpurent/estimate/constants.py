@@ -19,12 +19,15 @@ _FILE = "calibration.json"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FamilyCoeffs:
-    """step_time_s = a x tensor_s + b x traffic_s + d x cuda_core_s + c_s (a, b >= 1)."""
+    """step_time_s = a x tensor_s + b x traffic_s + d x cuda_core_s + c_s + c_sample_s x batch
+    (a, b >= 1; the last two do not speed up with the GPU: per-step launch and host work, and
+    per-sample host work such as decoding and augmenting inputs)."""
 
     a: float
     b: float
     c_s: float
     d: float = 0.0
+    c_sample_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,6 +63,10 @@ class Constants:
     comm: CommCoeffs
     decode_bw_efficiency: float  # inference decode: achieved share of HBM bandwidth (assumed)
     stack_factors: dict[str, float] = field(default_factory=dict)  # stack -> speed multiplier
+    # achieved share of peak FLOPs (bandwidth) ~ (peak / A100's peak) ** -exponent: one shared
+    # exponent for all models, chosen by cross-validation (see perf.family_features)
+    peak_exponent: float = 0.0
+    bandwidth_exponent: float = 0.0
     provenance: dict[str, Any] = field(default_factory=dict)
 
     def family(self, key: str, half: bool) -> FamilyCoeffs:
@@ -70,7 +77,11 @@ class Constants:
 
 def _coeffs(d: dict[str, Any]) -> FamilyCoeffs:
     return FamilyCoeffs(
-        a=float(d["a"]), b=float(d["b"]), c_s=float(d["c_s"]), d=float(d.get("d", 0.0))
+        a=float(d["a"]),
+        b=float(d["b"]),
+        c_s=float(d["c_s"]),
+        d=float(d.get("d", 0.0)),
+        c_sample_s=float(d.get("c_sample_s", 0.0)),
     )
 
 
@@ -88,6 +99,8 @@ def parse_constants(raw: dict[str, Any]) -> Constants:
             decode_bw_efficiency=float(raw["decode_bw_efficiency"]),
             stack_factors={k: float(v) for k, v in raw.get("stack_factors", {}).items()},
             provenance=dict(raw.get("provenance", {})),
+            peak_exponent=float(raw.get("gpu_scaling", {}).get("peak_exponent", 0.0)),
+            bandwidth_exponent=float(raw.get("gpu_scaling", {}).get("bandwidth_exponent", 0.0)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"{_FILE}: malformed estimator constants ({exc!r}); refit them") from None

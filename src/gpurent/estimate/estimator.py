@@ -51,8 +51,22 @@ def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) ->
     coeffs = k.family(model.key, precision.is_half)
 
     def step(g: GpuSpec) -> float:
-        xc, xm, xv = family_features(model, g, precision, TRANSFER_BATCH, None)
-        return coeffs.a * xc + coeffs.b * xm + coeffs.d * xv + coeffs.c_s
+        xc, xm, xv = family_features(
+            model,
+            g,
+            precision,
+            TRANSFER_BATCH,
+            None,
+            peak_exponent=k.peak_exponent,
+            bandwidth_exponent=k.bandwidth_exponent,
+        )
+        return (
+            coeffs.a * xc
+            + coeffs.b * xm
+            + coeffs.d * xv
+            + coeffs.c_s
+            + coeffs.c_sample_s * TRANSFER_BATCH
+        )
 
     ratio = step(gpu) / step(ref)
     if len(_RATIO_CACHE) > 4096:
@@ -256,10 +270,15 @@ def _family(
         seq,
         checkpointing=workload.activation_checkpointing and training,
         training=training,
+        peak_exponent=k.peak_exponent,
+        bandwidth_exponent=k.bandwidth_exponent,
     )
     t_c = coeffs.a * xc + coeffs.d * xv
     t_m = coeffs.b * xm
-    overhead = coeffs.c_s if training else coeffs.c_s / 3.0
+    # per-step launch/host work shrinks with the forward-only step; per-sample input work does not
+    overhead = (coeffs.c_s if training else coeffs.c_s / 3.0) + coeffs.c_sample_s * (
+        workload.batch_size_per_gpu
+    )
     single = t_c + t_m + overhead
     if num_gpus == 1 or not training:
         return t_c, t_m, 0.0, single, 1.0

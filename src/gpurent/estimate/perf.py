@@ -38,6 +38,11 @@ from gpurent.workload.zoo import ModelInfo, llm_params
 
 WEIGHT_TRAFFIC_BYTES_PER_PARAM = 24.0  # fwd+bwd weight reads, AdamW read/write of w, g, m, v
 VECTOR_SHARE = 0.01  # nominal share of FLOPs on CUDA cores; the fitted d scales it
+# The A100-SXM4-80GB, where the per-GPU efficiency scaling is 1 (dense FLOP/s, B/s)
+REF_PEAK_HALF_FLOPS = 312e12
+REF_PEAK_FULL_FLOPS = 156e12  # TF32
+REF_CUDA_FLOPS = 19.5e12
+REF_BANDWIDTH_BPS = 2039e9
 PCIE_GBPS_BY_GEN = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}  # x16, one direction, GB/s
 
 
@@ -64,19 +69,31 @@ def family_features(
     *,
     checkpointing: bool = False,
     training: bool = True,
+    peak_exponent: float = 0.0,
+    bandwidth_exponent: float = 0.0,
 ) -> tuple[float, float, float]:
     """(tensor compute s, memory traffic s, CUDA-core work s) of one step of `batch`, each at the
-    GPU's peak rate for it."""
+    GPU's peak rate for it times a GPU-dependent efficiency scale.
+
+    The scale is (rate / A100's rate) ** exponent: with a positive exponent the achieved share of
+    peak falls on faster GPUs (bigger kernels are needed to fill more, faster SMs; launch gaps
+    and synchronisation cost a larger share of a shorter step), as measured (RESEARCH §2: H100
+    1.76-2.05x an A100 on 3.2x the FLOPs). One exponent for all models, chosen by
+    leave-one-architecture-out cross-validation on the reference data."""
     fwd = model.forward_flops(seq_len) * batch
     passes = (4.0 if checkpointing else 3.0) if training else 1.0
     acts = model.activation_values(seq_len) * batch * bytes_per_value(precision)
     weights = model.num_params * (WEIGHT_TRAFFIC_BYTES_PER_PARAM if training else 4.0)
     traffic = acts * (1.0 if training else 0.5) + weights
     flops = fwd * passes
+    peak = peak_flops(gpu, precision)
+    bw = bandwidth_bps(gpu)
+    cuda = gpu.fp32_tflops * FLOPS_PER_TFLOP
+    ref_peak = REF_PEAK_HALF_FLOPS if precision.is_half else REF_PEAK_FULL_FLOPS
     return (
-        flops / peak_flops(gpu, precision),
-        traffic / bandwidth_bps(gpu),
-        VECTOR_SHARE * flops / (gpu.fp32_tflops * FLOPS_PER_TFLOP),
+        flops / peak * (peak / ref_peak) ** peak_exponent,
+        traffic / bw * (bw / REF_BANDWIDTH_BPS) ** bandwidth_exponent,
+        VECTOR_SHARE * flops / cuda * (cuda / REF_CUDA_FLOPS) ** peak_exponent,
     )
 
 
