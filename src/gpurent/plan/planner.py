@@ -1,0 +1,346 @@
+"""`make_plan`: filter, enumerate, rank, build the shown candidates and explain the best one.
+
+Pure: takes the workload, the offers, the constraints, the cost assumptions and an estimator
+callable; returns a frozen `Plan`. No I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gpurent.catalog.offer import Offer
+from gpurent.estimate.result import Estimate
+from gpurent.plan.constraints import Constraints, Objective, PricingModel
+from gpurent.plan.enumerate import (
+    UNSPECIFIED_WORK_S,
+    Context,
+    Enumeration,
+    Row,
+    enumerate_candidates,
+    filter_offers,
+)
+from gpurent.plan.explain import compare_with_matrix, explain
+from gpurent.plan.layouts import EstimatorFn
+from gpurent.plan.rank import distinct, objective_key, pareto_front, rank_rows
+from gpurent.plan.result import Candidate, Plan, WorkloadSummary
+from gpurent.plan.scenarios import Scenario
+from gpurent.pricing.costs import CostAssumptions, cost_breakdown
+from gpurent.units import SECONDS_PER_HOUR, format_duration
+from gpurent.workload.spec import Workload
+
+MAX_PARETO_POINTS = 20
+
+
+def work_unit(est: Estimate) -> tuple[str, float, str]:
+    """(unit, scale, label) for cost per unit: tokens per 1M, everything else per 1k."""
+    unit = est.throughput_unit.split("/")[0].strip() or "samples"
+    if unit.startswith("token"):
+        return "tokens", 1e6, "1M tokens"
+    return unit, 1e3, f"1k {unit}"
+
+
+def summarize_workload(workload: Workload) -> WorkloadSummary:
+    if workload.token_budget:
+        work, given = f"{workload.token_budget:.3g} tokens", True
+    elif workload.dataset_samples and workload.epochs:
+        work = f"{workload.epochs:g} epoch(s) of {workload.dataset_samples:,} samples"
+        given = True
+    elif workload.dataset_samples:
+        work, given = f"{workload.dataset_samples:,} samples", True
+    else:
+        work = f"{format_duration(UNSPECIFIED_WORK_S)} of running (the workload gives no amount)"
+        given = False
+    return WorkloadSummary(
+        name=workload.name or workload.model,
+        model=workload.model,
+        task=workload.task.value,
+        precision=workload.precision.value,
+        work=work,
+        work_given=given,
+    )
+
+
+class _Builder:
+    """Turns rows into `Candidate`s (only the few that are shown)."""
+
+    def __init__(
+        self,
+        en: Enumeration,
+        workload: Workload,
+        constraints: Constraints,
+        assumptions: CostAssumptions,
+    ) -> None:
+        self.en = en
+        self.workload = workload
+        self.constraints = constraints
+        self.assumptions = assumptions
+
+    def offer(self, row: Row) -> Offer:
+        return self.en.offers[row[2]]
+
+    def ctx(self, row: Row) -> Context:
+        return self.en.contexts[row[3]]
+
+    def identity(self, row: Row) -> tuple[str, str, PricingModel]:
+        """Rows of one instance type and pricing model collapse into their best (any region,
+        any node count) in the ranked table."""
+        o, c = self.offer(row), self.ctx(row)
+        return (o.provider, o.instance_type, c.pricing)
+
+    def region(self, row: Row) -> str:
+        return self.offer(row).region
+
+    def work_per_usd(self, row: Row) -> float:
+        c = self.ctx(row)
+        dollars_per_s = row[4] * c.config.nodes * (c.wall_s / c.compute_s) / SECONDS_PER_HOUR
+        return c.work_units_per_s / dollars_per_s if dollars_per_s > 0 else float("inf")
+
+    def describe(self, row: Row) -> str:
+        o, c = self.offer(row), self.ctx(row)
+        nodes = f"{c.config.nodes}x " if c.config.nodes > 1 else ""
+        return f"{nodes}{o.provider} {o.instance_type} {o.region} {c.pricing.value}"
+
+    def notes(self, offer: Offer, ctx: Context) -> tuple[str, ...]:
+        notes: list[str] = []
+        est, cfg = ctx.estimate, ctx.config
+        if ctx.spot is not None and ctx.spot.expected_interruptions > 0:
+            s = ctx.spot
+            notes.append(
+                f"spot: ~{s.expected_interruptions:.1f} interruptions expected, "
+                f"+{(s.slowdown - 1) * 100:.0f}% time (checkpoint every "
+                f"{format_duration(s.checkpoint_interval_s)}, {s.checkpoint_cost_s:.0f} s each)"
+                if s.checkpoint_interval_s != float("inf")
+                else f"spot: ~{s.expected_interruptions:.1f} interruptions expected, "
+                f"+{(s.slowdown - 1) * 100:.0f}% time restarting"
+            )
+        if "GCP_ACC_PRICE_SUSPECT" in offer.notes:
+            notes.append("price suspect: the catalog's GCP accelerator price may be incomplete")
+        if cfg.network_assumed:
+            notes.append(
+                f"network between nodes not published: assumed "
+                f"{self.assumptions.default_network_gbps:g} Gbit/s"
+            )
+        headroom = est.memory.headroom_gib
+        if headroom < 0.1 * est.memory.capacity_gib:
+            notes.append(f"tight memory: {headroom:.1f} GiB free per GPU")
+        if cfg.gpus_per_node * cfg.nodes > 1 and est.scaling_efficiency < 0.7:
+            notes.append(f"poor scaling: {est.scaling_efficiency:.0%} efficiency")
+        if ctx.min_billed_hours > 0:
+            notes.append(
+                f"reserved term: pays {ctx.min_billed_hours:,.0f} h per instance "
+                "whatever the job uses"
+            )
+        layout = cfg.choice.layout
+        if layout is not None and layout.batch_size_per_gpu < self.workload.batch_size_per_gpu:
+            notes.append(
+                f"micro-batch lowered to fit memory ({self.workload.batch_size_per_gpu} -> "
+                f"{layout.batch_size_per_gpu}, x{layout.gradient_accumulation} accumulation)"
+            )
+        notes.extend(est.notes[:2])
+        return tuple(notes)
+
+    def candidate(self, row: Row, rank: int, also_in_regions: int = 0) -> Candidate:
+        offer, ctx = self.offer(row), self.ctx(row)
+        est, cfg = ctx.estimate, ctx.config
+        assert cfg.choice.layout is not None
+        cost = cost_breakdown(
+            price_usd_per_hour=row[4],
+            wall_s=ctx.wall_s,
+            compute_s=ctx.compute_s,
+            nodes=cfg.nodes,
+            granularity_s=ctx.granularity_s,
+            provider=offer.provider,
+            assumptions=self.assumptions,
+            min_billed_hours=ctx.min_billed_hours,
+        )
+        unit, scale, cost_unit = work_unit(est)
+        work_units = ctx.work_units_per_s * ctx.compute_s
+        epochs = self.workload.epochs if self.workload.dataset_samples else None
+        c = self.constraints
+        return Candidate(
+            rank=rank,
+            provider=offer.provider,
+            instance_type=offer.instance_type,
+            region=offer.region,
+            also_in_regions=also_in_regions,
+            gpu_name=offer.gpu_name,
+            gpus_per_node=cfg.gpus_per_node,
+            nodes=cfg.nodes,
+            gpu_memory_gib=offer.gpu_memory_gib,
+            inter_node_gbps=cfg.inter_node_gbps,
+            network_assumed=cfg.network_assumed,
+            pricing=ctx.pricing,
+            price_usd_per_hour=row[4],
+            layout=cfg.choice.layout,
+            compute_time_s=ctx.compute_s,
+            time_s=ctx.wall_s,
+            cost=cost,
+            work_units=work_units,
+            work_unit=unit,
+            cost_per_unit_usd=cost.total_usd / work_units * scale if work_units > 0 else 0.0,
+            cost_unit=cost_unit,
+            cost_per_epoch_usd=cost.total_usd / epochs if epochs else None,
+            throughput=est.throughput,
+            throughput_unit=est.throughput_unit,
+            work_per_usd=self.work_per_usd(row),
+            bottleneck=est.bottleneck,
+            scaling_efficiency=est.scaling_efficiency,
+            mfu=est.mfu,
+            memory=est.memory,
+            basis=est.basis,
+            spot=ctx.spot,
+            meets_deadline=None if c.deadline_s is None else ctx.wall_s <= c.deadline_s,
+            within_budget=None if c.budget_usd is None else row[0] <= c.budget_usd,
+            as_of=offer.as_of,
+            notes=self.notes(offer, ctx),
+        )
+
+
+def _no_fit_reasons(en: Enumeration, workload: Workload) -> list[str]:
+    misses = [cfg for cfg in en.configs if cfg.choice.layout is None]
+    if not misses:
+        return list(en.dropped) or ["no candidate could be priced"]
+
+    def headroom(cfg: object) -> float:
+        est = cfg.choice.estimate  # type: ignore[attr-defined]
+        return est.memory.headroom_gib if est is not None else float("-inf")
+
+    closest = max(misses, key=headroom)
+    what = f"{workload.model} {workload.task.value}"
+    reasons = [
+        f"{what} fits on no offer within --max-gpus/--max-nodes: the closest, "
+        f"{closest.choice.reason}",
+        "try more nodes (--max-nodes), a smaller micro-batch, LoRA/QLoRA, fp8/int weights, "
+        "or CPU offload",
+    ]
+    return reasons + list(en.dropped)
+
+
+def make_plan(
+    workload: Workload,
+    offers: Sequence[Offer],
+    constraints: Constraints,
+    assumptions: CostAssumptions,
+    estimator: EstimatorFn,
+    *,
+    scenario: Scenario | None = None,
+) -> Plan:
+    """Rank every way to run `workload` on `offers` under `constraints` (see the package doc)."""
+    summary = summarize_workload(workload)
+    filtered = filter_offers(offers, constraints, assumptions)
+    providers = tuple(sorted({o.provider for o in filtered.kept}))
+
+    def plan(**kw: object) -> Plan:
+        base: dict[str, object] = {
+            "workload": summary,
+            "objective": constraints.objective,
+            "scenario": scenario.name if scenario else None,
+            "constraints": constraints.describe(),
+            "catalog_offers": len(offers),
+            "offers_considered": len(filtered.kept),
+            "price_as_of": tuple(sorted({o.as_of for o in filtered.kept})),
+            "assumptions": _assumptions(assumptions, providers, summary, filtered.unknown_gpus),
+        }
+        base.update(kw)
+        return Plan(**base)  # type: ignore[arg-type]
+
+    if not filtered.kept:
+        return plan(
+            feasible=False,
+            top=(),
+            pareto=(),
+            explanation=None,
+            infeasible_reasons=filtered.reasons,
+            configurations=0,
+            estimator_calls=0,
+            candidates_evaluated=0,
+        )
+    en = enumerate_candidates(
+        workload,
+        filtered.kept,
+        constraints,
+        assumptions,
+        estimator,
+    )
+    counts = {
+        "configurations": len(en.configs),
+        "estimator_calls": en.estimator_calls,
+        "candidates_evaluated": len(en.rows),
+    }
+    if not en.rows:
+        return plan(
+            feasible=False,
+            top=(),
+            pareto=(),
+            explanation=None,
+            infeasible_reasons=tuple(_no_fit_reasons(en, workload)),
+            **counts,
+        )
+    b = _Builder(en, workload, constraints, assumptions)
+    key = objective_key(constraints.objective, b.work_per_usd)
+    ranking = rank_rows(en.rows, constraints, key, b.describe)
+    shown, region_counts = distinct(ranking.ranked, b.identity, b.region, constraints.top_n)
+    top = tuple(
+        b.candidate(r, i + 1 if ranking.feasible else 0, region_counts[b.identity(r)] - 1)
+        for i, r in enumerate(shown)
+    )
+    front_rows = pareto_front(ranking.ranked)
+    if len(front_rows) > MAX_PARETO_POINTS:  # keep both ends, thin the middle evenly
+        step = (len(front_rows) - 1) / (MAX_PARETO_POINTS - 1)
+        front_rows = [front_rows[round(i * step)] for i in range(MAX_PARETO_POINTS)]
+    pareto = tuple(b.candidate(r, 0) for r in front_rows)
+    explanation = None
+    if ranking.feasible:
+        ranked = ranking.ranked
+        on_demand = next((r for r in ranked if b.ctx(r).pricing is PricingModel.ON_DEMAND), None)
+        matrix = None
+        if scenario is not None:
+            on_matrix = next(
+                (r for r in ranked if b.offer(r).gpu_name in scenario.matrix_gpus), None
+            )
+            matrix = compare_with_matrix(
+                top[0],
+                b.candidate(on_matrix, 0) if on_matrix else None,
+                scenario,
+                constraints.objective,
+            )
+        explanation = explain(
+            top[0],
+            objective=constraints.objective,
+            runner_up=top[1] if len(top) > 1 else None,
+            fastest=b.candidate(min(ranked, key=lambda r: (r[1], r[0])), 0),
+            cheapest=b.candidate(min(ranked, key=lambda r: (r[0], r[1])), 0),
+            best_on_demand=b.candidate(on_demand, 0) if on_demand else None,
+            feasible_count=len(ranked),
+            matrix=matrix,
+        )
+    return plan(
+        feasible=ranking.feasible,
+        top=top,
+        pareto=pareto,
+        explanation=explanation,
+        infeasible_reasons=ranking.reasons,
+        **counts,
+    )
+
+
+def _assumptions(
+    assumptions: CostAssumptions,
+    providers: tuple[str, ...],
+    summary: WorkloadSummary,
+    unknown_gpus: tuple[str, ...],
+) -> tuple[str, ...]:
+    lines = list(assumptions.describe(providers))
+    lines.append(
+        "compute: instances x on-demand/spot/reserved price x hours, rounded up to each "
+        "provider's billing step; prices are list prices of the catalog snapshot"
+    )
+    if not summary.work_given:
+        lines.append(
+            f"work: the workload gives no amount of work, so costs are for "
+            f"{format_duration(UNSPECIFIED_WORK_S)} of running; "
+            f"objective {Objective.THROUGHPUT_PER_DOLLAR.value} ranks it best"
+        )
+    if unknown_gpus:
+        lines.append(f"skipped offers with GPUs that have no spec: {', '.join(unknown_gpus)}")
+    return tuple(lines)

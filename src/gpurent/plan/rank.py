@@ -1,0 +1,108 @@
+"""Ranking candidate rows by objective, the time-vs-cost Pareto front, and constraint checks.
+
+Rows are plain tuples (see `enumerate.Row`) so that sorting tens of thousands of them stays fast;
+objects are built only for the few that are shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from gpurent.plan.constraints import Constraints, Objective
+from gpurent.plan.enumerate import Row
+from gpurent.units import format_duration, format_usd
+
+RowKey = Callable[[Row], tuple[float, ...]]
+
+
+def objective_key(objective: Objective, work_per_usd: Callable[[Row], float]) -> RowKey:
+    """Sort key (ascending = better) for `objective`; ties broken by the other axis."""
+    if objective is Objective.FASTEST:
+        return lambda r: (r[1], r[0])
+    if objective is Objective.THROUGHPUT_PER_DOLLAR:
+        return lambda r: (-work_per_usd(r), r[0])
+    return lambda r: (r[0], r[1])  # CHEAPEST, and DEADLINE once filtered by the deadline
+
+
+def pareto_front(rows: Iterable[Row]) -> list[Row]:
+    """Rows not dominated in (wall time, cost): none other is at least as fast and as cheap and
+    strictly better in one. Returned fastest first (and so most expensive first)."""
+    front: list[Row] = []
+    best_cost = float("inf")
+    for row in sorted(rows, key=lambda r: (r[1], r[0])):
+        if row[0] < best_cost:
+            front.append(row)
+            best_cost = row[0]
+    return front
+
+
+def distinct(
+    rows: Iterable[Row],
+    identity: Callable[[Row], object],
+    region: Callable[[Row], str],
+    limit: int,
+) -> tuple[list[Row], dict[object, int]]:
+    """The first `limit` rows with distinct `identity` (the best of each, since `rows` are
+    ranked), and in how many regions each shown identity is offered."""
+    picked: list[Row] = []
+    regions: dict[object, set[str]] = {}
+    for row in rows:
+        ident = identity(row)
+        seen = regions.get(ident)
+        if seen is not None:
+            seen.add(region(row))
+            continue
+        if len(picked) < limit:
+            picked.append(row)
+            regions[ident] = {region(row)}
+        else:
+            regions[ident] = set()  # not shown: remember only to skip it
+    return picked, {k: len(v) for k, v in regions.items()}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ranking:
+    """Rows meeting every constraint, ranked; or, when none does, the closest and why not."""
+
+    feasible: bool
+    ranked: list[Row]  # all rows meeting the constraints, best first (or the closest misses)
+    reasons: tuple[str, ...]
+
+
+def rank_rows(
+    rows: Sequence[Row],
+    constraints: Constraints,
+    key: RowKey,
+    describe: Callable[[Row], str],
+) -> Ranking:
+    """Filter by deadline and budget, then sort by `key`. Infeasible: say which limit failed,
+    with the nearest candidates ranked by the limit they miss."""
+    deadline = constraints.deadline_s
+    budget = constraints.budget_usd
+    on_time = [r for r in rows if deadline is None or r[1] <= deadline]
+    ok = [r for r in on_time if budget is None or r[0] <= budget]
+    if ok:
+        return Ranking(feasible=True, ranked=sorted(ok, key=key), reasons=())
+    reasons: list[str] = []
+    if not rows:
+        return Ranking(feasible=False, ranked=[], reasons=())
+    if deadline is not None and not on_time:
+        fastest = min(rows, key=lambda r: (r[1], r[0]))
+        reasons.append(
+            f"no candidate finishes within the deadline of {format_duration(deadline)}: the "
+            f"fastest, {describe(fastest)}, takes {format_duration(fastest[1])} and costs "
+            f"{format_usd(fastest[0])}; raise --max-gpus/--max-nodes or relax the deadline"
+        )
+        closest = sorted(rows, key=lambda r: (r[1], r[0]))
+    else:
+        assert budget is not None
+        cheapest = min(on_time, key=lambda r: (r[0], r[1]))
+        within = " that meet the deadline" if deadline is not None else ""
+        reasons.append(
+            f"no candidate{within} fits the budget of {format_usd(budget)}: the cheapest, "
+            f"{describe(cheapest)}, costs {format_usd(cheapest[0])} and takes "
+            f"{format_duration(cheapest[1])}"
+        )
+        closest = sorted(on_time, key=lambda r: (r[0], r[1]))
+    return Ranking(feasible=False, ranked=closest, reasons=tuple(reasons))

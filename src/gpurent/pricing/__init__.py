@@ -1,0 +1,1 @@
+"""Pricing: billing math. `costs` holds the planner's cost-to-finish model."""
