@@ -1,0 +1,94 @@
+"""Cell formatting shared by the plan renderers (terminal, Markdown, HTML): one wording."""
+
+from __future__ import annotations
+
+from gpurent.plan.result import Candidate, Plan
+from gpurent.units import format_duration, format_usd
+
+TABLE_HEADERS = (
+    "#",
+    "provider",
+    "instance",
+    "region",
+    "GPUs",
+    "layout",
+    "pricing",
+    "time",
+    "cost",
+    "$/unit",
+    "bottleneck",
+    "notes",
+)
+PARETO_HEADERS = ("time", "cost", "GPUs", "offer", "pricing")
+
+
+def region_cell(c: Candidate) -> str:
+    return f"{c.region} (+{c.also_in_regions})" if c.also_in_regions else c.region
+
+
+def gpus_cell(c: Candidate) -> str:
+    return c.gpus_label
+
+
+def unit_cost_cell(c: Candidate) -> str:
+    return f"{format_usd(c.cost_per_unit_usd)}/{c.cost_unit}"
+
+
+def pricing_cell(c: Candidate) -> str:
+    return f"{c.pricing.value} {format_usd(c.price_usd_per_hour)}/h"
+
+
+def notes_cell(c: Candidate, limit: int = 2) -> str:
+    notes = list(c.notes[:limit])
+    if c.meets_deadline is False:
+        notes.insert(0, "misses deadline")
+    if c.within_budget is False:
+        notes.insert(0, "over budget")
+    more = len(c.notes) - limit
+    return "; ".join(notes) + (f" (+{more} more)" if more > 0 else "")
+
+
+def candidate_row(c: Candidate) -> tuple[str, ...]:
+    return (
+        str(c.rank) if c.rank else "-",
+        c.provider,
+        c.instance_type + (f" x{c.nodes}" if c.nodes > 1 else ""),
+        region_cell(c),
+        gpus_cell(c),
+        c.layout.label,
+        pricing_cell(c),
+        format_duration(c.time_s),
+        format_usd(c.cost_usd),
+        unit_cost_cell(c),
+        c.bottleneck.value,
+        notes_cell(c),
+    )
+
+
+def pareto_row(c: Candidate) -> tuple[str, ...]:
+    return (
+        format_duration(c.time_s),
+        format_usd(c.cost_usd),
+        gpus_cell(c),
+        f"{c.provider} {c.instance_type} {c.region}",
+        c.pricing.value,
+    )
+
+
+def title(plan: Plan) -> str:
+    w = plan.workload
+    scenario = f" [{plan.scenario} scenario]" if plan.scenario else ""
+    return f"Plan for {w.name}: {w.model} {w.task}, {w.precision}, {w.work}{scenario}"
+
+
+def stats_line(plan: Plan) -> str:
+    return (
+        f"{plan.catalog_offers:,} offers in the catalog, {plan.offers_considered:,} met the "
+        f"constraints; {plan.configurations:,} configurations, {plan.estimator_calls:,} "
+        f"estimates, {plan.candidates_evaluated:,} priced candidates"
+    )
+
+
+def price_age_line(plan: Plan) -> str:
+    ages = ", ".join(plan.price_as_of) if plan.price_as_of else "unknown"
+    return f"prices as of {ages}: list prices, not live capacity; refresh before you rent"
