@@ -9,12 +9,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plan"))
 
-from plan_fakes import fake_estimate, llm, offer  # noqa: E402
+from plan_fakes import fake_estimate, llm, offer
 
-from gpurent.plan import Constraints, Objective, Plan, make_plan  # noqa: E402
-from gpurent.plan.scenarios import SCENARIOS  # noqa: E402
-from gpurent.pricing.costs import CostAssumptions  # noqa: E402
-from gpurent.workload.spec import Task  # noqa: E402
+from gpurent.plan import Constraints, Objective, Plan, make_plan
+from gpurent.plan.scenarios import SCENARIOS
+from gpurent.pricing.costs import CostAssumptions
+from gpurent.workload.spec import Task
 
 CATALOG = [
     offer("H100", 8, 30.0, spot=12.0, provider="aws", network_gbps=3200),
