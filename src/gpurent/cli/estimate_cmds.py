@@ -1,9 +1,338 @@
-"""CLI verbs of the estimate room (filled in by its issue)."""
+"""CLI verbs of the estimate room: `gpurent estimate`, `gpurent calibrate add|list|clear`."""
 
 from __future__ import annotations
 
+import csv
+from pathlib import Path
+from typing import Any
+
 import typer
+
+from gpurent.cli.common import cli_errors, console, print_json, print_json_line
+
+EXAMPLES = """
+Examples:
+
+  gpurent estimate --model resnet50 --gpu A100-SXM4-80GB --gpus 8 --precision amp --batch-size 256
+
+  gpurent estimate --model llama3-8b --gpu H100 --gpus 8 --precision bf16 --batch-size 2 --seq-len 4096 --sharding zero3 --json
+
+  gpurent estimate --preset llama-lora --gpu L40S
+
+  gpurent estimate --from-csv configs.csv --json   (columns model,gpu,num_gpus,precision,batch_size[,seq_len,activation_checkpointing,sharding])
+"""
+
+CSV_REQUIRED = ("model", "gpu", "num_gpus", "precision", "batch_size")
+
+
+def _truthy(value: str, where: str) -> bool:
+    v = value.strip().lower()
+    if v in ("", "0", "false", "no", "n"):
+        return False
+    if v in ("1", "true", "yes", "y"):
+        return True
+    raise ValueError(f"{where}: activation_checkpointing must be true or false, got {value!r}")
+
+
+def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[str, Any]:
+    from dataclasses import replace
+
+    from gpurent.catalog import get_gpu, parse_precision
+    from gpurent.errors import InputError
+    from gpurent.estimate import estimate
+    from gpurent.workload.models import get_model
+    from gpurent.workload.spec import Sharding, Workload
+
+    missing = [c for c in CSV_REQUIRED if not (row.get(c) or "").strip()]
+    if missing:
+        raise InputError(f"{where}: missing {', '.join(missing)}")
+    try:
+        num_gpus = int(row["num_gpus"])
+        batch = int(row["batch_size"])
+        seq_raw = (row.get("seq_len") or "").strip()
+        seq = int(seq_raw) if seq_raw else None
+    except ValueError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    ckpt = _truthy(row.get("activation_checkpointing") or "", where)
+    shard_raw = (row.get("sharding") or "none").strip().lower() or "none"
+    shard_raw = "zero3" if shard_raw in ("fsdp", "full_shard") else shard_raw
+    try:
+        sharding = Sharding(shard_raw)
+    except ValueError:
+        raise InputError(f"{where}: sharding {shard_raw!r} is not one of "
+                         f"{', '.join(s.value for s in Sharding)}") from None
+    gpu = get_gpu(row["gpu"])
+    model = get_model(row["model"])
+    wl = Workload(model=model.name, precision=parse_precision(row["precision"]),
+                  batch_size_per_gpu=batch, seq_len=seq, activation_checkpointing=ckpt,
+                  sharding=sharding)
+    if model.llm is not None and model.name not in cache["zoo"]:
+        wl = replace(wl, shape=model.llm)
+    est = estimate(wl, gpu, num_gpus, measurements=cache["cal"])
+    out: dict[str, Any] = {k: (row.get(k) or "").strip() for k in row if k}
+    out.update(
+        model=row["model"], gpu=row["gpu"], num_gpus=num_gpus, precision=row["precision"],
+        batch_size=batch, seq_len=est.seq_len, throughput=est.throughput,
+        throughput_unit=est.throughput_unit, step_time_s=est.step_time_s,
+        memory_per_gpu_gib=est.memory_per_gpu_gib, fits=est.fits,
+        bottleneck=est.bottleneck.value, mfu=est.mfu, samples_per_s=est.samples_per_s,
+        scaling_efficiency=est.scaling_efficiency, basis=est.basis,
+    )
+    return out
+
+
+def _from_csv(path: Path, as_json: bool) -> None:
+    from gpurent.errors import GpurentError
+    from gpurent.estimate.store import load_calibration
+    from gpurent.workload.models import MODELS
+
+    cache: dict[str, Any] = {"cal": load_calibration(), "zoo": MODELS}
+    with path.open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        header = [h.strip() for h in reader.fieldnames or []]
+        lacking = [c for c in CSV_REQUIRED if c not in header]
+        if lacking:
+            from gpurent.errors import InputError
+
+            raise InputError(f"{path}: CSV header lacks {', '.join(lacking)}")
+        results = []
+        for i, raw in enumerate(reader):
+            row = {(k or "").strip(): (v or "") for k, v in raw.items()}
+            where = f"{path}:{i + 2}"
+            try:
+                res: dict[str, Any] = _row_result(row, where, cache)
+            except GpurentError as exc:
+                msg = exc.message if exc.message.startswith(str(path)) else f"{where}: {exc.message}"
+                res = {"error": msg}
+            except ValueError as exc:
+                res = {"error": str(exc)}
+            if as_json:
+                print_json_line(res)
+            else:
+                results.append(res)
+    if not as_json:
+        from rich.table import Table
+
+        table = Table("model", "gpu", "n", "precision", "batch", "throughput", "unit",
+                      "mem GiB", "fits", "bottleneck")
+        for r in results:
+            if "error" in r:
+                table.add_row(f"[red]{r['error']}[/]", *[""] * 9)
+                continue
+            table.add_row(r["model"], r["gpu"], str(r["num_gpus"]), r["precision"],
+                          str(r["batch_size"]), f"{r['throughput']:,.0f}", r["throughput_unit"],
+                          f"{r['memory_per_gpu_gib']:.1f}", "yes" if r["fits"] else "NO",
+                          r["bottleneck"])
+        console.print(table)
+
+
+def estimate_cmd(
+    model: str = typer.Option(None, "--model", "-m", help="Zoo model (see --list-models) or "
+                              "custom:layers=..,hidden=..,heads=..,vocab=.."),
+    gpu: str = typer.Option(None, "--gpu", "-g", help="GPU name, e.g. H100, A100-SXM4-80GB, L40S."),
+    gpus: int = typer.Option(1, "--gpus", "-n", help="Total number of GPUs."),
+    nodes: int = typer.Option(1, "--nodes", help="Nodes the GPUs are spread over."),
+    precision: str = typer.Option(None, "--precision", "-p",
+                                  help="fp32, strict-fp32, tf32, amp, fp16, bf16, fp8 "
+                                  "(aliases fp16_amp, fp32_or_tf32). Default: amp; bf16 for LLMs."),
+    batch_size: int = typer.Option(None, "--batch-size", "-b", help="Micro-batch per GPU."),
+    seq_len: int = typer.Option(None, "--seq-len", "-s", help="Tokens per sequence."),
+    task: str = typer.Option(None, "--task", help="training, finetune-full, finetune-lora, "
+                             "finetune-qlora, inference."),
+    sharding: str = typer.Option(None, "--sharding", help="none, zero1, zero2, zero3 (= fsdp)."),
+    checkpointing: bool = typer.Option(None, "--activation-checkpointing/--no-activation-checkpointing",
+                                       help="Recompute activations in backward."),
+    tensor_parallel: int = typer.Option(None, "--tp", help="Tensor-parallel degree."),
+    pipeline_parallel: int = typer.Option(None, "--pp", help="Pipeline-parallel degree."),
+    inter_node_gbps: float = typer.Option(None, "--inter-node-gbps",
+                                          help="Network per node, Gbit/s (default 100)."),
+    interconnect: str = typer.Option(None, "--interconnect", help="Override: nvlink or pcie."),
+    preset_name: str = typer.Option(None, "--preset", help="Start from a preset (--list-presets)."),
+    workload_file: Path = typer.Option(None, "--workload", "-w", help="TOML/YAML workload file."),
+    from_csv: Path = typer.Option(None, "--from-csv", help="Estimate every row of a CSV."),
+    no_measured: bool = typer.Option(False, "--no-measured", help="Ignore `gpurent calibrate` rows."),
+    list_models_flag: bool = typer.Option(False, "--list-models", help="List zoo models and exit."),
+    list_presets_flag: bool = typer.Option(False, "--list-presets", help="List presets and exit."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (one object per CSV row)."),
+) -> None:
+    """How fast, how big and how costly one job is on N GPUs of one kind.
+
+    Throughput is the total across GPUs in the model's unit (images/s, sequences/s, tokens/s,
+    ...); memory is per GPU with its breakdown; the bottleneck is compute, memory bandwidth,
+    communication or memory capacity. Assumes Lambda-like PyTorch NGC containers; your own
+    measurements (`gpurent calibrate add`) take precedence for their GPU and model.
+    """
+    from dataclasses import replace
+
+    from gpurent.catalog import get_gpu, parse_precision
+    from gpurent.errors import InputError
+    from gpurent.workload import get_model, list_models, list_presets, load_workload, preset
+    from gpurent.workload.spec import Sharding, Task, Workload
+
+    if list_models_flag:
+        names = list_models()
+        print_json(names) if as_json else console.print("\n".join(names))
+        return
+    if list_presets_flag:
+        names = list_presets()
+        print_json(names) if as_json else console.print("\n".join(names))
+        return
+    if from_csv is not None:
+        _from_csv(from_csv, as_json)
+        return
+    if gpu is None:
+        raise InputError("--gpu is required (e.g. --gpu H100); see `gpurent gpus`")
+    if workload_file is not None:
+        wl = load_workload(workload_file)
+    elif preset_name is not None:
+        wl = preset(preset_name)
+    elif model is not None:
+        info = get_model(model)
+        default_p = "bf16" if info.is_llm else "amp"
+        wl = Workload(model=info.name, precision=parse_precision(precision or default_p),
+                      batch_size_per_gpu=info.default_batch_size,
+                      shape=info.llm if model.lower().startswith("custom:") else None)
+    else:
+        raise InputError("give --model, --preset or --workload (see --list-models)")
+    changes: dict[str, Any] = {}
+    if model is not None and (workload_file or preset_name):
+        changes["model"] = get_model(model).name
+    if precision is not None:
+        changes["precision"] = parse_precision(precision)
+    if batch_size is not None:
+        changes["batch_size_per_gpu"] = batch_size
+    if seq_len is not None:
+        changes["seq_len"] = seq_len
+    if task is not None:
+        try:
+            changes["task"] = Task(task.lower())
+        except ValueError:
+            raise InputError(f"--task {task!r}: one of {', '.join(t.value for t in Task)}") from None
+    if sharding is not None:
+        s = "zero3" if sharding.lower() in ("fsdp", "full_shard") else sharding.lower()
+        try:
+            changes["sharding"] = Sharding(s)
+        except ValueError:
+            raise InputError(f"--sharding {sharding!r}: one of "
+                             f"{', '.join(x.value for x in Sharding)}") from None
+    if checkpointing is not None:
+        changes["activation_checkpointing"] = checkpointing
+    if tensor_parallel is not None:
+        changes["tensor_parallel"] = tensor_parallel
+    if pipeline_parallel is not None:
+        changes["pipeline_parallel"] = pipeline_parallel
+    wl = replace(wl, **changes)
+    _single(wl, get_gpu(gpu), gpus, nodes, inter_node_gbps, interconnect, no_measured, as_json)
+
+
+def _single(wl: Any, gpu: Any, gpus: int, nodes: int, inter_node_gbps: float | None,
+            interconnect: str | None, no_measured: bool, as_json: bool) -> None:
+    from gpurent.errors import InputError
+    from gpurent.estimate import Calibration, estimate
+    from gpurent.estimate.store import load_calibration
+    from gpurent.units import format_duration
+
+    if interconnect is not None and interconnect.lower() not in ("nvlink", "pcie"):
+        raise InputError(f"--interconnect {interconnect!r}: nvlink or pcie")
+    cal = Calibration(()) if no_measured else load_calibration()
+    est = estimate(wl, gpu, gpus, nodes=nodes, inter_node_gbps=inter_node_gbps,
+                   intra_node_interconnect=interconnect, measurements=cal)
+    if as_json:
+        from gpurent.cli.common import to_jsonable
+
+        doc = to_jsonable(est)
+        doc["fits"] = est.fits
+        doc["memory_per_gpu_gib"] = est.memory_per_gpu_gib
+        doc["memory"]["total_gib"] = est.memory.total_gib
+        doc["memory"]["headroom_gib"] = est.memory.headroom_gib
+        print_json(doc)
+        return
+    m = est.memory
+    fit = ("[green]fits[/]" if est.fits else
+           f"[red]does not fit by {-m.headroom_gib:.1f} GiB[/]")
+    console.print(f"[bold]{est.model}[/] on {est.num_gpus}x {est.gpu} ({est.precision}, batch "
+                  f"{est.batch_size_per_gpu}/GPU{f', seq {est.seq_len}' if est.seq_len else ''})")
+    console.print(f"  throughput     {est.throughput:,.1f} {est.throughput_unit}"
+                  f"  ({est.samples_per_s:,.2f} samples/s)")
+    console.print(f"  step time      {est.step_time_s * 1000:,.1f} ms  (compute "
+                  f"{est.compute_time_s * 1000:,.1f}, memory {est.memory_time_s * 1000:,.1f}, "
+                  f"exposed comm {est.communication_time_s * 1000:,.1f})")
+    if est.num_gpus > 1:
+        console.print(f"  scaling        {100 * est.scaling_efficiency:.0f}% of linear")
+    if est.mfu is not None:
+        console.print(f"  MFU            {100 * est.mfu:.0f}%")
+    console.print(f"  bottleneck     {est.bottleneck.value}")
+    console.print(f"  memory/GPU     {m.total_gib:.1f} of {m.capacity_gib:g} GiB: {fit}")
+    console.print(f"    weights {m.weights_gib:.2f}, gradients {m.gradients_gib:.2f}, optimizer "
+                  f"{m.optimizer_gib:.2f}, activations {m.activations_gib:.2f}, KV cache "
+                  f"{m.kv_cache_gib:.2f}, overhead {m.overhead_gib:.2f} GiB")
+    if est.time_to_finish_s is not None:
+        console.print(f"  time to finish {format_duration(est.time_to_finish_s)}")
+    console.print(f"  basis          {est.basis}")
+    for note in est.notes:
+        console.print(f"  note: {note}", highlight=False)
+
+
+calibrate_app = typer.Typer(
+    help="Your own throughput measurements; estimates prefer them for their GPU and model.",
+    no_args_is_help=True,
+)
+
+
+@calibrate_app.command("add")
+@cli_errors
+def calibrate_add(
+    file: Path = typer.Argument(..., help="CSV (model,gpu,num_gpus,precision,batch_size,"
+                                "throughput[,seq_len,throughput_unit]) or `gpurent bench` JSON."),
+    as_json: bool = typer.Option(False, "--json", help="Print the added rows as JSON."),
+) -> None:
+    """Add measurements, e.g. `gpurent calibrate add my_runs.csv`."""
+    from gpurent.estimate.store import add_measurements, store_path
+
+    rows = add_measurements(file)
+    if as_json:
+        print_json({"added": rows, "store": str(store_path())})
+    else:
+        console.print(f"added {len(rows)} measurement(s) to {store_path()}")
+
+
+@calibrate_app.command("list")
+@cli_errors
+def calibrate_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Show stored measurements."""
+    from rich.table import Table
+
+    from gpurent.estimate.store import load_calibration
+
+    rows = load_calibration().rows
+    if as_json:
+        print_json(rows)
+        return
+    if not rows:
+        console.print("no measurements; add some with `gpurent calibrate add FILE`")
+        return
+    table = Table("model", "gpu", "n", "precision", "batch", "seq", "throughput")
+    for r in rows:
+        table.add_row(r.model, r.gpu, str(r.num_gpus), r.precision.value, str(r.batch_size),
+                      str(r.seq_len or ""), f"{r.throughput:,.1f} {r.throughput_unit}")
+    console.print(table)
+
+
+@calibrate_app.command("clear")
+@cli_errors
+def calibrate_clear(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Delete every stored measurement."""
+    from gpurent.estimate.store import clear_calibration
+
+    n = clear_calibration()
+    if as_json:
+        print_json({"removed": n})
+    else:
+        console.print(f"removed {n} measurement(s)")
 
 
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the root app."""
+    app.command("estimate", help=(estimate_cmd.__doc__ or "") + EXAMPLES)(cli_errors(estimate_cmd))
+    app.add_typer(calibrate_app, name="calibrate")
+

@@ -1,0 +1,27 @@
+"""What the user wants to run: workloads, the model zoo and presets.
+
+Public API: `Workload`, `Task`, `Optimizer`, `Sharding`, `LlmShape`, `ModelInfo`, `get_model`,
+`list_models`, `preset`, `list_presets`, `load_workload`, `workload_from_mapping`.
+"""
+
+from gpurent.workload.loader import load_workload, workload_from_mapping
+from gpurent.workload.models import get_model, list_models, parse_shape
+from gpurent.workload.presets import list_presets, preset
+from gpurent.workload.spec import LlmShape, Optimizer, Sharding, Task, Workload
+from gpurent.workload.zoo import ModelInfo
+
+__all__ = [
+    "LlmShape",
+    "ModelInfo",
+    "Optimizer",
+    "Sharding",
+    "Task",
+    "Workload",
+    "get_model",
+    "list_models",
+    "list_presets",
+    "load_workload",
+    "parse_shape",
+    "preset",
+    "workload_from_mapping",
+]

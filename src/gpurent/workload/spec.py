@@ -53,6 +53,7 @@ class LlmShape:
     kv_heads: int | None = None
     ffn_hidden: int | None = None
     gated_mlp: bool = False  # SwiGLU: three FFN matrices instead of two
+    tied_embeddings: bool = True  # False: a separate output head (Llama, Mistral)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

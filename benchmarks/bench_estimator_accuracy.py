@@ -1,0 +1,131 @@
+"""Accuracy of the estimator: leave-one-GPU-out and leave-one-architecture-out cross-validation.
+
+    PYTHONPATH=src python benchmarks/bench_estimator_accuracy.py --data-dir ../shared/data/throughput
+
+For every held-out GPU (or architecture) the constants are refitted on the other GPUs' rows and
+the held-out rows are predicted; MAPE is reported per model family, single/multi-GPU, AMP/TF32.
+LLM rows (MosaicML, A100 40/80 GB only) are cross-validated leaving one model size out, and
+leaving one GPU (40 GB vs 80 GB) out. Then a cross-generation sanity check against the published
+speed-ups of RESEARCH.md §2 (not used for fitting).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from estimator_fit import Row, ape, fit_all, load_dle, load_lambda, load_mosaic, predict
+
+from gpurent.catalog import Precision, get_gpu
+from gpurent.estimate import estimate
+from gpurent.estimate.constants import load_constants
+from gpurent.workload.spec import Workload
+
+
+def mape(errors: Sequence[float]) -> str:
+    return f"{100 * statistics.fmean(errors):5.1f}% (n={len(errors)})" if errors else "  -"
+
+
+def cross_validate(lam: list[Row], mos: list[Row], group: Callable[[Row], str]) -> list[tuple[Row, float]]:
+    out: list[tuple[Row, float]] = []
+    for g in sorted({group(r) for r in lam}):
+        train = [r for r in lam if group(r) != g]
+        k = fit_all(train, mos)
+        out.extend((r, predict(r, k)) for r in lam if group(r) == g)
+    return out
+
+
+def report(title: str, preds: list[tuple[Row, float]]) -> None:
+    print(f"\n### {title}\n")
+    by: dict[str, list[float]] = defaultdict(list)
+    for r, p in preds:
+        e = ape(p, r.throughput)
+        by["all"].append(e)
+        by[f"model {r.model}"].append(e)
+        by["single-GPU" if r.num_gpus == 1 else "multi-GPU"].append(e)
+        by["AMP" if r.precision is Precision.AMP else "FP32/TF32"].append(e)
+        by[f"gpu {r.gpu.name}"].append(e)
+    print("| slice | MAPE |\n|---|---|")
+    for key in sorted(by, key=lambda s: (s != "all", s)):
+        print(f"| {key} | {mape(by[key])} |")
+
+
+def llm_cv(mos: list[Row], lam: list[Row]) -> None:
+    print("\n### LLM training tokens/s (MosaicML MPT, A100)\n")
+    errs_model: list[float] = []
+    for m in sorted({r.model for r in mos}):
+        k = fit_all(lam, [r for r in mos if r.model != m])
+        errs_model += [ape(predict(r, k), r.throughput) for r in mos if r.model == m]
+    errs_gpu: list[float] = []
+    for g in sorted({r.gpu.name for r in mos}):
+        k = fit_all(lam, [r for r in mos if r.gpu.name != g])
+        errs_gpu += [ape(predict(r, k), r.throughput) for r in mos if r.gpu.name == g]
+    k = load_constants()
+    errs_in = [ape(predict(r, k), r.throughput) for r in mos]
+    print("| split | MAPE |\n|---|---|")
+    print(f"| leave-one-model-size-out | {mape(errs_model)} |")
+    print(f"| leave-one-GPU-out (A100 40GB <-> 80GB) | {mape(errs_gpu)} |")
+    print(f"| in-sample (bundled constants) | {mape(errs_in)} |")
+
+
+def dle_check(dle: list[Row]) -> None:
+    k = load_constants()
+    errs = [ape(predict(r, k), r.throughput) for r in dle]
+    ratios = [r.throughput / predict(r, k) for r in dle]
+    print("\n### Other stack: NVIDIA DeepLearningExamples (not in the fit)\n")
+    print(f"MAPE with the Lambda-stack model: {mape(errs)}; measured/predicted median "
+          f"{statistics.median(ratios):.2f} (RESEARCH §2: tuned stack up to 1.5x faster)")
+
+
+PUBLISHED = {  # RESEARCH.md §2, Lambda, 1 GPU, mixed precision, speed-up vs A100-SXM4-80GB
+    "H100-SXM5-80GB": {"resnet50": 1.76, "bert-large-squad": 2.05, "gnmt": 1.95},
+    "B200-180GB": {"resnet50": 1.94, "bert-large-squad": 3.44, "gnmt": 3.50},
+    "RTX-4090": {"resnet50": 0.82, "bert-large-squad": 0.61, "gnmt": 0.66},
+}
+BATCH = {"resnet50": 256, "bert-large-squad": 32, "gnmt": 256}
+
+
+def cross_generation() -> None:
+    print("\n### Cross-generation sanity check (published Lambda speed-ups vs A100-SXM4-80GB)\n")
+    print("| GPU | model | predicted | published | error |\n|---|---|---|---|---|")
+    base_gpu = get_gpu("A100-SXM4-80GB")
+    errs = []
+    for gname, table in PUBLISHED.items():
+        gpu = get_gpu(gname)
+        for m, pub in table.items():
+            wl = Workload(model=m, precision=Precision.AMP, batch_size_per_gpu=BATCH[m])
+            ratio = estimate(wl, gpu).throughput / estimate(wl, base_gpu).throughput
+            errs.append(ape(ratio, pub))
+            print(f"| {gname} | {m} | {ratio:.2f}x | {pub:.2f}x | {100 * ape(ratio, pub):.0f}% |")
+    print(f"\nMAPE of the ratios: {mape(errs)}")
+    h100 = get_gpu("H100-SXM5-80GB")
+    for m, b, s in (("mpt-7b", 6, 2048), ("mpt-30b", 3, 2048), ("llama3-8b", 2, 4096)):
+        wl = Workload(model=m, precision=Precision.BF16, batch_size_per_gpu=b, seq_len=s,
+                      sharding=__import__("gpurent.workload.spec", fromlist=["Sharding"]).Sharding.ZERO3,
+                      activation_checkpointing=m == "mpt-30b")
+        e = estimate(wl, h100, 8)
+        print(f"- {m} seq {s} on 8x H100-SXM BF16: predicted MFU {100 * (e.mfu or 0):.0f}% "
+              "(published 40-48 %)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--data-dir", type=Path, required=True)
+    args = ap.parse_args()
+    lam, mos, dle = load_lambda(args.data_dir), load_mosaic(args.data_dir), load_dle(args.data_dir)
+    report("Leave-one-GPU-out (Lambda, 10 GPUs)", cross_validate(lam, mos, lambda r: r.gpu.name))
+    report("Leave-one-architecture-out (Volta/Turing/Ampere/Ada)",
+           cross_validate(lam, mos, lambda r: r.gpu.architecture))
+    llm_cv(mos, lam)
+    dle_check(dle)
+    cross_generation()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,272 @@
+"""Load the measured throughput tables and fit the estimator's constants.
+
+Used by `fit_estimator.py` (writes src/gpurent/estimate/data/calibration.json) and by
+`bench_estimator_accuracy.py` (refits on subsets for leave-one-out cross-validation).
+The data directory is always an argument; nothing here knows where it lives.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gpurent.catalog import GpuSpec, Precision, find_gpu
+from gpurent.estimate.constants import CommCoeffs, Constants, FamilyCoeffs, LlmCoeffs
+from gpurent.estimate.estimator import estimate
+from gpurent.estimate.perf import family_features, llm_training_features
+from gpurent.workload.models import get_model
+from gpurent.workload.spec import Sharding, Task, Workload
+
+# GPUs in Lambda's table but not in the catalog: datasheet facts, used for fitting only.
+EXTRA_GPUS = {
+    "Quadro RTX 8000": GpuSpec(
+        name="Quadro-RTX-8000", aliases=(), vendor="nvidia", architecture="Turing",
+        form_factor="PCIe", memory_gib=48, memory_type="GDDR6", memory_bandwidth_gbps=672,
+        fp32_tflops=16.3, tf32_tflops=None, fp16_tflops=130.5, bf16_supported=False,
+        fp8_tflops=None, interconnect="NVLink bridge", interconnect_gbps=100, pcie_gen=3,
+        tdp_w=295, confidence="high",
+        source="NVIDIA Quadro RTX 8000 datasheet (16.3 TFLOPS FP32, 130.5 TFLOPS tensor, 672 GB/s)",
+    )
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    source: str  # "lambda" | "dle" | "mosaic"
+    model: str
+    gpu: GpuSpec
+    num_gpus: int
+    nodes: int
+    precision: Precision
+    batch: int
+    seq_len: int | None
+    throughput: float  # total, model unit
+    activation_checkpointing: bool = False
+    sharding: Sharding = Sharding.NONE
+    grad_accum: int = 1
+    inter_node_gbps: float | None = None
+
+    def workload(self) -> Workload:
+        return Workload(model=self.model, precision=self.precision, batch_size_per_gpu=self.batch,
+                        seq_len=self.seq_len, activation_checkpointing=self.activation_checkpointing,
+                        sharding=self.sharding, gradient_accumulation=self.grad_accum)
+
+
+def _gpu(name: str) -> GpuSpec | None:
+    return EXTRA_GPUS.get(name) or find_gpu(name)
+
+
+def load_lambda(data_dir: Path) -> list[Row]:
+    """Lambda rows, de-duplicated (v1 and csv_v1_v2 repeat each other), flagged rows dropped."""
+    rows: list[Row] = []
+    seen: set[tuple[str, ...]] = set()
+    with (data_dir / "lambda_train_throughput.csv").open(newline="") as f:
+        for r in csv.DictReader(f):
+            if r["flags"].strip():
+                continue
+            key = (r["gpu"], r["num_gpus"], r["task"], r["precision"], r["per_gpu_batch_size"])
+            if key in seen:
+                continue
+            seen.add(key)
+            gpu = _gpu(r["gpu"])
+            if gpu is None:
+                continue
+            model = get_model(r["task"])
+            rows.append(Row(source="lambda", model=model.name, gpu=gpu, num_gpus=int(r["num_gpus"]),
+                            nodes=1, precision=Precision.AMP if r["precision"] == "fp16_amp"
+                            else Precision.FP32, batch=int(r["per_gpu_batch_size"]),
+                            seq_len=model.default_seq_len, throughput=float(r["throughput"])))
+    return rows
+
+
+def load_dle(data_dir: Path) -> list[Row]:
+    """NVIDIA DeepLearningExamples rows (tuned stack): ResNet-50 and BERT-large."""
+    rows: list[Row] = []
+    with (data_dir / "nvidia_dle_training.csv").open(newline="") as f:
+        for r in csv.DictReader(f):
+            if "V100 'Batch size" in r["note"]:
+                continue  # accumulated batch, not the micro-batch
+            gpu = _gpu(r["gpu"])
+            if gpu is None:
+                continue
+            model = "resnet50" if r["model"].startswith("ResNet") else (
+                "bert-large-squad" if "SQuAD" in r["task"] else "bert-large-pretrain")
+            n = int(r["num_gpus"])
+            prec = {"TF32": Precision.FP32, "FP32": Precision.FP32, "AMP": Precision.AMP}[r["precision"]]
+            rows.append(Row(source="dle", model=model, gpu=gpu, num_gpus=n, nodes=max(1, n // 8),
+                            precision=prec, batch=int(r["per_gpu_batch"]),
+                            seq_len=int(r["seq_len"]) if r["seq_len"] else None,
+                            throughput=float(r["throughput"]), inter_node_gbps=1600.0))
+    return rows
+
+
+def load_mosaic(data_dir: Path) -> list[Row]:
+    rows: list[Row] = []
+    with (data_dir / "mosaic_mpt_a100.csv").open(newline="") as f:
+        for r in csv.DictReader(f):
+            gpu = find_gpu("A100-SXM4-80GB" if r["GPU"] == "a100_80gb" else "A100-SXM4-40GB")
+            assert gpu is not None
+            n = int(r["# GPUs"])
+            rows.append(Row(source="mosaic", model=f"mpt-{r['Model']}", gpu=gpu, num_gpus=n,
+                            nodes=max(1, n // 8), precision=Precision.BF16,
+                            batch=int(r["MicroBatchSize"]), seq_len=int(r["SeqLen (T)"]),
+                            throughput=float(r["Throughput (T/s)"]),
+                            activation_checkpointing=r["Activation Checkpointing"] == "True",
+                            sharding=Sharding.ZERO3, grad_accum=int(r["GradAccum"]),
+                            inter_node_gbps=1600.0))
+    return rows
+
+
+def _nnls_shifted(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """min sum(w^2 (x @ beta - y)^2) with beta >= 0, by enumerating active sets (few columns)."""
+    k = x.shape[1]
+    best: tuple[float, np.ndarray] = (math.inf, np.zeros(k))
+    xw = x * w[:, None]
+    yw = y * w
+    for mask in itertools.product((False, True), repeat=k):
+        cols = [i for i in range(k) if mask[i]]
+        beta = np.zeros(k)
+        if cols:
+            sol, *_ = np.linalg.lstsq(xw[:, cols], yw, rcond=None)
+            if (sol < 0).any():
+                continue
+            beta[cols] = sol
+        loss = float(((xw @ beta - yw) ** 2).sum())
+        if loss < best[0]:
+            best = (loss, beta)
+    return best[1]
+
+
+def fit_family(rows: Sequence[Row]) -> FamilyCoeffs:
+    """a, b >= 1 and c_s >= 0 minimising the squared relative error of step time."""
+    xs, ys, ws = [], [], []
+    for r in rows:
+        m = get_model(r.model)
+        xc, xm = family_features(m, r.gpu, r.precision, r.batch, r.seq_len)
+        t = r.batch * r.num_gpus / (r.throughput / m.units_per_sample(r.seq_len))
+        xs.append([xc, xm, 1.0])
+        ys.append(t - xc - xm)
+        ws.append(1.0 / t)
+    beta = _nnls_shifted(np.array(xs), np.array(ys), np.array(ws))
+    return FamilyCoeffs(a=1.0 + beta[0], b=1.0 + beta[1], c_s=float(beta[2]))
+
+
+def fit_llm(rows: Sequence[Row]) -> LlmCoeffs:
+    xs, ys, ws = [], [], []
+    for r in rows:
+        m = get_model(r.model)
+        assert r.seq_len is not None
+        x_mm, x_at, x_mem, _ = llm_training_features(
+            m, r.gpu, r.precision, Task.TRAINING, r.batch, r.seq_len,
+            checkpointing=r.activation_checkpointing)
+        t = r.batch * r.seq_len * r.num_gpus / r.throughput
+        xs.append([x_mm, x_at, x_mem, 1.0])
+        ys.append(t - x_mm - x_at)
+        ws.append(1.0 / t)
+    beta = _nnls_shifted(np.array(xs), np.array(ys), np.array(ws))
+    return LlmCoeffs(a_gemm=1.0 + beta[0], a_attn=1.0 + beta[1], k_mem=float(beta[2]),
+                     c_s=float(beta[3]))
+
+
+DEFAULT_COMM = CommCoeffs(nvlink_efficiency=0.8, pcie_efficiency=0.7, no_p2p_factor=0.5,
+                          overlap=0.5, sync_per_doubling=1.0, default_inter_node_gbps=100.0,
+                          inter_node_efficiency=0.8)
+
+
+def predict(row: Row, k: Constants) -> float:
+    return estimate(row.workload(), row.gpu, row.num_gpus, nodes=row.nodes,
+                    inter_node_gbps=row.inter_node_gbps, constants=k).throughput
+
+
+def ape(pred: float, meas: float) -> float:
+    return abs(pred - meas) / meas
+
+
+def fit_comm(multi: Sequence[Row], k: Constants) -> CommCoeffs:
+    """Coordinate search over the four free communication constants (minimum MAPE).
+    NVLink efficiency stays at the measured nccl-tests share (RESEARCH §6)."""
+    if not multi:
+        return k.comm
+    grid: dict[str, list[float]] = {
+        "overlap": [i / 10 for i in range(11)],
+        "pcie_efficiency": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
+        "no_p2p_factor": [0.1, 0.2, 0.3, 0.5, 0.7, 1.0],
+        "sync_per_doubling": [0.90, 0.92, 0.94, 0.96, 0.97, 0.98, 0.99, 1.0],
+    }
+    comm = k.comm
+
+    def loss(c: CommCoeffs) -> float:
+        kk = replace(k, comm=c)
+        return sum(ape(predict(r, kk), r.throughput) for r in multi) / len(multi)
+
+    best = loss(comm)
+    for _ in range(2):
+        for name, values in grid.items():
+            for v in values:
+                cand = replace(comm, **{name: v})
+                val = loss(cand)
+                if val < best - 1e-9:
+                    best, comm = val, cand
+    return comm
+
+
+def precision_class(p: Precision) -> str:
+    return "half" if p.is_half else "full"
+
+
+def fit_all(lambda_rows: Sequence[Row], mosaic_rows: Sequence[Row],
+            dle_rows: Sequence[Row] = (), provenance: dict[str, Any] | None = None) -> Constants:
+    """Fit every constant on the given rows (single-GPU rows for the roofline terms)."""
+    single = [r for r in lambda_rows if r.num_gpus == 1]
+    families: dict[str, dict[str, FamilyCoeffs]] = {}
+    for key in sorted({get_model(r.model).key for r in single}):
+        for cls in ("half", "full"):
+            sub = [r for r in single if get_model(r.model).key == key
+                   and precision_class(r.precision) == cls]
+            if len(sub) >= 2:
+                families.setdefault(key, {})[cls] = fit_family(sub)
+    default = {cls: fit_family([r for r in single if precision_class(r.precision) == cls])
+               for cls in ("half", "full")}
+    llm = fit_llm(mosaic_rows) if mosaic_rows else LlmCoeffs(a_gemm=1.25, a_attn=2.0, k_mem=1.0,
+                                                             c_s=0.0)
+    k = Constants(families=families, default_family=default, llm=llm, comm=DEFAULT_COMM,
+                  decode_bw_efficiency=0.8, provenance=provenance or {})
+    multi = [r for r in lambda_rows if r.num_gpus > 1]
+    k = replace(k, comm=fit_comm(multi, k))
+    if dle_rows:
+        k = replace(k, stack_factors=fit_stack(dle_rows, k))
+    return k
+
+
+def fit_stack(dle_rows: Iterable[Row], k: Constants) -> dict[str, float]:
+    """Median measured/predicted ratio of NVIDIA's tuned stack per model (single GPU)."""
+    ratios: dict[str, list[float]] = {}
+    for r in dle_rows:
+        if r.num_gpus == 1:
+            ratios.setdefault(f"nvidia-tuned:{get_model(r.model).key}", []).append(
+                r.throughput / predict(r, k))
+    return {key: float(np.median(v)) for key, v in sorted(ratios.items())}
+
+
+def constants_to_json(k: Constants) -> dict[str, Any]:
+    def fc(c: FamilyCoeffs) -> dict[str, float]:
+        return {"a": round(c.a, 6), "b": round(c.b, 6), "c_s": round(c.c_s, 8)}
+
+    return {
+        "provenance": k.provenance,
+        "families": {key: {cls: fc(c) for cls, c in v.items()} for key, v in k.families.items()},
+        "default_family": {cls: fc(c) for cls, c in k.default_family.items()},
+        "llm": {f: round(getattr(k.llm, f), 8) for f in ("a_gemm", "a_attn", "k_mem", "c_s")},
+        "comm": {f: getattr(k.comm, f) for f in (
+            "nvlink_efficiency", "pcie_efficiency", "no_p2p_factor", "overlap",
+            "sync_per_doubling", "default_inter_node_gbps", "inter_node_efficiency")},
+        "decode_bw_efficiency": k.decode_bw_efficiency,
+        "stack_factors": {key: round(v, 4) for key, v in k.stack_factors.items()},
+    }

@@ -1,0 +1,97 @@
+"""The fitted constants of the time model, loaded once from `estimate/data/calibration.json`.
+
+That file is written by `benchmarks/fit_estimator.py` from the measured tables and records its
+provenance (source files, commits, fit command, date). Nothing here reads the reference data.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from gpurent.errors import DataError
+
+_FILE = "calibration.json"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FamilyCoeffs:
+    """step_time_s = a x compute_at_peak_s + b x traffic_at_peak_bw_s + c_s (a, b >= 1)."""
+
+    a: float
+    b: float
+    c_s: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LlmCoeffs:
+    """Decoder-LLM training: a_gemm, a_attn scale the time of matmul and attention FLOPs at peak,
+    k_mem the time of activation traffic at peak bandwidth, c_s a per-micro-batch overhead."""
+
+    a_gemm: float
+    a_attn: float
+    k_mem: float
+    c_s: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommCoeffs:
+    """Gradient all-reduce: achievable share of link bandwidth, how much hides behind backward,
+    and a per-doubling synchronisation loss fitted on multi-GPU rows."""
+
+    nvlink_efficiency: float  # ring bus bandwidth / unidirectional NVLink (RESEARCH §6: ~0.8)
+    pcie_efficiency: float  # of the x16 link's one-way bandwidth, with P2P
+    no_p2p_factor: float  # GeForce cards without P2P: all-reduce through host memory
+    overlap: float  # share of backward time that hides communication
+    sync_per_doubling: float  # throughput kept per doubling of GPUs beyond comm (<= 1)
+    default_inter_node_gbps: float  # Gbit/s per node when the caller gives none
+    inter_node_efficiency: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Constants:
+    families: dict[str, dict[str, FamilyCoeffs]]  # model key -> "half" | "full" -> coeffs
+    default_family: dict[str, FamilyCoeffs]
+    llm: LlmCoeffs
+    comm: CommCoeffs
+    decode_bw_efficiency: float  # inference decode: achieved share of HBM bandwidth (assumed)
+    stack_factors: dict[str, float] = field(default_factory=dict)  # stack -> speed multiplier
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    def family(self, key: str, half: bool) -> FamilyCoeffs:
+        cls = "half" if half else "full"
+        table = self.families.get(key, self.default_family)
+        return table.get(cls) or self.default_family[cls]
+
+
+def _coeffs(d: dict[str, Any]) -> FamilyCoeffs:
+    return FamilyCoeffs(a=float(d["a"]), b=float(d["b"]), c_s=float(d["c_s"]))
+
+
+def parse_constants(raw: dict[str, Any]) -> Constants:
+    """Build `Constants` from the JSON document (raises DataError on a malformed one)."""
+    try:
+        return Constants(
+            families={
+                k: {cls: _coeffs(v) for cls, v in classes.items()}
+                for k, classes in raw["families"].items()
+            },
+            default_family={cls: _coeffs(v) for cls, v in raw["default_family"].items()},
+            llm=LlmCoeffs(**{k: float(v) for k, v in raw["llm"].items()}),
+            comm=CommCoeffs(**{k: float(v) for k, v in raw["comm"].items()}),
+            decode_bw_efficiency=float(raw["decode_bw_efficiency"]),
+            stack_factors={k: float(v) for k, v in raw.get("stack_factors", {}).items()},
+            provenance=dict(raw.get("provenance", {})),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DataError(f"{_FILE}: malformed estimator constants ({exc!r}); refit them") from None
+
+
+@cache
+def load_constants() -> Constants:
+    """The bundled fitted constants (cached)."""
+    text = resources.files("gpurent.estimate.data").joinpath(_FILE).read_text(encoding="utf-8")
+    return parse_constants(json.loads(text))

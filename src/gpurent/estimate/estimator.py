@@ -1,0 +1,322 @@
+"""`estimate()`: how fast, how big and how costly one workload is on N GPUs of one kind.
+
+Pure: takes the workload, the GPU spec, the layout and (optionally) user measurements and the
+fitted constants; returns a frozen `Estimate`. No I/O beyond the cached, bundled constants.
+See docs/estimator.md for the method and its measured accuracy.
+"""
+
+from __future__ import annotations
+
+import math
+
+from gpurent.catalog.gpu import GpuSpec
+from gpurent.catalog.precision import Precision
+from gpurent.errors import InputError
+from gpurent.estimate.constants import Constants, load_constants
+from gpurent.estimate.measured import Calibration, best_match
+from gpurent.estimate.memory import data_parallel_degree, lora_params, memory_breakdown
+from gpurent.estimate.perf import (
+    allreduce_time_s,
+    bandwidth_bps,
+    family_features,
+    llm_training_features,
+    peak_flops,
+)
+from gpurent.estimate.result import Bottleneck, Estimate
+from gpurent.workload.models import custom_llm, get_model
+from gpurent.workload.spec import Sharding, Task, Workload
+from gpurent.workload.zoo import ModelInfo, llm_params
+
+LLM_COMM_OVERLAP = 0.9  # FSDP prefetch hides most gathers behind compute (MosaicML, torchtitan)
+
+
+def resolve_model(workload: Workload) -> ModelInfo:
+    """The zoo entry for the workload (a custom LLM when it gives a shape)."""
+    if workload.shape is not None:
+        return custom_llm(workload.shape, name=workload.model or "custom")
+    return get_model(workload.model)
+
+
+def _validate(workload: Workload, model: ModelInfo, num_gpus: int, nodes: int) -> int | None:
+    if num_gpus < 1:
+        raise InputError(f"num_gpus must be >= 1, got {num_gpus}")
+    if nodes < 1 or nodes > num_gpus:
+        raise InputError(f"nodes must be between 1 and num_gpus ({num_gpus}), got {nodes}")
+    if workload.batch_size_per_gpu < 1:
+        raise InputError(f"batch size per GPU must be >= 1, got {workload.batch_size_per_gpu}")
+    if workload.tensor_parallel < 1 or workload.pipeline_parallel < 1:
+        raise InputError("tensor_parallel and pipeline_parallel must be >= 1")
+    if num_gpus % (workload.tensor_parallel * workload.pipeline_parallel):
+        raise InputError(
+            f"num_gpus {num_gpus} is not a multiple of tensor x pipeline parallel "
+            f"({workload.tensor_parallel} x {workload.pipeline_parallel})"
+        )
+    if workload.gradient_accumulation < 1:
+        raise InputError("gradient_accumulation must be >= 1")
+    seq = workload.seq_len if workload.seq_len is not None else model.default_seq_len
+    if seq is not None and seq < 1:
+        raise InputError(f"seq_len must be >= 1, got {seq}")
+    if workload.seq_len is not None and not model.uses_seq_len:
+        seq = None  # fixed-shape models ignore a sequence length
+    return seq
+
+
+def estimate(
+    workload: Workload,
+    gpu: GpuSpec,
+    num_gpus: int = 1,
+    *,
+    nodes: int = 1,
+    inter_node_gbps: float | None = None,
+    intra_node_interconnect: str | None = None,
+    measurements: Calibration | None = None,
+    constants: Constants | None = None,
+) -> Estimate:
+    """Estimate `workload` on `num_gpus` GPUs `gpu` spread over `nodes` nodes.
+
+    `inter_node_gbps` is the network bandwidth per node in Gbit/s (default from the constants,
+    100 Gbit/s); `intra_node_interconnect` ("nvlink" | "pcie") overrides the spec's link.
+    `measurements` are user calibration rows: a matching one anchors the estimate ("measured").
+    """
+    k = constants or load_constants()
+    model = resolve_model(workload)
+    seq = _validate(workload, model, num_gpus, nodes)
+    p = workload.precision
+    b = workload.batch_size_per_gpu
+    mem = memory_breakdown(workload, model, num_gpus, gpu.memory_gib)
+    notes: list[str] = []
+    if p is Precision.BF16 and not gpu.bf16_supported:
+        notes.append(f"{gpu.name} has no bf16 tensor cores: runs at the fp32 rate")
+    if p is Precision.FP8 and gpu.fp8_tflops is None:
+        notes.append(f"{gpu.name} has no fp8 tensor cores: runs at the fp16 rate")
+
+    if model.is_llm and workload.task is Task.INFERENCE:
+        t_c, t_m, t_comm, step, samples_per_step, mfu = _llm_inference(workload, model, gpu, seq, k)
+        units_per_sample = float(workload.output_tokens or 256)
+        scaling = 1.0
+    elif model.is_llm:
+        t_c, t_m, t_comm, step, mfu, scaling = _llm_training(
+            workload, model, gpu, num_gpus, nodes, seq or 2048, k,
+            inter_node_gbps, intra_node_interconnect,
+        )
+        samples_per_step = float(b * data_parallel_degree(workload, num_gpus))
+        units_per_sample = model.units_per_sample(seq)
+    else:
+        t_c, t_m, t_comm, step, scaling = _family(
+            workload, model, gpu, num_gpus, nodes, seq, k, inter_node_gbps,
+            intra_node_interconnect,
+        )
+        samples_per_step = float(b * num_gpus)
+        units_per_sample = model.units_per_sample(seq)
+        mfu = None
+
+    samples_per_s = samples_per_step / step
+    basis = "calibrated"
+    if measurements is not None and len(measurements):
+        rows = measurements.matches(gpu.name, model.name, p)
+        if rows:
+            ref = best_match(rows, num_gpus, b, seq)
+            ref_wl = _replace_batch(workload, ref.batch_size, ref.seq_len or workload.seq_len)
+            ref_est = estimate(ref_wl, gpu, ref.num_gpus, nodes=min(nodes, ref.num_gpus),
+                               inter_node_gbps=inter_node_gbps,
+                               intra_node_interconnect=intra_node_interconnect, constants=k)
+            ratio = ref.throughput / ref_est.throughput
+            samples_per_s *= ratio
+            step /= ratio
+            if mfu is not None:
+                mfu *= ratio
+            basis = "measured"
+            notes.append(
+                f"anchored on your measurement ({ref.num_gpus}x {ref.gpu}, batch {ref.batch_size}: "
+                f"{ref.throughput:g} {model.throughput_unit})"
+            )
+    if k.provenance.get("stack"):
+        notes.append(f"software stack assumed: {k.provenance['stack']}")
+
+    bottleneck = _bottleneck(t_c, t_m, t_comm)
+    if not mem.fits:
+        bottleneck = Bottleneck.MEMORY_CAPACITY
+        notes.append(f"does not fit: needs {mem.total_gib:.1f} GiB of {mem.capacity_gib:g} GiB "
+                     f"(short by {-mem.headroom_gib:.1f} GiB)")
+    throughput = samples_per_s * units_per_sample
+    return Estimate(
+        model=model.name,
+        gpu=gpu.name,
+        num_gpus=num_gpus,
+        nodes=nodes,
+        precision=p.value,
+        batch_size_per_gpu=b,
+        seq_len=seq,
+        throughput=throughput,
+        throughput_unit=model.throughput_unit,
+        samples_per_s=samples_per_s,
+        step_time_s=step,
+        compute_time_s=t_c,
+        memory_time_s=t_m,
+        communication_time_s=t_comm,
+        scaling_efficiency=scaling,
+        memory=mem,
+        bottleneck=bottleneck,
+        mfu=mfu,
+        time_to_finish_s=_time_to_finish(workload, model, samples_per_s, throughput),
+        basis=basis,
+        notes=tuple(notes),
+    )
+
+
+def _replace_batch(workload: Workload, batch: int, seq: int | None) -> Workload:
+    from dataclasses import replace
+
+    return replace(workload, batch_size_per_gpu=batch, seq_len=seq)
+
+
+def _bottleneck(t_c: float, t_m: float, t_comm: float) -> Bottleneck:
+    if t_comm >= t_c and t_comm >= t_m:
+        return Bottleneck.COMMUNICATION
+    return Bottleneck.COMPUTE if t_c >= t_m else Bottleneck.MEMORY_BANDWIDTH
+
+
+def _family(
+    workload: Workload,
+    model: ModelInfo,
+    gpu: GpuSpec,
+    num_gpus: int,
+    nodes: int,
+    seq: int | None,
+    k: Constants,
+    inter_node_gbps: float | None,
+    interconnect: str | None,
+) -> tuple[float, float, float, float, float]:
+    """Non-LLM models: (compute s, memory s, exposed comm s, step s, scaling efficiency)."""
+    p = workload.precision
+    training = workload.task.trains
+    coeffs = k.family(model.key, p.is_half)
+    xc, xm = family_features(model, gpu, p, workload.batch_size_per_gpu, seq,
+                             checkpointing=workload.activation_checkpointing and training,
+                             training=training)
+    t_c = coeffs.a * xc
+    t_m = coeffs.b * xm
+    overhead = coeffs.c_s if training else coeffs.c_s / 3.0
+    single = t_c + t_m + overhead
+    if num_gpus == 1 or not training:
+        return t_c, t_m, 0.0, single, 1.0
+    grad_bytes = model.num_params * (2.0 if p in (Precision.BF16, Precision.FP16) else 4.0)
+    if workload.task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA):
+        grad_bytes = lora_params(model, workload.lora_rank) * 4.0
+    t_ar = allreduce_time_s(grad_bytes, gpu, num_gpus, nodes, k.comm,
+                            inter_node_gbps=inter_node_gbps, interconnect=interconnect)
+    t_ar /= workload.gradient_accumulation
+    exposed = max(0.0, t_ar - k.comm.overlap * (2.0 / 3.0) * (t_c + t_m))
+    sync = k.comm.sync_per_doubling ** math.log2(num_gpus)
+    step = (single + exposed) / sync
+    return t_c, t_m, exposed, step, single / step
+
+
+def _llm_training(
+    workload: Workload,
+    model: ModelInfo,
+    gpu: GpuSpec,
+    num_gpus: int,
+    nodes: int,
+    seq: int,
+    k: Constants,
+    inter_node_gbps: float | None,
+    interconnect: str | None,
+) -> tuple[float, float, float, float, float, float]:
+    """Decoder LLM training: (compute s, memory s, exposed comm s, step s, MFU, scaling)."""
+    assert model.llm is not None
+    shape = model.llm
+    p = workload.precision
+    b = workload.batch_size_per_gpu
+    tp, pp = workload.tensor_parallel, workload.pipeline_parallel
+    mp = tp * pp
+    c = k.llm
+    x_mm, x_attn, x_mem, model_flops = llm_training_features(
+        model, gpu, p, workload.task, b, seq,
+        checkpointing=workload.activation_checkpointing, model_parallel=mp,
+    )
+    t_c = c.a_gemm * x_mm + c.a_attn * x_attn
+    t_m = c.k_mem * x_mem
+    ga = workload.gradient_accumulation
+    n = llm_params(shape)
+    # optimizer step: read/write weights, grads and AdamW states once per optimizer step
+    shards = mp * (data_parallel_degree(workload, num_gpus) if workload.sharding is not Sharding.NONE else 1)
+    trainable = n if workload.task in (Task.TRAINING, Task.FINETUNE_FULL) else lora_params(
+        model, workload.lora_rank)
+    t_opt = 28.0 * trainable / shards / bandwidth_bps(gpu) / ga
+    single = t_c + t_m + c.c_s + t_opt
+    # communication
+    dp = data_parallel_degree(workload, num_gpus)
+    comm = 0.0
+    if dp > 1:
+        dp_nodes = max(1, min(nodes, dp))
+        if workload.sharding is Sharding.ZERO3 and trainable == n:
+            payload = n * 2.0 / mp
+            comm += allreduce_time_s(payload, gpu, dp, dp_nodes, k.comm,
+                                     inter_node_gbps=inter_node_gbps, interconnect=interconnect,
+                                     factor=3.0)
+        else:
+            grad_b = 2.0 if p in (Precision.BF16, Precision.FP16, Precision.FP8) else 4.0
+            comm += allreduce_time_s(trainable * grad_b / mp, gpu, dp, dp_nodes, k.comm,
+                                     inter_node_gbps=inter_node_gbps,
+                                     interconnect=interconnect) / ga
+    exposed = max(0.0, comm - LLM_COMM_OVERLAP * (t_c + t_m))
+    if tp > 1:  # 4 all-reduces of s*b*h activations per layer, on the critical path
+        act = seq * b * shape.hidden * 2.0
+        per = allreduce_time_s(act, gpu, tp, 1, k.comm, inter_node_gbps=None,
+                               interconnect=interconnect)
+        exposed += 4.0 * math.ceil(shape.layers / pp) * per
+    step = single + exposed
+    if pp > 1:  # 1F1B bubble: (pp - 1) idle slots per `ga` micro-batches
+        step *= 1.0 + (pp - 1) / ga
+    mfu = model_flops / (step * peak_flops(gpu, p))
+    return t_c, t_m, exposed, step, mfu, single / step
+
+
+def _llm_inference(
+    workload: Workload, model: ModelInfo, gpu: GpuSpec, seq: int | None, k: Constants
+) -> tuple[float, float, float, float, float, float]:
+    """Prefill (compute bound) + decode (bandwidth bound: weights + KV cache per token step).
+
+    Returns (compute s, memory s, comm s, time per request batch s, requests per batch, MFU);
+    MFU here is the model FLOPs over the run divided by peak."""
+    assert model.llm is not None
+    shape = model.llm
+    p = workload.precision
+    b = workload.batch_size_per_gpu
+    tp = workload.tensor_parallel * workload.pipeline_parallel
+    prompt = seq or 512
+    out = workload.output_tokens or 256
+    n = llm_params(shape)
+    peak = peak_flops(gpu, p)
+    bw = bandwidth_bps(gpu) * k.decode_bw_efficiency
+    wbytes = n * (1.0 if p is Precision.FP8 else 2.0 if p.is_half else 4.0) / tp
+    head_dim = shape.hidden // shape.heads
+    kv_per_token = 2.0 * shape.layers * (shape.kv_heads or shape.heads) * head_dim * 2.0 / tp
+    prefill_flops = (2.0 * n + 4.0 * shape.layers * shape.hidden * prompt) * prompt * b / tp
+    t_prefill = k.llm.a_gemm * prefill_flops / peak + wbytes / bw
+    avg_ctx = prompt + out / 2.0
+    decode_flops = (2.0 * n + 4.0 * shape.layers * shape.hidden * avg_ctx) * b / tp
+    step_c = k.llm.a_gemm * decode_flops / peak
+    step_m = (wbytes + kv_per_token * avg_ctx * b) / bw
+    t_decode = out * max(step_c, step_m)
+    total = t_prefill + t_decode
+    flops = prefill_flops + decode_flops * out
+    return (t_prefill + out * step_c, out * step_m, 0.0, total, float(b),
+            flops / (total * peak))
+
+
+def _time_to_finish(
+    workload: Workload, model: ModelInfo, samples_per_s: float, throughput: float
+) -> float | None:
+    if samples_per_s <= 0:
+        return None
+    if workload.token_budget is not None and model.throughput_unit == "tokens/s":
+        return workload.token_budget / throughput
+    if workload.token_budget is not None and model.uses_seq_len:
+        seq = workload.seq_len or model.default_seq_len or 1
+        return workload.token_budget / seq / samples_per_s
+    if workload.dataset_samples is not None:
+        epochs = workload.epochs if workload.epochs is not None else 1.0
+        return workload.dataset_samples * epochs / samples_per_s
+    return None

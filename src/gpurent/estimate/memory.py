@@ -1,0 +1,159 @@
+"""Memory per GPU: weights, gradients, optimizer states, activations, KV cache, overhead.
+
+Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
+
+- fp32/tf32/AMP training keeps fp32 weights (4 B) and fp32 gradients (4 B); AdamW adds two fp32
+  moments (8 B): 16 B/param. Pure bf16/fp16/fp8 training keeps 2 B weights and 2 B gradients and
+  puts an fp32 master copy (4 B) with the optimizer: again 16 B/param.
+- Optimizers: AdamW 8 B/param, 8-bit Adam 2 B/param (Dettmers et al. 2022), SGD with momentum
+  4 B/param, Adafactor ~0.1 B/param (factored second moment, no first moment).
+- LoRA: frozen base weights at 2 B/param (QLoRA: NF4, 0.5 B + ~0.03 B of quantisation
+  constants); only adapter parameters (rank r on every attention and MLP matrix) get gradients
+  and AdamW states.
+- Sharding: ZeRO-1 divides optimizer states by the data-parallel degree, ZeRO-2 also gradients,
+  ZeRO-3/FSDP also weights; tensor x pipeline parallelism divides all three. CPU offload moves
+  the optimizer states (and ZeRO-3 weights) to host memory.
+- Activations: the zoo's stored values per sample x bytes per value x micro-batch, divided by
+  tensor parallelism and pipeline stages' share of layers; with checkpointing LLMs keep only each
+  layer's input (2 s b h bytes) plus one layer's full activations, other models ~1/sqrt(depth)
+  (Chen et al. 2016), taken as 30 %.
+- KV cache (inference): 2 x layers x kv_heads x head_dim x (prompt + output) x batch x 2 B.
+- Overhead: 0.8 GiB CUDA context + workspace, plus 8 % of the rest for allocator fragmentation.
+  These two numbers are assumptions (typical PyTorch figures), not fitted.
+"""
+
+from __future__ import annotations
+
+import math
+
+from gpurent.catalog.precision import Precision
+from gpurent.estimate.result import MemoryBreakdown
+from gpurent.units import BYTES_PER_GIB as GiB
+from gpurent.workload.spec import Optimizer, Sharding, Task, Workload
+from gpurent.workload.zoo import ModelInfo, llm_layer_params
+
+CONTEXT_OVERHEAD_GIB = 0.8
+FRAGMENTATION = 0.08
+_OPT_BYTES = {
+    Optimizer.ADAMW: 8.0,
+    Optimizer.ADAM_8BIT: 2.0,
+    Optimizer.SGD: 4.0,
+    Optimizer.ADAFACTOR: 0.1,
+}
+
+
+def lora_params(model: ModelInfo, rank: int) -> float:
+    """Adapter parameters: rank x (d_in + d_out) on every attention and MLP matrix."""
+    if model.llm is None:
+        return model.num_params * 0.01  # non-LLM: ~1 % adapters (rough)
+    s = model.llm
+    h = s.hidden
+    kv = (s.kv_heads or s.heads) * (h // s.heads)
+    ffn = s.ffn_hidden or 4 * h
+    per_layer = (h + h) * 2 + (h + kv) * 2  # q, o; k, v
+    per_layer += (h + ffn) * (3 if s.gated_mlp else 2)
+    return float(rank * per_layer * s.layers)
+
+
+def data_parallel_degree(workload: Workload, num_gpus: int) -> int:
+    return max(1, num_gpus // (workload.tensor_parallel * workload.pipeline_parallel))
+
+
+def memory_breakdown(
+    workload: Workload, model: ModelInfo, num_gpus: int, capacity_gib: float
+) -> MemoryBreakdown:
+    """Per-GPU memory of `workload` on `num_gpus` GPUs with `capacity_gib` each."""
+    p = workload.precision
+    n = model.num_params
+    mp = workload.tensor_parallel * workload.pipeline_parallel
+    dp = data_parallel_degree(workload, num_gpus)
+    half_store = p in (Precision.BF16, Precision.FP16, Precision.FP8)
+    task = workload.task
+    b = workload.batch_size_per_gpu
+    seq = workload.seq_len or model.default_seq_len
+    act_bytes_per_value = 2 if p.is_half else 4
+    kv_cache = 0.0
+    activations = 0.0
+
+    if task is Task.INFERENCE:
+        weights = n * (1.0 if p is Precision.FP8 else (2.0 if p.is_half else 4.0))
+        grads = 0.0
+        optim = 0.0
+        if model.llm is not None:
+            s = model.llm
+            head_dim = s.hidden // s.heads
+            tokens = (seq or 0) + (workload.output_tokens or 0)
+            kv_cache = 2.0 * s.layers * (s.kv_heads or s.heads) * head_dim * tokens * b * 2
+            kv_cache /= mp
+            activations = 4.0 * (seq or 0) * b * max(s.hidden, (s.ffn_hidden or 4 * s.hidden))
+        else:
+            activations = model.activation_values(seq) * b * act_bytes_per_value * 0.1
+        weights /= mp
+    else:
+        if task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA):
+            base = 0.53 if task is Task.FINETUNE_QLORA else 2.0
+            trainable = lora_params(model, workload.lora_rank)
+            weights = n * base + trainable * 4.0
+            grads = trainable * 4.0
+            optim = trainable * _OPT_BYTES[workload.optimizer]
+        else:
+            weights = n * (2.0 if half_store else 4.0)
+            grads = n * (2.0 if half_store else 4.0)
+            master = 4.0 if half_store else 0.0
+            optim = n * (_OPT_BYTES[workload.optimizer] + master)
+        weights /= mp
+        grads /= mp
+        optim /= mp
+        if workload.sharding in (Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3):
+            optim /= dp
+        if workload.sharding in (Sharding.ZERO2, Sharding.ZERO3):
+            grads /= dp
+        if workload.sharding is Sharding.ZERO3:
+            weights /= dp
+        if workload.cpu_offload:
+            optim = 0.0
+            if workload.sharding is Sharding.ZERO3:
+                weights = 0.0
+        activations = _training_activations(workload, model, seq, b, act_bytes_per_value)
+
+    tensors = weights + grads + optim + activations + kv_cache
+    overhead = CONTEXT_OVERHEAD_GIB * GiB + FRAGMENTATION * tensors
+    return MemoryBreakdown(
+        weights_gib=weights / GiB,
+        gradients_gib=grads / GiB,
+        optimizer_gib=optim / GiB,
+        activations_gib=activations / GiB,
+        kv_cache_gib=kv_cache / GiB,
+        overhead_gib=overhead / GiB,
+        capacity_gib=capacity_gib,
+    )
+
+
+def _training_activations(
+    workload: Workload, model: ModelInfo, seq: int | None, b: int, bytes_per_value: int
+) -> float:
+    tp, pp = workload.tensor_parallel, workload.pipeline_parallel
+    if model.llm is not None:
+        s = model.llm
+        seq_len = seq or 2048
+        layers = math.ceil(s.layers / pp)
+        full_layer = seq_len * b * s.hidden * 34.0 / tp  # Korthikanti, FlashAttention
+        logits = seq_len * b * s.vocab * 6.0 / tp  # bf16 logits + fp32 for the loss
+        if workload.activation_checkpointing:
+            acts = layers * 2.0 * seq_len * b * s.hidden + full_layer
+        else:
+            acts = layers * full_layer
+        # pipeline: 1F1B keeps up to `pp` micro-batches in flight on the first stage
+        acts *= min(pp, workload.gradient_accumulation) if pp > 1 else 1
+        return acts + logits
+    acts = model.activation_values(seq) * b * bytes_per_value / tp
+    if workload.activation_checkpointing:
+        acts *= 0.3
+    return acts
+
+
+def weights_bytes_for_inference(model: ModelInfo, precision: Precision) -> float:
+    return model.num_params * (1.0 if precision is Precision.FP8 else 2.0 if precision.is_half else 4.0)
+
+
+__all__ = ["data_parallel_degree", "llm_layer_params", "lora_params", "memory_breakdown"]

@@ -1,0 +1,156 @@
+"""The time model: roofline features of one step, and the communication of multi-GPU steps.
+
+Non-LLM models (one coefficient set per model and precision class, fitted across GPUs):
+
+    step_s = a * F / P  +  b * D / W  +  c_s          (a >= 1, b >= 1, c_s >= 0)
+
+F = training FLOPs of the micro-batch (3x forward, +1 forward with checkpointing), P = the GPU's
+dense peak for the precision (FLOP/s), D = bytes of activations written once plus 24 B/param of
+weight, gradient and optimizer traffic, W = memory bandwidth (B/s), c_s = a per-step time that no
+GPU spec explains (kernel launches, host work, data pipeline). A sum, not a max: in these models
+many small kernels alternate between compute and memory bound, so the times add (the Habitat and
+NeuSight papers make the same observation per kernel). With a, b >= 1 the predicted throughput
+never exceeds the roofline of the counted work.
+
+Decoder LLMs (one coefficient set for all shapes, fitted on MosaicML's A100 runs):
+
+    step_s = a_gemm * F_mm / P + a_attn * F_attn / P + k_mem * D_act / W + c_s
+
+F_mm = 6 N T (8 N T with recomputation) of matmuls, F_attn = 12 L h s T (16 with recomputation),
+D_act = Korthikanti's 34 s b h bytes per layer (FlashAttention). Because D_act/W does not shrink
+with P, the model's MFU drops on GPUs whose FLOPs grew faster than their bandwidth, as measured
+(RESEARCH §2: A100 51-56 %, H100 40-48 %).
+"""
+
+from __future__ import annotations
+
+import math
+
+from gpurent.catalog.gpu import GpuSpec
+from gpurent.catalog.precision import Precision
+from gpurent.estimate.constants import CommCoeffs
+from gpurent.units import BYTES_PER_GB, FLOPS_PER_TFLOP
+from gpurent.workload.spec import Task
+from gpurent.workload.zoo import ModelInfo, llm_params
+
+WEIGHT_TRAFFIC_BYTES_PER_PARAM = 24.0  # fwd+bwd weight reads, AdamW read/write of w, g, m, v
+PCIE_GBPS_BY_GEN = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}  # x16, one direction, GB/s
+
+
+def peak_flops(gpu: GpuSpec, precision: Precision) -> float:
+    """Dense peak in FLOP/s for `precision`."""
+    return gpu.peak_tflops(precision) * FLOPS_PER_TFLOP
+
+
+def bandwidth_bps(gpu: GpuSpec) -> float:
+    return gpu.memory_bandwidth_gbps * BYTES_PER_GB
+
+
+def bytes_per_value(precision: Precision) -> int:
+    """Activation bytes: AMP keeps fp16 activations, fp8 runs keep bf16 ones."""
+    return 2 if precision.is_half else 4
+
+
+def family_features(
+    model: ModelInfo,
+    gpu: GpuSpec,
+    precision: Precision,
+    batch: int,
+    seq_len: int | None,
+    *,
+    checkpointing: bool = False,
+    training: bool = True,
+) -> tuple[float, float]:
+    """(compute-at-peak seconds, traffic-at-peak-bandwidth seconds) of one step of `batch`."""
+    fwd = model.forward_flops(seq_len) * batch
+    passes = (4.0 if checkpointing else 3.0) if training else 1.0
+    acts = model.activation_values(seq_len) * batch * bytes_per_value(precision)
+    weights = model.num_params * (WEIGHT_TRAFFIC_BYTES_PER_PARAM if training else 4.0)
+    traffic = acts * (1.0 if training else 0.5) + weights
+    return fwd * passes / peak_flops(gpu, precision), traffic / bandwidth_bps(gpu)
+
+
+def llm_training_features(
+    model: ModelInfo,
+    gpu: GpuSpec,
+    precision: Precision,
+    task: Task,
+    batch: int,
+    seq_len: int,
+    *,
+    checkpointing: bool,
+    model_parallel: int = 1,
+) -> tuple[float, float, float, float]:
+    """(matmul s, attention s, activation-traffic s, model FLOPs) per micro-batch per GPU, all at
+    peak. Model FLOPs follow the PaLM/MosaicML MFU convention (no recomputation counted)."""
+    assert model.llm is not None
+    s = model.llm
+    tokens = batch * seq_len
+    n = llm_params(s)
+    lora = task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA)
+    mm_factor = 4.0 if lora else 6.0  # LoRA: no weight gradients for the frozen base
+    recompute = 2.0 if checkpointing else 0.0
+    f_mm = (mm_factor + recompute) * n * tokens / model_parallel
+    f_attn = (12.0 + (4.0 if checkpointing else 0.0)) * s.layers * s.hidden * seq_len * tokens
+    f_attn /= model_parallel
+    model_flops = (mm_factor * n + 12.0 * s.layers * s.hidden * seq_len) * tokens / model_parallel
+    act_bytes = 34.0 * seq_len * batch * s.hidden * s.layers / model_parallel
+    if checkpointing:
+        act_bytes *= 1.5
+    if task is Task.FINETUNE_QLORA:
+        act_bytes += 3.0 * n * 2.0 / model_parallel  # dequantise the 4-bit base weights per pass
+    p = peak_flops(gpu, precision)
+    bw = bandwidth_bps(gpu)
+    return f_mm / p, f_attn / p, act_bytes / bw, model_flops
+
+
+def link_bandwidth_bps(gpu: GpuSpec, num_gpus: int, comm: CommCoeffs, interconnect: str | None) -> float:
+    """Achievable ring all-reduce bus bandwidth between GPUs of one node, B/s.
+
+    `interconnect` overrides the spec: "nvlink" or "pcie". NVLink bridges join pairs only, so more
+    than two bridged GPUs fall back to PCIe. GeForce cards lack peer-to-peer over PCIe.
+    """
+    kind = (interconnect or "").lower()
+    nvlink_ok = gpu.interconnect_gbps is not None and (
+        "bridge" not in gpu.interconnect.lower() or num_gpus <= 2
+    )
+    if kind == "pcie" or (kind != "nvlink" and not nvlink_ok) or gpu.interconnect_gbps is None:
+        pcie = PCIE_GBPS_BY_GEN.get(gpu.pcie_gen, 31.5) * BYTES_PER_GB * comm.pcie_efficiency
+        if is_geforce(gpu):
+            pcie *= comm.no_p2p_factor
+        return pcie
+    return gpu.interconnect_gbps / 2.0 * BYTES_PER_GB * comm.nvlink_efficiency
+
+
+def is_geforce(gpu: GpuSpec) -> bool:
+    """Consumer cards (RTX 3090/4090/5090): no PCIe peer-to-peer in the driver."""
+    name = gpu.name.upper()
+    return name.startswith("RTX-") and name[4:5].isdigit()
+
+
+def allreduce_time_s(
+    payload_bytes: float,
+    gpu: GpuSpec,
+    num_gpus: int,
+    nodes: int,
+    comm: CommCoeffs,
+    *,
+    inter_node_gbps: float | None,
+    interconnect: str | None,
+    factor: float = 2.0,
+) -> float:
+    """Seconds to all-reduce `payload_bytes` (factor 2: reduce-scatter + all-gather) across
+    `num_gpus` GPUs on `nodes` nodes: a ring inside the node, then across nodes (hierarchical,
+    as NCCL does); each leg moves factor x (n-1)/n of the payload."""
+    if num_gpus <= 1:
+        return 0.0
+    per_node = max(1, math.ceil(num_gpus / max(1, nodes)))
+    t = 0.0
+    if per_node > 1:
+        bw = link_bandwidth_bps(gpu, per_node, comm, interconnect)
+        t += factor * (per_node - 1) / per_node * payload_bytes / bw
+    if nodes > 1:
+        gbps = inter_node_gbps if inter_node_gbps is not None else comm.default_inter_node_gbps
+        node_bw = gbps / 8.0 * BYTES_PER_GB * comm.inter_node_efficiency
+        t += factor * (nodes - 1) / nodes * payload_bytes / node_bw
+    return t

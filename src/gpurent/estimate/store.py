@@ -1,0 +1,48 @@
+"""The user's calibration store: `data_home()/calibration.csv` (edge module: file I/O)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpurent.errors import DataError, InputError
+from gpurent.estimate.measured import Calibration, MeasuredRow, parse_measurements, rows_to_csv
+from gpurent.userdata import data_home
+
+FILE_NAME = "calibration.csv"
+
+
+def store_path() -> Path:
+    return data_home() / FILE_NAME
+
+
+def load_calibration(path: Path | None = None) -> Calibration:
+    """The stored measurements (empty when none were added)."""
+    p = path or store_path()
+    if not p.exists():
+        return Calibration(())
+    try:
+        return Calibration(parse_measurements(p.read_text(encoding="utf-8"), str(p)))
+    except InputError as exc:
+        raise DataError(f"{exc.message}; fix or run `gpurent calibrate clear`") from None
+
+
+def add_measurements(source: Path) -> tuple[MeasuredRow, ...]:
+    """Validate `source` (CSV or bench JSON) and append its rows to the store."""
+    new = parse_measurements(source.read_text(encoding="utf-8"), str(source))
+    if not new:
+        raise InputError(f"{source}: no measurement rows")
+    old = load_calibration().rows
+    p = store_path()
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_suffix(".tmp")
+    tmp.write_text(rows_to_csv((*old, *new)), encoding="utf-8")
+    tmp.replace(p)
+    return new
+
+
+def clear_calibration() -> int:
+    """Delete the store; returns how many rows it held."""
+    p = store_path()
+    n = len(load_calibration().rows) if p.exists() else 0
+    p.unlink(missing_ok=True)
+    return n

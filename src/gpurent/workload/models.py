@@ -1,0 +1,243 @@
+"""The named models of the zoo and how to look them up.
+
+Fixed-shape models carry per-sample costs worked out from their reference architectures:
+
+- resnet50: 25.6 M params; 4.1 GMACs = 8.2 GFLOPs forward at 224 px (He et al. 2016);
+  ~9.3 M conv output values per image (sum of the stage feature maps: 112^2x64 stem,
+  3x(64+64+256)x56^2, 4x(128+128+512)x28^2, 6x(256+256+1024)x14^2, 3x(512+512+2048)x7^2),
+  x3 with BatchNorm and ReLU outputs = 28 M values.
+- ssd: SSD300 with a ResNet-50 backbone (NVIDIA DeepLearningExamples v1.1): ~22 M params,
+  ~20 GMACs = 40 GFLOPs at 300 px; feature maps ~(300/224)^2 x ResNet-50's plus the heads = 65 M.
+- gnmt: GNMT v2 (NVIDIA DLE): 160 M params, 4+4 LSTM layers of 1024, 32 k vocabulary; per target
+  token ~2x(8 layers x 8 x 1024^2) + 2x1024x32k = 200 MFLOPs; a WMT16 en-de sentence pair holds
+  ~50 tokens (src+tgt), 25 on the decoder side; ~5 M activation values per pair.
+- tacotron2: 28 M params; ~50 MFLOPs per mel frame (two 1024-unit decoder LSTMs + 5-layer
+  512-channel postnet); an LJSpeech utterance ~570 frames (6.6 s at 86 frames/s); 20 k values
+  stored per frame.
+- waveglow: 87.9 M params, 12 flows x 8 WN layers of 512 channels on 16,000-sample segments
+  squeezed by 8 (2,000 steps): ~176 MFLOPs per step = 352 GFLOPs per segment; ~196 k values per
+  step.
+- transformer-xl-base/large (NVIDIA DLE, WikiText-103): 16 layers h=410 (d_inner 2100, 10 heads),
+  tgt_len 192 + mem 192; 18 layers h=1024 (d_inner 4096, 16 heads), tgt_len 128 + mem 128;
+  forward FLOPs per token = 2 x non-embedding params + 4 L (tgt+mem) h + adaptive-softmax head.
+- ncf: NeuMF on MovieLens-20M (factors 64, MLP 256-256-128-64): ~32 M embedding params,
+  ~0.22 MFLOPs forward per sample, ~1 k values per sample.
+- BERT, ViT and LLMs take their costs from their shapes (see `gpurent.workload.zoo`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpurent.errors import InputError, NotFoundError
+from gpurent.workload.spec import LlmShape
+from gpurent.workload.zoo import EncoderShape, ModelInfo
+
+_BERT_BASE = EncoderShape(layers=12, hidden=768, heads=12, ffn_hidden=3072, vocab=30522)
+_BERT_LARGE = EncoderShape(layers=24, hidden=1024, heads=16, ffn_hidden=4096, vocab=30522)
+_VIT_B = EncoderShape(layers=12, hidden=768, heads=12, ffn_hidden=3072, vocab=0)
+
+
+def _mpt(layers: int, hidden: int, heads: int) -> LlmShape:
+    return LlmShape(layers=layers, hidden=hidden, heads=heads, vocab=50368)
+
+
+def _llama(layers: int, hidden: int, heads: int, kv: int, ffn: int, vocab: int) -> LlmShape:
+    return LlmShape(
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
+        vocab=vocab,
+        kv_heads=kv,
+        ffn_hidden=ffn,
+        gated_mlp=True,
+        tied_embeddings=False,
+    )
+
+
+LLM_SHAPES: dict[str, tuple[LlmShape, str]] = {
+    "gpt2": (LlmShape(layers=12, hidden=768, heads=12, vocab=50257), "Radford et al. 2019 (124M)"),
+    "mpt-125m": (_mpt(12, 768, 12), "llm-foundry yamls/pretrain/mpt-125m.yaml"),
+    "mpt-350m": (_mpt(24, 1024, 16), "llm-foundry mpt-350m.yaml"),
+    "mpt-760m": (_mpt(24, 1536, 12), "llm-foundry mpt-760m.yaml"),
+    "mpt-1b": (_mpt(24, 2048, 16), "llm-foundry mpt-1b.yaml"),
+    "mpt-3b": (_mpt(32, 2560, 20), "llm-foundry mpt-3b.yaml"),
+    "mpt-7b": (_mpt(32, 4096, 32), "llm-foundry mpt-7b.yaml"),
+    "mpt-13b": (_mpt(40, 5120, 40), "llm-foundry mpt-13b.yaml"),
+    "mpt-30b": (_mpt(48, 7168, 64), "llm-foundry mpt-30b.yaml"),
+    "mpt-70b": (_mpt(80, 8192, 64), "llm-foundry mpt-70b.yaml"),
+    "llama2-7b": (_llama(32, 4096, 32, 32, 11008, 32000), "Llama 2 config.json"),
+    "llama2-13b": (_llama(40, 5120, 40, 40, 13824, 32000), "Llama 2 config.json"),
+    "llama2-70b": (_llama(80, 8192, 64, 8, 28672, 32000), "Llama 2 config.json"),
+    "llama3-8b": (_llama(32, 4096, 32, 8, 14336, 128256), "Llama 3 config.json"),
+    "llama3-70b": (_llama(80, 8192, 64, 8, 28672, 128256), "Llama 3 config.json"),
+    "llama3.1-405b": (_llama(126, 16384, 128, 8, 53248, 128256), "Llama 3.1 config.json"),
+    "mistral-7b": (_llama(32, 4096, 32, 8, 14336, 32000), "Mistral 7B v0.1 config.json"),
+}
+
+
+def _fixed(
+    name: str,
+    family: str,
+    description: str,
+    unit: str,
+    batch: int,
+    params: float,
+    fwd_flops: float,
+    act_values: float,
+    units: float = 1.0,
+) -> ModelInfo:
+    return ModelInfo(
+        name=name,
+        family=family,
+        description=description,
+        throughput_unit=unit,
+        default_batch_size=batch,
+        params=params,
+        fixed_forward_flops=fwd_flops,
+        fixed_activation_values=act_values,
+        fixed_units_per_sample=units,
+        source="see gpurent.workload.models docstring",
+    )
+
+
+def _build() -> dict[str, ModelInfo]:
+    zoo: dict[str, ModelInfo] = {}
+    for m in (
+        _fixed("resnet50", "cnn", "ResNet-50 v1.5, ImageNet 224 px", "images/s", 256,
+               25.6e6, 8.2e9, 28e6),
+        _fixed("ssd", "cnn", "SSD300 (ResNet-50 backbone), COCO", "images/s", 128,
+               22e6, 40e9, 65e6),
+        _fixed("gnmt", "rnn", "GNMT v2, WMT16 en-de", "tokens/s", 256,
+               160e6, 25 * 200e6, 5e6, units=50.0),
+        _fixed("tacotron2", "tts", "Tacotron 2, LJSpeech", "mel frames/s", 128,
+               28e6, 570 * 50e6, 570 * 20e3, units=570.0),
+        _fixed("waveglow", "tts", "WaveGlow, LJSpeech 16k-sample segments", "audio samples/s",
+               16, 87.9e6, 352e9, 2000 * 196e3, units=16000.0),
+        _fixed("transformer-xl-base", "rnn", "Transformer-XL base, WikiText-103 (tgt 192)",
+               "tokens/s", 32, 151e6, 192 * 103e6, 192 * 266e3, units=192.0),
+        _fixed("transformer-xl-large", "rnn", "Transformer-XL large, WikiText-103 (tgt 128)",
+               "tokens/s", 16, 257e6, 128 * 512e6, 128 * 18 * (1024 * 17 + 2.5 * 16 * 256),
+               units=128.0),
+        _fixed("ncf", "recsys", "NeuMF, MovieLens-20M", "samples/s", 1_000_000,
+               32e6, 0.22e6, 1e3),
+    ):
+        zoo[m.name] = m
+    for name, enc, seq, batch, key, desc in (
+        ("bert-base-squad", _BERT_BASE, 384, 32, "", "BERT-base, SQuAD v1.1 fine-tuning"),
+        ("bert-large-squad", _BERT_LARGE, 384, 16, "", "BERT-large, SQuAD v1.1 fine-tuning"),
+        ("bert-large-pretrain", _BERT_LARGE, 128, 64, "bert-large-squad",
+         "BERT-large pre-training (phase 1 seq 128, phase 2 seq 512)"),
+        ("vit-b16", _VIT_B, 197, 128, "bert-base-squad", "ViT-B/16, ImageNet 224 px"),
+    ):
+        unit = "images/s" if name.startswith("vit") else "sequences/s"
+        zoo[name] = ModelInfo(
+            name=name,
+            family="encoder",
+            description=desc,
+            throughput_unit=unit,
+            default_batch_size=batch,
+            default_seq_len=seq,
+            encoder=enc,
+            calibration_key=key,
+            source="Devlin et al. 2019; Dosovitskiy et al. 2021",
+        )
+    for name, (shape, src) in LLM_SHAPES.items():
+        zoo[name] = ModelInfo(
+            name=name,
+            family="decoder-llm",
+            description=f"decoder LLM {name}",
+            throughput_unit="tokens/s",
+            default_batch_size=4,
+            default_seq_len=2048,
+            llm=shape,
+            source=src,
+        )
+    return zoo
+
+
+MODELS: dict[str, ModelInfo] = _build()
+
+_ALIASES = {
+    "bert_base_squad": "bert-base-squad",
+    "bert_large_squad": "bert-large-squad",
+    "transformerxlbase": "transformer-xl-base",
+    "transformerxllarge": "transformer-xl-large",
+    "resnet-50": "resnet50",
+    "vit-b-16": "vit-b16",
+    "llama-2-7b": "llama2-7b",
+    "llama-3-8b": "llama3-8b",
+    "llama3.1-8b": "llama3-8b",
+}
+
+_SHAPE_RE = re.compile(r"^custom:(.*)$")
+
+
+def list_models() -> tuple[str, ...]:
+    """Names of every zoo model, zoo order."""
+    return tuple(MODELS)
+
+
+def custom_llm(shape: LlmShape, name: str = "custom") -> ModelInfo:
+    """A decoder LLM of any shape."""
+    for field, value in (("layers", shape.layers), ("hidden", shape.hidden),
+                         ("heads", shape.heads), ("vocab", shape.vocab)):
+        if value <= 0:
+            raise InputError(f"LLM shape: {field} must be positive, got {value}")
+    if shape.hidden % shape.heads:
+        raise InputError(f"LLM shape: hidden {shape.hidden} is not a multiple of heads {shape.heads}")
+    return ModelInfo(
+        name=name,
+        family="decoder-llm",
+        description=f"decoder LLM L={shape.layers} h={shape.hidden} a={shape.heads}",
+        throughput_unit="tokens/s",
+        default_batch_size=4,
+        default_seq_len=2048,
+        llm=shape,
+        source="user-given shape",
+    )
+
+
+def parse_shape(text: str) -> LlmShape:
+    """`layers=32,hidden=4096,heads=32,vocab=32000[,kv_heads=8,ffn_hidden=14336,gated_mlp=1,untied=1]`."""
+    fields: dict[str, int] = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")
+        if not sep:
+            raise InputError(f"model shape {text!r}: expected key=value pairs, got {part!r}")
+        try:
+            fields[key.strip()] = int(value)
+        except ValueError:
+            raise InputError(f"model shape {text!r}: {key.strip()} must be an integer") from None
+    missing = {"layers", "hidden", "heads", "vocab"} - fields.keys()
+    if missing:
+        raise InputError(f"model shape {text!r}: missing {', '.join(sorted(missing))}")
+    unknown = fields.keys() - {"layers", "hidden", "heads", "vocab", "kv_heads", "ffn_hidden",
+                               "gated_mlp", "untied"}
+    if unknown:
+        raise InputError(f"model shape {text!r}: unknown field(s) {', '.join(sorted(unknown))}")
+    return LlmShape(
+        layers=fields["layers"],
+        hidden=fields["hidden"],
+        heads=fields["heads"],
+        vocab=fields["vocab"],
+        kv_heads=fields.get("kv_heads"),
+        ffn_hidden=fields.get("ffn_hidden"),
+        gated_mlp=bool(fields.get("gated_mlp", 0)),
+        tied_embeddings=not bool(fields.get("untied", 0)),
+    )
+
+
+def get_model(name: str) -> ModelInfo:
+    """A zoo model by name (case-insensitive, Lambda task names accepted), or a custom LLM
+    written `custom:layers=..,hidden=..,heads=..,vocab=..`; `NotFoundError` otherwise."""
+    key = name.strip().lower()
+    key = _ALIASES.get(key, key)
+    if key in MODELS:
+        return MODELS[key]
+    match = _SHAPE_RE.match(key)
+    if match:
+        return custom_llm(parse_shape(match.group(1)), name=name.strip())
+    raise NotFoundError("model", name, [*MODELS, "custom:layers=..,hidden=..,heads=..,vocab=.."])

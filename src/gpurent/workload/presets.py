@@ -1,0 +1,52 @@
+"""Presets for the guide's scenarios, with realistic amounts of work.
+
+- resnet50-imagenet: ResNet-50 on ImageNet-1k (1,281,167 images) for 90 epochs, AMP, batch 256
+  per GPU (the MLPerf/NVIDIA recipe length).
+- bert-large-pretrain: BERT-large phase 1 (seq 128): 7,038 steps x 65,536 sequences in NVIDIA's
+  LAMB recipe = 461 M sequences, AMP, batch 64 per GPU.
+- llama-lora: Llama 3 8B LoRA (rank 16) fine-tuning on a 100 M-token budget, bf16, seq 2048,
+  micro-batch 4, activation checkpointing.
+- llm-inference: Llama 3 8B serving in bf16: 512-token prompts, 256 generated tokens, batch 16,
+  100,000 requests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gpurent.catalog.precision import Precision
+from gpurent.errors import NotFoundError
+from gpurent.workload.spec import Task, Workload
+
+_PRESETS: dict[str, Callable[[], Workload]] = {
+    "resnet50-imagenet": lambda: Workload(
+        model="resnet50", task=Task.TRAINING, precision=Precision.AMP, batch_size_per_gpu=256,
+        dataset_samples=1_281_167, epochs=90, name="resnet50-imagenet",
+    ),
+    "bert-large-pretrain": lambda: Workload(
+        model="bert-large-pretrain", task=Task.TRAINING, precision=Precision.AMP,
+        batch_size_per_gpu=64, seq_len=128, dataset_samples=7038 * 65536, epochs=1,
+        name="bert-large-pretrain",
+    ),
+    "llama-lora": lambda: Workload(
+        model="llama3-8b", task=Task.FINETUNE_LORA, precision=Precision.BF16,
+        batch_size_per_gpu=4, seq_len=2048, token_budget=100e6, activation_checkpointing=True,
+        lora_rank=16, name="llama-lora",
+    ),
+    "llm-inference": lambda: Workload(
+        model="llama3-8b", task=Task.INFERENCE, precision=Precision.BF16, batch_size_per_gpu=16,
+        seq_len=512, output_tokens=256, dataset_samples=100_000, name="llm-inference",
+    ),
+}
+
+
+def list_presets() -> tuple[str, ...]:
+    return tuple(_PRESETS)
+
+
+def preset(name: str) -> Workload:
+    """A preset Workload by name; `NotFoundError` lists the known ones."""
+    try:
+        return _PRESETS[name.strip().lower()]()
+    except KeyError:
+        raise NotFoundError("preset", name, _PRESETS) from None

@@ -1,0 +1,146 @@
+"""The model zoo: each model's parameters, FLOPs and memory traffic per sample, from its shape.
+
+Every cost here is derived from the architecture (layer counts and widths from the model's paper
+or reference implementation), not from measurements; the estimator's fitted efficiencies turn
+them into time. Conventions:
+
+- `forward_flops(seq_len)` counts multiply-adds as 2 FLOPs for one sample's forward pass.
+  Training costs 3x forward (backward = 2x forward), +1 forward with activation recomputation.
+- `activation_values(seq_len)` counts the values kept for the backward pass per sample
+  (feature maps, per-layer transformer activations). Times bytes per value it is both the
+  activation memory and (times a fitted traffic factor) the DRAM traffic of the
+  memory-bound kernels (normalisation, activations, softmax, optimizer excluded).
+- Transformers use Korthikanti et al. 2022 ("Reducing activation recomputation"): per layer and
+  token, h x (17 + 2.5 a s / h) values without FlashAttention (the 34 sbh + 5 a s^2 b bytes of
+  the paper at 2 bytes/value); FlashAttention drops the 2.5 a s / h score term. Forward FLOPs per
+  token: 2 x (non-embedding parameters) + 4 x L x s x h (attention scores and values).
+- `units_per_sample`: how many of the customary throughput unit one sample holds (tokens per
+  GNMT sentence pair, mel frames per Tacotron 2 utterance, audio samples per WaveGlow segment).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from gpurent.errors import NotFoundError
+from gpurent.workload.spec import LlmShape
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EncoderShape:
+    """A bidirectional transformer encoder (BERT, ViT)."""
+
+    layers: int
+    hidden: int
+    heads: int
+    ffn_hidden: int
+    vocab: int  # 0 for ViT (patch embedding instead)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelInfo:
+    """One zoo model. Fixed-shape models give constant per-sample costs; transformers give a
+    shape and their costs follow `seq_len`."""
+
+    name: str
+    family: str  # "cnn", "encoder", "rnn", "tts", "recsys", "decoder-llm"
+    description: str
+    throughput_unit: str
+    default_batch_size: int
+    default_seq_len: int | None = None
+    params: float = 0.0  # fixed-shape models; shapes compute their own
+    fixed_forward_flops: float = 0.0  # per sample, fixed-shape models
+    fixed_activation_values: float = 0.0  # per sample, fixed-shape models
+    fixed_units_per_sample: float = 1.0
+    encoder: EncoderShape | None = None
+    llm: LlmShape | None = None
+    calibration_key: str = ""  # which fitted coefficient set applies ("" = own name)
+    source: str = ""
+
+    @property
+    def is_llm(self) -> bool:
+        return self.llm is not None
+
+    @property
+    def key(self) -> str:
+        return self.calibration_key or self.name
+
+    @property
+    def uses_seq_len(self) -> bool:
+        return self.encoder is not None or self.llm is not None
+
+    @property
+    def num_params(self) -> float:
+        if self.llm is not None:
+            return llm_params(self.llm)
+        if self.encoder is not None:
+            e = self.encoder
+            return e.layers * _encoder_layer_params(e) + e.vocab * e.hidden
+        return self.params
+
+    def forward_flops(self, seq_len: int | None = None) -> float:
+        """FLOPs of one sample's forward pass (2 per multiply-add)."""
+        return _costs(self, seq_len or self.default_seq_len or 0)[0]
+
+    def activation_values(self, seq_len: int | None = None, *, flash: bool = True) -> float:
+        """Values stored for backward per sample (LLMs: with FlashAttention when `flash`)."""
+        c = _costs(self, seq_len or self.default_seq_len or 0)
+        return c[1] if (flash or self.llm is None) else c[2]
+
+    def units_per_sample(self, seq_len: int | None = None) -> float:
+        """Throughput units per sample: tokens per sequence for token-counted models."""
+        if self.llm is not None:
+            return float(seq_len or self.default_seq_len or 1)
+        return self.fixed_units_per_sample
+
+
+def _encoder_layer_params(e: EncoderShape) -> float:
+    return 4 * e.hidden * e.hidden + 2 * e.hidden * e.ffn_hidden
+
+
+def llm_layer_params(shape: LlmShape) -> float:
+    """Weights of one decoder layer: attention (Q, O full; K, V by kv_heads) + MLP."""
+    h = shape.hidden
+    head_dim = h // shape.heads
+    kv = (shape.kv_heads or shape.heads) * head_dim
+    ffn = shape.ffn_hidden or 4 * h
+    mlp_mats = 3 if shape.gated_mlp else 2
+    return 2 * h * h + 2 * h * kv + mlp_mats * h * ffn
+
+
+def llm_params(shape: LlmShape) -> float:
+    """Total parameters: layers + token embedding (+ the output head when untied)."""
+    emb = shape.vocab * shape.hidden * (1 if shape.tied_embeddings else 2)
+    return shape.layers * llm_layer_params(shape) + emb
+
+
+def llm_flops_per_token(shape: LlmShape, seq_len: int, *, training: bool = True) -> float:
+    """Model FLOPs per token, PaLM/MosaicML convention: 6 N + 12 L h s for training
+    (forward 2 N + 4 L h s, backward twice that), N = all parameters including the embedding
+    used as output head. Megatron's 72 B s L h^2 (1 + s/6h + V/12Lh) per iteration is the same
+    count for a GPT shape."""
+    n = llm_params(shape)
+    fwd = 2 * n + 4 * shape.layers * shape.hidden * seq_len
+    return 3 * fwd if training else fwd
+
+
+@cache
+def _costs(model: ModelInfo, seq_len: int) -> tuple[float, float, float]:
+    """(forward FLOPs, activation values with FlashAttention, without) per sample."""
+    if model.llm is not None:
+        s = model.llm
+        fwd_tok = llm_flops_per_token(s, seq_len, training=False)
+        base = s.hidden * 17.0
+        score = 2.5 * s.heads * seq_len
+        logits = s.vocab * 2.0  # fp32 logits for the loss (2 values' worth at 2 bytes)
+        flash = seq_len * (s.layers * base + logits)
+        plain = seq_len * (s.layers * (base + score) + logits)
+        return fwd_tok * seq_len, flash, plain
+    if model.encoder is not None:
+        e = model.encoder
+        tok = 2 * e.layers * _encoder_layer_params(e) + 4 * e.layers * seq_len * e.hidden
+        head = 2 * e.hidden * e.vocab * 0.15 if e.vocab else 0.0  # MLM head on 15% of tokens
+        acts = e.layers * e.hidden * (17.0 + 2.5 * e.heads * seq_len / e.hidden)
+        return seq_len * (tok + head), seq_len * acts, seq_len * acts
+    return model.fixed_forward_flops, model.fixed_activation_values, model.fixed_activation_values
