@@ -59,24 +59,40 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
     try:
         sharding = Sharding(shard_raw)
     except ValueError:
-        raise InputError(f"{where}: sharding {shard_raw!r} is not one of "
-                         f"{', '.join(s.value for s in Sharding)}") from None
+        raise InputError(
+            f"{where}: sharding {shard_raw!r} is not one of {', '.join(s.value for s in Sharding)}"
+        ) from None
     gpu = get_gpu(row["gpu"])
     model = get_model(row["model"])
-    wl = Workload(model=model.name, precision=parse_precision(row["precision"]),
-                  batch_size_per_gpu=batch, seq_len=seq, activation_checkpointing=ckpt,
-                  sharding=sharding)
+    wl = Workload(
+        model=model.name,
+        precision=parse_precision(row["precision"]),
+        batch_size_per_gpu=batch,
+        seq_len=seq,
+        activation_checkpointing=ckpt,
+        sharding=sharding,
+    )
     if model.llm is not None and model.name not in cache["zoo"]:
         wl = replace(wl, shape=model.llm)
     est = estimate(wl, gpu, num_gpus, measurements=cache["cal"])
     out: dict[str, Any] = {k: (row.get(k) or "").strip() for k in row if k}
     out.update(
-        model=row["model"], gpu=row["gpu"], num_gpus=num_gpus, precision=row["precision"],
-        batch_size=batch, seq_len=est.seq_len, throughput=est.throughput,
-        throughput_unit=est.throughput_unit, step_time_s=est.step_time_s,
-        memory_per_gpu_gib=est.memory_per_gpu_gib, fits=est.fits,
-        bottleneck=est.bottleneck.value, mfu=est.mfu, samples_per_s=est.samples_per_s,
-        scaling_efficiency=est.scaling_efficiency, basis=est.basis,
+        model=row["model"],
+        gpu=row["gpu"],
+        num_gpus=num_gpus,
+        precision=row["precision"],
+        batch_size=batch,
+        seq_len=est.seq_len,
+        throughput=est.throughput,
+        throughput_unit=est.throughput_unit,
+        step_time_s=est.step_time_s,
+        memory_per_gpu_gib=est.memory_per_gpu_gib,
+        fits=est.fits,
+        bottleneck=est.bottleneck.value,
+        mfu=est.mfu,
+        samples_per_s=est.samples_per_s,
+        scaling_efficiency=est.scaling_efficiency,
+        basis=est.basis,
     )
     return out
 
@@ -102,7 +118,9 @@ def _from_csv(path: Path, as_json: bool) -> None:
             try:
                 res: dict[str, Any] = _row_result(row, where, cache)
             except GpurentError as exc:
-                msg = exc.message if exc.message.startswith(str(path)) else f"{where}: {exc.message}"
+                msg = (
+                    exc.message if exc.message.startswith(str(path)) else f"{where}: {exc.message}"
+                )
                 res = {"error": msg}
             except ValueError as exc:
                 res = {"error": str(exc)}
@@ -113,44 +131,77 @@ def _from_csv(path: Path, as_json: bool) -> None:
     if not as_json:
         from rich.table import Table
 
-        table = Table("model", "gpu", "n", "precision", "batch", "throughput", "unit",
-                      "mem GiB", "fits", "bottleneck")
+        table = Table(
+            "model",
+            "gpu",
+            "n",
+            "precision",
+            "batch",
+            "throughput",
+            "unit",
+            "mem GiB",
+            "fits",
+            "bottleneck",
+        )
         for r in results:
             if "error" in r:
                 table.add_row(f"[red]{r['error']}[/]", *[""] * 9)
                 continue
-            table.add_row(r["model"], r["gpu"], str(r["num_gpus"]), r["precision"],
-                          str(r["batch_size"]), f"{r['throughput']:,.0f}", r["throughput_unit"],
-                          f"{r['memory_per_gpu_gib']:.1f}", "yes" if r["fits"] else "NO",
-                          r["bottleneck"])
+            table.add_row(
+                r["model"],
+                r["gpu"],
+                str(r["num_gpus"]),
+                r["precision"],
+                str(r["batch_size"]),
+                f"{r['throughput']:,.0f}",
+                r["throughput_unit"],
+                f"{r['memory_per_gpu_gib']:.1f}",
+                "yes" if r["fits"] else "NO",
+                r["bottleneck"],
+            )
         console.print(table)
 
 
 def estimate_cmd(
-    model: str = typer.Option(None, "--model", "-m", help="Zoo model (see --list-models) or "
-                              "custom:layers=..,hidden=..,heads=..,vocab=.."),
+    model: str = typer.Option(
+        None,
+        "--model",
+        "-m",
+        help="Zoo model (see --list-models) or custom:layers=..,hidden=..,heads=..,vocab=..",
+    ),
     gpu: str = typer.Option(None, "--gpu", "-g", help="GPU name, e.g. H100, A100-SXM4-80GB, L40S."),
     gpus: int = typer.Option(1, "--gpus", "-n", help="Total number of GPUs."),
     nodes: int = typer.Option(1, "--nodes", help="Nodes the GPUs are spread over."),
-    precision: str = typer.Option(None, "--precision", "-p",
-                                  help="fp32, strict-fp32, tf32, amp, fp16, bf16, fp8 "
-                                  "(aliases fp16_amp, fp32_or_tf32). Default: amp; bf16 for LLMs."),
+    precision: str = typer.Option(
+        None,
+        "--precision",
+        "-p",
+        help="fp32, strict-fp32, tf32, amp, fp16, bf16, fp8 "
+        "(aliases fp16_amp, fp32_or_tf32). Default: amp; bf16 for LLMs.",
+    ),
     batch_size: int = typer.Option(None, "--batch-size", "-b", help="Micro-batch per GPU."),
     seq_len: int = typer.Option(None, "--seq-len", "-s", help="Tokens per sequence."),
-    task: str = typer.Option(None, "--task", help="training, finetune-full, finetune-lora, "
-                             "finetune-qlora, inference."),
+    task: str = typer.Option(
+        None, "--task", help="training, finetune-full, finetune-lora, finetune-qlora, inference."
+    ),
     sharding: str = typer.Option(None, "--sharding", help="none, zero1, zero2, zero3 (= fsdp)."),
-    checkpointing: bool = typer.Option(None, "--activation-checkpointing/--no-activation-checkpointing",
-                                       help="Recompute activations in backward."),
+    checkpointing: bool = typer.Option(
+        None,
+        "--activation-checkpointing/--no-activation-checkpointing",
+        help="Recompute activations in backward.",
+    ),
     tensor_parallel: int = typer.Option(None, "--tp", help="Tensor-parallel degree."),
     pipeline_parallel: int = typer.Option(None, "--pp", help="Pipeline-parallel degree."),
-    inter_node_gbps: float = typer.Option(None, "--inter-node-gbps",
-                                          help="Network per node, Gbit/s (default 100)."),
+    inter_node_gbps: float = typer.Option(
+        None, "--inter-node-gbps", help="Network per node, Gbit/s (default 100)."
+    ),
     interconnect: str = typer.Option(None, "--interconnect", help="Override: nvlink or pcie."),
     preset_name: str = typer.Option(None, "--preset", help="Start from a preset (--list-presets)."),
     workload_file: Path = typer.Option(None, "--workload", "-w", help="TOML/YAML workload file."),
     from_csv: Path = typer.Option(None, "--from-csv", help="Estimate every row of a CSV."),
-    no_measured: bool = typer.Option(False, "--no-measured", help="Ignore `gpurent calibrate` rows."),
+    no_measured: bool = typer.Option(
+        False, "--no-measured", help="Ignore `gpurent calibrate` rows."
+    ),
     list_models_flag: bool = typer.Option(False, "--list-models", help="List zoo models and exit."),
     list_presets_flag: bool = typer.Option(False, "--list-presets", help="List presets and exit."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (one object per CSV row)."),
@@ -189,9 +240,12 @@ def estimate_cmd(
     elif model is not None:
         info = get_model(model)
         default_p = "bf16" if info.is_llm else "amp"
-        wl = Workload(model=info.name, precision=parse_precision(precision or default_p),
-                      batch_size_per_gpu=info.default_batch_size,
-                      shape=info.llm if model.lower().startswith("custom:") else None)
+        wl = Workload(
+            model=info.name,
+            precision=parse_precision(precision or default_p),
+            batch_size_per_gpu=info.default_batch_size,
+            shape=info.llm if model.lower().startswith("custom:") else None,
+        )
     else:
         raise InputError("give --model, --preset or --workload (see --list-models)")
     changes: dict[str, Any] = {}
@@ -207,14 +261,17 @@ def estimate_cmd(
         try:
             changes["task"] = Task(task.lower())
         except ValueError:
-            raise InputError(f"--task {task!r}: one of {', '.join(t.value for t in Task)}") from None
+            raise InputError(
+                f"--task {task!r}: one of {', '.join(t.value for t in Task)}"
+            ) from None
     if sharding is not None:
         s = "zero3" if sharding.lower() in ("fsdp", "full_shard") else sharding.lower()
         try:
             changes["sharding"] = Sharding(s)
         except ValueError:
-            raise InputError(f"--sharding {sharding!r}: one of "
-                             f"{', '.join(x.value for x in Sharding)}") from None
+            raise InputError(
+                f"--sharding {sharding!r}: one of {', '.join(x.value for x in Sharding)}"
+            ) from None
     if checkpointing is not None:
         changes["activation_checkpointing"] = checkpointing
     if tensor_parallel is not None:
@@ -225,8 +282,16 @@ def estimate_cmd(
     _single(wl, get_gpu(gpu), gpus, nodes, inter_node_gbps, interconnect, no_measured, as_json)
 
 
-def _single(wl: Any, gpu: Any, gpus: int, nodes: int, inter_node_gbps: float | None,
-            interconnect: str | None, no_measured: bool, as_json: bool) -> None:
+def _single(
+    wl: Any,
+    gpu: Any,
+    gpus: int,
+    nodes: int,
+    inter_node_gbps: float | None,
+    interconnect: str | None,
+    no_measured: bool,
+    as_json: bool,
+) -> None:
     from gpurent.errors import InputError
     from gpurent.estimate import Calibration, estimate
     from gpurent.estimate.store import load_calibration
@@ -235,8 +300,15 @@ def _single(wl: Any, gpu: Any, gpus: int, nodes: int, inter_node_gbps: float | N
     if interconnect is not None and interconnect.lower() not in ("nvlink", "pcie"):
         raise InputError(f"--interconnect {interconnect!r}: nvlink or pcie")
     cal = Calibration(()) if no_measured else load_calibration()
-    est = estimate(wl, gpu, gpus, nodes=nodes, inter_node_gbps=inter_node_gbps,
-                   intra_node_interconnect=interconnect, measurements=cal)
+    est = estimate(
+        wl,
+        gpu,
+        gpus,
+        nodes=nodes,
+        inter_node_gbps=inter_node_gbps,
+        intra_node_interconnect=interconnect,
+        measurements=cal,
+    )
     if as_json:
         from gpurent.cli.common import to_jsonable
 
@@ -248,24 +320,31 @@ def _single(wl: Any, gpu: Any, gpus: int, nodes: int, inter_node_gbps: float | N
         print_json(doc)
         return
     m = est.memory
-    fit = ("[green]fits[/]" if est.fits else
-           f"[red]does not fit by {-m.headroom_gib:.1f} GiB[/]")
-    console.print(f"[bold]{est.model}[/] on {est.num_gpus}x {est.gpu} ({est.precision}, batch "
-                  f"{est.batch_size_per_gpu}/GPU{f', seq {est.seq_len}' if est.seq_len else ''})")
-    console.print(f"  throughput     {est.throughput:,.1f} {est.throughput_unit}"
-                  f"  ({est.samples_per_s:,.2f} samples/s)")
-    console.print(f"  step time      {est.step_time_s * 1000:,.1f} ms  (compute "
-                  f"{est.compute_time_s * 1000:,.1f}, memory {est.memory_time_s * 1000:,.1f}, "
-                  f"exposed comm {est.communication_time_s * 1000:,.1f})")
+    fit = "[green]fits[/]" if est.fits else f"[red]does not fit by {-m.headroom_gib:.1f} GiB[/]"
+    console.print(
+        f"[bold]{est.model}[/] on {est.num_gpus}x {est.gpu} ({est.precision}, batch "
+        f"{est.batch_size_per_gpu}/GPU{f', seq {est.seq_len}' if est.seq_len else ''})"
+    )
+    console.print(
+        f"  throughput     {est.throughput:,.1f} {est.throughput_unit}"
+        f"  ({est.samples_per_s:,.2f} samples/s)"
+    )
+    console.print(
+        f"  step time      {est.step_time_s * 1000:,.1f} ms  (compute "
+        f"{est.compute_time_s * 1000:,.1f}, memory {est.memory_time_s * 1000:,.1f}, "
+        f"exposed comm {est.communication_time_s * 1000:,.1f})"
+    )
     if est.num_gpus > 1:
         console.print(f"  scaling        {100 * est.scaling_efficiency:.0f}% of linear")
     if est.mfu is not None:
         console.print(f"  MFU            {100 * est.mfu:.0f}%")
     console.print(f"  bottleneck     {est.bottleneck.value}")
     console.print(f"  memory/GPU     {m.total_gib:.1f} of {m.capacity_gib:g} GiB: {fit}")
-    console.print(f"    weights {m.weights_gib:.2f}, gradients {m.gradients_gib:.2f}, optimizer "
-                  f"{m.optimizer_gib:.2f}, activations {m.activations_gib:.2f}, KV cache "
-                  f"{m.kv_cache_gib:.2f}, overhead {m.overhead_gib:.2f} GiB")
+    console.print(
+        f"    weights {m.weights_gib:.2f}, gradients {m.gradients_gib:.2f}, optimizer "
+        f"{m.optimizer_gib:.2f}, activations {m.activations_gib:.2f}, KV cache "
+        f"{m.kv_cache_gib:.2f}, overhead {m.overhead_gib:.2f} GiB"
+    )
     if est.time_to_finish_s is not None:
         console.print(f"  time to finish {format_duration(est.time_to_finish_s)}")
     console.print(f"  basis          {est.basis}")
@@ -282,8 +361,11 @@ calibrate_app = typer.Typer(
 @calibrate_app.command("add")
 @cli_errors
 def calibrate_add(
-    file: Path = typer.Argument(..., help="CSV (model,gpu,num_gpus,precision,batch_size,"
-                                "throughput[,seq_len,throughput_unit]) or `gpurent bench` JSON."),
+    file: Path = typer.Argument(
+        ...,
+        help="CSV (model,gpu,num_gpus,precision,batch_size,"
+        "throughput[,seq_len,throughput_unit]) or `gpurent bench` JSON.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the added rows as JSON."),
 ) -> None:
     """Add measurements, e.g. `gpurent calibrate add my_runs.csv`."""
@@ -313,8 +395,15 @@ def calibrate_list(as_json: bool = typer.Option(False, "--json", help="Print JSO
         return
     table = Table("model", "gpu", "n", "precision", "batch", "seq", "throughput")
     for r in rows:
-        table.add_row(r.model, r.gpu, str(r.num_gpus), r.precision.value, str(r.batch_size),
-                      str(r.seq_len or ""), f"{r.throughput:,.1f} {r.throughput_unit}")
+        table.add_row(
+            r.model,
+            r.gpu,
+            str(r.num_gpus),
+            r.precision.value,
+            str(r.batch_size),
+            str(r.seq_len or ""),
+            f"{r.throughput:,.1f} {r.throughput_unit}",
+        )
     console.print(table)
 
 
@@ -335,4 +424,3 @@ def register(app: typer.Typer) -> None:
     """Attach this module's commands to the root app."""
     app.command("estimate", help=(estimate_cmd.__doc__ or "") + EXAMPLES)(cli_errors(estimate_cmd))
     app.add_typer(calibrate_app, name="calibrate")
-

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, TypeVar
 
@@ -95,12 +95,22 @@ def load_offers(catalog: Path | None) -> tuple[Offer, ...]:
     return parse_offers_csv(catalog.read_text(encoding="utf-8"), str(catalog)).offers
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Overrides:
+    """Workload fields given as flags (None: keep the preset's or file's value)."""
+
+    task: Task | None = None
+    token_budget: float | None = None
+    epochs: float | None = None
+    batch_size_per_gpu: int | None = None
+
+
 def resolve_workload(
     preset: str | None,
     workload_file: Path | None,
     model: str | None,
     scenario: Scenario | None,
-    overrides: dict[str, object],
+    overrides: Overrides,
 ) -> Workload:
     """The workload from exactly one of --preset, --workload, --model (or the scenario's)."""
     from gpurent import workload as wl
@@ -124,8 +134,15 @@ def resolve_workload(
                 "--model NAME or --scenario training|inference|cost-sensitive"
             )
         base = wl.preset(name)
-    changes = {k: v for k, v in overrides.items() if v is not None}
-    return replace(base, **changes) if changes else base
+    if overrides.task is not None:
+        base = replace(base, task=overrides.task)
+    if overrides.token_budget is not None:
+        base = replace(base, token_budget=overrides.token_budget)
+    if overrides.epochs is not None:
+        base = replace(base, epochs=overrides.epochs)
+    if overrides.batch_size_per_gpu is not None:
+        base = replace(base, batch_size_per_gpu=overrides.batch_size_per_gpu)
+    return base
 
 
 def _estimator() -> EstimatorFn:
@@ -244,12 +261,9 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
             task_value = Task(task.lower())
         except ValueError:
             raise NotFoundError("task", task, [t.value for t in Task]) from None
-    overrides: dict[str, object] = {
-        "task": task_value,
-        "token_budget": tokens,
-        "epochs": epochs,
-        "batch_size_per_gpu": batch_size,
-    }
+    overrides = Overrides(
+        task=task_value, token_budget=tokens, epochs=epochs, batch_size_per_gpu=batch_size
+    )
     workload = resolve_workload(preset, workload_file, model, scenario, overrides)
     deadline_s = parse_duration_s(deadline) if deadline else None
     if objective:

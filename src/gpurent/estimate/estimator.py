@@ -96,14 +96,28 @@ def estimate(
         scaling = 1.0
     elif model.is_llm:
         t_c, t_m, t_comm, step, mfu, scaling = _llm_training(
-            workload, model, gpu, num_gpus, nodes, seq or 2048, k,
-            inter_node_gbps, intra_node_interconnect,
+            workload,
+            model,
+            gpu,
+            num_gpus,
+            nodes,
+            seq or 2048,
+            k,
+            inter_node_gbps,
+            intra_node_interconnect,
         )
         samples_per_step = float(b * data_parallel_degree(workload, num_gpus))
         units_per_sample = model.units_per_sample(seq)
     else:
         t_c, t_m, t_comm, step, scaling = _family(
-            workload, model, gpu, num_gpus, nodes, seq, k, inter_node_gbps,
+            workload,
+            model,
+            gpu,
+            num_gpus,
+            nodes,
+            seq,
+            k,
+            inter_node_gbps,
             intra_node_interconnect,
         )
         samples_per_step = float(b * num_gpus)
@@ -117,9 +131,15 @@ def estimate(
         if rows:
             ref = best_match(rows, num_gpus, b, seq)
             ref_wl = _replace_batch(workload, ref.batch_size, ref.seq_len or workload.seq_len)
-            ref_est = estimate(ref_wl, gpu, ref.num_gpus, nodes=min(nodes, ref.num_gpus),
-                               inter_node_gbps=inter_node_gbps,
-                               intra_node_interconnect=intra_node_interconnect, constants=k)
+            ref_est = estimate(
+                ref_wl,
+                gpu,
+                ref.num_gpus,
+                nodes=min(nodes, ref.num_gpus),
+                inter_node_gbps=inter_node_gbps,
+                intra_node_interconnect=intra_node_interconnect,
+                constants=k,
+            )
             ratio = ref.throughput / ref_est.throughput
             samples_per_s *= ratio
             step /= ratio
@@ -136,8 +156,10 @@ def estimate(
     bottleneck = _bottleneck(t_c, t_m, t_comm)
     if not mem.fits:
         bottleneck = Bottleneck.MEMORY_CAPACITY
-        notes.append(f"does not fit: needs {mem.total_gib:.1f} GiB of {mem.capacity_gib:g} GiB "
-                     f"(short by {-mem.headroom_gib:.1f} GiB)")
+        notes.append(
+            f"does not fit: needs {mem.total_gib:.1f} GiB of {mem.capacity_gib:g} GiB "
+            f"(short by {-mem.headroom_gib:.1f} GiB)"
+        )
     throughput = samples_per_s * units_per_sample
     return Estimate(
         model=model.name,
@@ -191,9 +213,15 @@ def _family(
     p = workload.precision
     training = workload.task.trains
     coeffs = k.family(model.key, p.is_half)
-    xc, xm = family_features(model, gpu, p, workload.batch_size_per_gpu, seq,
-                             checkpointing=workload.activation_checkpointing and training,
-                             training=training)
+    xc, xm = family_features(
+        model,
+        gpu,
+        p,
+        workload.batch_size_per_gpu,
+        seq,
+        checkpointing=workload.activation_checkpointing and training,
+        training=training,
+    )
     t_c = coeffs.a * xc
     t_m = coeffs.b * xm
     overhead = coeffs.c_s if training else coeffs.c_s / 3.0
@@ -203,8 +231,15 @@ def _family(
     grad_bytes = model.num_params * (2.0 if p in (Precision.BF16, Precision.FP16) else 4.0)
     if workload.task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA):
         grad_bytes = lora_params(model, workload.lora_rank) * 4.0
-    t_ar = allreduce_time_s(grad_bytes, gpu, num_gpus, nodes, k.comm,
-                            inter_node_gbps=inter_node_gbps, interconnect=interconnect)
+    t_ar = allreduce_time_s(
+        grad_bytes,
+        gpu,
+        num_gpus,
+        nodes,
+        k.comm,
+        inter_node_gbps=inter_node_gbps,
+        interconnect=interconnect,
+    )
     t_ar /= workload.gradient_accumulation
     exposed = max(0.0, t_ar - k.comm.overlap * (2.0 / 3.0) * (t_c + t_m))
     sync = k.comm.sync_per_doubling ** math.log2(num_gpus)
@@ -232,17 +267,28 @@ def _llm_training(
     mp = tp * pp
     c = k.llm
     x_mm, x_attn, x_mem, model_flops = llm_training_features(
-        model, gpu, p, workload.task, b, seq,
-        checkpointing=workload.activation_checkpointing, model_parallel=mp,
+        model,
+        gpu,
+        p,
+        workload.task,
+        b,
+        seq,
+        checkpointing=workload.activation_checkpointing,
+        model_parallel=mp,
     )
     t_c = c.a_gemm * x_mm + c.a_attn * x_attn
     t_m = c.k_mem * x_mem
     ga = workload.gradient_accumulation
     n = llm_params(shape)
     # optimizer step: read/write weights, grads and AdamW states once per optimizer step
-    shards = mp * (data_parallel_degree(workload, num_gpus) if workload.sharding is not Sharding.NONE else 1)
-    trainable = n if workload.task in (Task.TRAINING, Task.FINETUNE_FULL) else lora_params(
-        model, workload.lora_rank)
+    shards = mp * (
+        data_parallel_degree(workload, num_gpus) if workload.sharding is not Sharding.NONE else 1
+    )
+    trainable = (
+        n
+        if workload.task in (Task.TRAINING, Task.FINETUNE_FULL)
+        else lora_params(model, workload.lora_rank)
+    )
     t_opt = 28.0 * trainable / shards / bandwidth_bps(gpu) / ga
     single = t_c + t_m + c.c_s + t_opt
     # communication
@@ -252,19 +298,36 @@ def _llm_training(
         dp_nodes = max(1, min(nodes, dp))
         if workload.sharding is Sharding.ZERO3 and trainable == n:
             payload = n * 2.0 / mp
-            comm += allreduce_time_s(payload, gpu, dp, dp_nodes, k.comm,
-                                     inter_node_gbps=inter_node_gbps, interconnect=interconnect,
-                                     factor=3.0)
+            comm += allreduce_time_s(
+                payload,
+                gpu,
+                dp,
+                dp_nodes,
+                k.comm,
+                inter_node_gbps=inter_node_gbps,
+                interconnect=interconnect,
+                factor=3.0,
+            )
         else:
             grad_b = 2.0 if p in (Precision.BF16, Precision.FP16, Precision.FP8) else 4.0
-            comm += allreduce_time_s(trainable * grad_b / mp, gpu, dp, dp_nodes, k.comm,
-                                     inter_node_gbps=inter_node_gbps,
-                                     interconnect=interconnect) / ga
+            comm += (
+                allreduce_time_s(
+                    trainable * grad_b / mp,
+                    gpu,
+                    dp,
+                    dp_nodes,
+                    k.comm,
+                    inter_node_gbps=inter_node_gbps,
+                    interconnect=interconnect,
+                )
+                / ga
+            )
     exposed = max(0.0, comm - LLM_COMM_OVERLAP * (t_c + t_m))
     if tp > 1:  # 4 all-reduces of s*b*h activations per layer, on the critical path
         act = seq * b * shape.hidden * 2.0
-        per = allreduce_time_s(act, gpu, tp, 1, k.comm, inter_node_gbps=None,
-                               interconnect=interconnect)
+        per = allreduce_time_s(
+            act, gpu, tp, 1, k.comm, inter_node_gbps=None, interconnect=interconnect
+        )
         exposed += 4.0 * math.ceil(shape.layers / pp) * per
     step = single + exposed
     if pp > 1:  # 1F1B bubble: (pp - 1) idle slots per `ga` micro-batches
@@ -302,8 +365,7 @@ def _llm_inference(
     t_decode = out * max(step_c, step_m)
     total = t_prefill + t_decode
     flops = prefill_flops + decode_flops * out
-    return (t_prefill + out * step_c, out * step_m, 0.0, total, float(b),
-            flops / (total * peak))
+    return (t_prefill + out * step_c, out * step_m, 0.0, total, float(b), flops / (total * peak))
 
 
 def _time_to_finish(

@@ -61,7 +61,9 @@ class Calibration:
         return len(self.rows)
 
 
-def best_match(rows: Iterable[MeasuredRow], num_gpus: int, batch: int, seq_len: int | None) -> MeasuredRow:
+def best_match(
+    rows: Iterable[MeasuredRow], num_gpus: int, batch: int, seq_len: int | None
+) -> MeasuredRow:
     """The row closest to the asked configuration: same GPU count, then batch, then length."""
 
     def distance(r: MeasuredRow) -> tuple[float, float, float]:
@@ -120,16 +122,22 @@ def parse_measurements(text: str, source: str) -> tuple[MeasuredRow, ...]:
         if not isinstance(items, list):
             raise InputError(f"{source}: JSON needs a top-level list 'calibration_rows'")
         return tuple(
-            row_from_mapping(item if isinstance(item, dict) else {}, f"{source}: calibration_rows[{i}]")
+            row_from_mapping(
+                item if isinstance(item, dict) else {}, f"{source}: calibration_rows[{i}]"
+            )
             for i, item in enumerate(items)
         )
     reader = csv.DictReader(io.StringIO(text))
     header = [h.strip() for h in (reader.fieldnames or [])]
     missing = [k for k in REQUIRED if k not in header]
     if missing:
-        raise InputError(f"{source}: CSV header lacks {', '.join(missing)} (needs {', '.join(REQUIRED)})")
+        raise InputError(
+            f"{source}: CSV header lacks {', '.join(missing)} (needs {', '.join(REQUIRED)})"
+        )
     return tuple(
-        row_from_mapping({(k or "").strip(): (v or "").strip() for k, v in row.items()}, f"{source}:{i + 2}")
+        row_from_mapping(
+            {(k or "").strip(): (v or "").strip() for k, v in row.items()}, f"{source}:{i + 2}"
+        )
         for i, row in enumerate(reader)
     )
 
@@ -139,6 +147,16 @@ def rows_to_csv(rows: Iterable[MeasuredRow]) -> str:
     w = csv.writer(out, lineterminator="\n")
     w.writerow(FIELDS)
     for r in rows:
-        w.writerow([r.model, r.gpu, r.num_gpus, r.precision.value, r.batch_size, r.throughput,
-                    r.seq_len if r.seq_len is not None else "", r.throughput_unit])
+        w.writerow(
+            [
+                r.model,
+                r.gpu,
+                r.num_gpus,
+                r.precision.value,
+                r.batch_size,
+                r.throughput,
+                r.seq_len if r.seq_len is not None else "",
+                r.throughput_unit,
+            ]
+        )
     return out.getvalue()

@@ -153,7 +153,9 @@ def _training_activations(
 
 
 def weights_bytes_for_inference(model: ModelInfo, precision: Precision) -> float:
-    return model.num_params * (1.0 if precision is Precision.FP8 else 2.0 if precision.is_half else 4.0)
+    return model.num_params * (
+        1.0 if precision is Precision.FP8 else 2.0 if precision.is_half else 4.0
+    )
 
 
 __all__ = ["data_parallel_degree", "llm_layer_params", "lora_params", "memory_breakdown"]

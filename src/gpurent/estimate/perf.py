@@ -104,7 +104,9 @@ def llm_training_features(
     return f_mm / p, f_attn / p, act_bytes / bw, model_flops
 
 
-def link_bandwidth_bps(gpu: GpuSpec, num_gpus: int, comm: CommCoeffs, interconnect: str | None) -> float:
+def link_bandwidth_bps(
+    gpu: GpuSpec, num_gpus: int, comm: CommCoeffs, interconnect: str | None
+) -> float:
     """Achievable ring all-reduce bus bandwidth between GPUs of one node, B/s.
 
     `interconnect` overrides the spec: "nvlink" or "pcie". NVLink bridges join pairs only, so more

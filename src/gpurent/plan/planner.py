@@ -71,6 +71,7 @@ class _Builder:
         assumptions: CostAssumptions,
     ) -> None:
         self.en = en
+        self.common_notes = _common_notes(en)
         self.workload = workload
         self.constraints = constraints
         self.assumptions = assumptions
@@ -136,7 +137,7 @@ class _Builder:
                 f"micro-batch lowered to fit memory ({self.workload.batch_size_per_gpu} -> "
                 f"{layout.batch_size_per_gpu}, x{layout.gradient_accumulation} accumulation)"
             )
-        notes.extend(est.notes[:2])
+        notes.extend(n for n in est.notes if n not in self.common_notes)
         return tuple(notes)
 
     def candidate(self, row: Row, rank: int, also_in_regions: int = 0) -> Candidate:
@@ -194,6 +195,12 @@ class _Builder:
             as_of=offer.as_of,
             notes=self.notes(offer, ctx),
         )
+
+
+def _common_notes(en: Enumeration) -> frozenset[str]:
+    """Estimator notes that every priced configuration shares: said once, in the assumptions."""
+    sets = [frozenset(ctx.estimate.notes) for ctx in en.contexts]
+    return frozenset.intersection(*sets) if sets else frozenset()
 
 
 def _no_fit_reasons(en: Enumeration, workload: Workload) -> list[str]:
@@ -277,6 +284,7 @@ def make_plan(
             **counts,
         )
     b = _Builder(en, workload, constraints, assumptions)
+    estimator_notes = tuple(f"estimator: {n}" for n in sorted(b.common_notes))
     key = objective_key(constraints.objective, b.work_per_usd)
     ranking = rank_rows(en.rows, constraints, key, b.describe)
     shown, region_counts = distinct(ranking.ranked, b.identity, b.region, constraints.top_n)
@@ -320,6 +328,8 @@ def make_plan(
         pareto=pareto,
         explanation=explanation,
         infeasible_reasons=ranking.reasons,
+        assumptions=_assumptions(assumptions, providers, summary, filtered.unknown_gpus)
+        + estimator_notes,
         **counts,
     )
 

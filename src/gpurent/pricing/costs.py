@@ -18,6 +18,7 @@ is <= 0 the job is expected never to finish on spot. Inference loses only the re
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpurent.errors import InputError
@@ -56,6 +57,19 @@ DEFAULT_NETWORK_GBPS = 25.0  # between instances when the offer does not publish
 
 def _lookup(table: dict[str | None, float], provider: str) -> float:
     return table.get(provider, table[None])
+
+
+def _by_rate(rate: Callable[[str], float], providers: tuple[str, ...], fmt: str) -> str:
+    """'aws $0.08, lambda $0.2, others $0.1': providers grouped by their rate, most common last."""
+    groups: dict[float, list[str]] = {}
+    for p in providers:
+        groups.setdefault(rate(p), []).append(p)
+    if not groups:
+        return "n/a"
+    common = max(groups, key=lambda r: len(groups[r]))
+    parts = [f"{', '.join(ps)} {fmt.format(r)}" for r, ps in groups.items() if r != common]
+    rest = "others" if parts else "all"
+    return ", ".join([*parts, f"{rest} {fmt.format(common)}"])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,8 +126,8 @@ class CostAssumptions:
         storage = (
             f"${self.storage_usd_per_gb_month:g}/GB-month (--storage-usd-per-gb-month)"
             if self.storage_usd_per_gb_month is not None
-            else "approximate list prices "
-            + ", ".join(f"{p} ${self.storage_rate(p):g}" for p in providers)
+            else "approximate list prices: "
+            + _by_rate(self.storage_rate, providers, "${:g}")
             + " per GB-month"
         )
         lines.append(
@@ -123,7 +137,7 @@ class CostAssumptions:
         if self.egress_gb > 0:
             lines.append(
                 f"egress: {self.egress_gb:g} GB out at "
-                + ", ".join(f"{p} ${self.egress_rate(p):g}" for p in providers)
+                + _by_rate(self.egress_rate, providers, "${:g}")
                 + " per GB"
             )
         else:
@@ -132,7 +146,7 @@ class CostAssumptions:
             rates = f"{self.spot_interruptions_per_hour:g}/h per instance (--spot-interruptions)"
         else:
             rates = (
-                ", ".join(f"{p} {self.interruptions_per_hour(p):g}/h" for p in providers)
+                _by_rate(self.interruptions_per_hour, providers, "{:g}/h")
                 + " per instance (defaults: AWS from a 10.4 h mean spot lifetime in a 2023 trace;"
                 " others a conservative 0.2/h, no public data)"
             )

@@ -38,14 +38,22 @@ def pricing_cell(c: Candidate) -> str:
     return f"{c.pricing.value} {format_usd(c.price_usd_per_hour)}/h"
 
 
-def notes_cell(c: Candidate, limit: int = 2) -> str:
-    notes = list(c.notes[:limit])
-    if c.meets_deadline is False:
-        notes.insert(0, "misses deadline")
+def notes_cell(c: Candidate) -> str:
+    """Short risk tags for table cells; the full notes are in the JSON and the explanation."""
+    tags: list[str] = []
     if c.within_budget is False:
-        notes.insert(0, "over budget")
-    more = len(c.notes) - limit
-    return "; ".join(notes) + (f" (+{more} more)" if more > 0 else "")
+        tags.append("over budget")
+    if c.meets_deadline is False:
+        tags.append("misses deadline")
+    if c.spot is not None and c.spot.expected_interruptions > 0:
+        tags.append(
+            f"~{c.spot.expected_interruptions:.1f} interruptions, +{(c.spot.slowdown - 1):.0%} time"
+        )
+    for note in c.notes:
+        if note.startswith("spot:"):
+            continue
+        tags.append(note.split(":")[0] if ":" in note else note)
+    return "; ".join(tags)
 
 
 def candidate_row(c: Candidate) -> tuple[str, ...]:

@@ -7,18 +7,42 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from gpurent.plan.result import Plan
+from gpurent.plan.result import Candidate, Plan
 from gpurent.report.plan_format import (
     PARETO_HEADERS,
     TABLE_HEADERS,
     candidate_row,
+    gpus_cell,
     pareto_row,
     price_age_line,
+    pricing_cell,
+    region_cell,
     stats_line,
     title,
+    unit_cost_cell,
 )
+from gpurent.units import format_duration, format_usd
 
 _RIGHT = {"#", "time", "cost", "$/unit"}
+WIDE_COLUMNS = 140  # below this, a narrower table (layout, bottleneck, notes are in the panel)
+NARROW_HEADERS = ("#", "offer", "GPUs", "pricing", "time", "cost", "$/unit")
+
+
+def narrow_row(c: Candidate) -> tuple[str, ...]:
+    nodes = f" x{c.nodes}" if c.nodes > 1 else ""
+    return (
+        str(c.rank) if c.rank else "-",
+        f"{c.provider} {c.instance_type}{nodes}\n{region_cell(c)}",
+        gpus_cell(c),
+        pricing_cell(c).replace(" ", "\n", 1),
+        format_duration(c.time_s),
+        format_usd(c.cost_usd),
+        unit_cost_cell(c),
+    )
+
+
+_WIDE_ONLY = {"layout", "bottleneck", "notes"}  # dropped below 140 columns (in the panel anyway)
+WIDE_COLUMNS = 140
 
 
 def render_terminal(plan: Plan, console: Console) -> None:
@@ -39,17 +63,19 @@ def render_terminal(plan: Plan, console: Console) -> None:
             title_justify="left",
             header_style="bold",
         )
-        for h in TABLE_HEADERS:
+        if console.width >= WIDE_COLUMNS:
+            headers, rows = TABLE_HEADERS, [candidate_row(c) for c in plan.top]
+        else:
+            headers, rows = NARROW_HEADERS, [narrow_row(c) for c in plan.top]
+        for h in headers:
             table.add_column(
                 h,
                 justify="right" if h in _RIGHT else "left",
                 overflow="fold",
-                max_width=44 if h == "notes" else None,
+                max_width=40 if h == "notes" else None,
             )
-        for i, c in enumerate(plan.top):
-            table.add_row(
-                *candidate_row(c), style="bold green" if i == 0 and plan.feasible else None
-            )
+        for n, cells in enumerate(rows):
+            table.add_row(*cells, style="bold green" if n == 0 and plan.feasible else None)
         console.print(table)
     if plan.pareto:
         front = Table(

@@ -29,8 +29,16 @@ from gpurent.workload.models import get_model
 from gpurent.workload.presets import preset
 from gpurent.workload.spec import LlmShape, Optimizer, Sharding, Task, Workload
 
-_INT = {"batch_size_per_gpu", "seq_len", "dataset_samples", "output_tokens", "tensor_parallel",
-        "pipeline_parallel", "gradient_accumulation", "lora_rank"}
+_INT = {
+    "batch_size_per_gpu",
+    "seq_len",
+    "dataset_samples",
+    "output_tokens",
+    "tensor_parallel",
+    "pipeline_parallel",
+    "gradient_accumulation",
+    "lora_rank",
+}
 _FLOAT = {"epochs", "token_budget"}
 _BOOL = {"activation_checkpointing", "cpu_offload"}
 _ALIASES = {"batch_size": "batch_size_per_gpu", "batch": "batch_size_per_gpu"}
@@ -74,8 +82,12 @@ def workload_from_mapping(raw: dict[str, Any], where: str) -> Workload:
             elif key == "shape":
                 if not isinstance(value, dict):
                     raise InputError(f"{where}: shape must be a table of layers/hidden/heads/vocab")
-                fields[key] = LlmShape(**{k: (bool(v) if k in ("gated_mlp", "tied_embeddings")
-                                              else int(v)) for k, v in value.items()})
+                fields[key] = LlmShape(
+                    **{
+                        k: (bool(v) if k in ("gated_mlp", "tied_embeddings") else int(v))
+                        for k, v in value.items()
+                    }
+                )
             else:
                 raise InputError(f"{where}: unknown field {key!r}")
         except GpurentError as exc:

@@ -104,30 +104,88 @@ def _fixed(
 def _build() -> dict[str, ModelInfo]:
     zoo: dict[str, ModelInfo] = {}
     for m in (
-        _fixed("resnet50", "cnn", "ResNet-50 v1.5, ImageNet 224 px", "images/s", 256,
-               25.6e6, 8.2e9, 28e6),
-        _fixed("ssd", "cnn", "SSD300 (ResNet-50 backbone), COCO", "images/s", 128,
-               22e6, 40e9, 65e6),
-        _fixed("gnmt", "rnn", "GNMT v2, WMT16 en-de", "tokens/s", 256,
-               160e6, 25 * 200e6, 5e6, units=50.0),
-        _fixed("tacotron2", "tts", "Tacotron 2, LJSpeech", "mel frames/s", 128,
-               28e6, 570 * 50e6, 570 * 20e3, units=570.0),
-        _fixed("waveglow", "tts", "WaveGlow, LJSpeech 16k-sample segments", "audio samples/s",
-               16, 87.9e6, 352e9, 2000 * 196e3, units=16000.0),
-        _fixed("transformer-xl-base", "rnn", "Transformer-XL base, WikiText-103 (tgt 192)",
-               "tokens/s", 32, 151e6, 192 * 103e6, 192 * 266e3, units=192.0),
-        _fixed("transformer-xl-large", "rnn", "Transformer-XL large, WikiText-103 (tgt 128)",
-               "tokens/s", 16, 257e6, 128 * 512e6, 128 * 18 * (1024 * 17 + 2.5 * 16 * 256),
-               units=128.0),
-        _fixed("ncf", "recsys", "NeuMF, MovieLens-20M", "samples/s", 1_000_000,
-               32e6, 0.22e6, 1e3),
+        _fixed(
+            "resnet50",
+            "cnn",
+            "ResNet-50 v1.5, ImageNet 224 px",
+            "images/s",
+            256,
+            25.6e6,
+            8.2e9,
+            28e6,
+        ),
+        _fixed(
+            "ssd", "cnn", "SSD300 (ResNet-50 backbone), COCO", "images/s", 128, 22e6, 40e9, 65e6
+        ),
+        _fixed(
+            "gnmt",
+            "rnn",
+            "GNMT v2, WMT16 en-de",
+            "tokens/s",
+            256,
+            160e6,
+            25 * 200e6,
+            5e6,
+            units=50.0,
+        ),
+        _fixed(
+            "tacotron2",
+            "tts",
+            "Tacotron 2, LJSpeech",
+            "mel frames/s",
+            128,
+            28e6,
+            570 * 50e6,
+            570 * 20e3,
+            units=570.0,
+        ),
+        _fixed(
+            "waveglow",
+            "tts",
+            "WaveGlow, LJSpeech 16k-sample segments",
+            "audio samples/s",
+            16,
+            87.9e6,
+            352e9,
+            2000 * 196e3,
+            units=16000.0,
+        ),
+        _fixed(
+            "transformer-xl-base",
+            "rnn",
+            "Transformer-XL base, WikiText-103 (tgt 192)",
+            "tokens/s",
+            32,
+            151e6,
+            192 * 103e6,
+            192 * 266e3,
+            units=192.0,
+        ),
+        _fixed(
+            "transformer-xl-large",
+            "rnn",
+            "Transformer-XL large, WikiText-103 (tgt 128)",
+            "tokens/s",
+            16,
+            257e6,
+            128 * 512e6,
+            128 * 18 * (1024 * 17 + 2.5 * 16 * 256),
+            units=128.0,
+        ),
+        _fixed("ncf", "recsys", "NeuMF, MovieLens-20M", "samples/s", 1_000_000, 32e6, 0.22e6, 1e3),
     ):
         zoo[m.name] = m
     for name, enc, seq, batch, key, desc in (
         ("bert-base-squad", _BERT_BASE, 384, 32, "", "BERT-base, SQuAD v1.1 fine-tuning"),
         ("bert-large-squad", _BERT_LARGE, 384, 16, "", "BERT-large, SQuAD v1.1 fine-tuning"),
-        ("bert-large-pretrain", _BERT_LARGE, 128, 64, "bert-large-squad",
-         "BERT-large pre-training (phase 1 seq 128, phase 2 seq 512)"),
+        (
+            "bert-large-pretrain",
+            _BERT_LARGE,
+            128,
+            64,
+            "bert-large-squad",
+            "BERT-large pre-training (phase 1 seq 128, phase 2 seq 512)",
+        ),
         ("vit-b16", _VIT_B, 197, 128, "bert-base-squad", "ViT-B/16, ImageNet 224 px"),
     ):
         unit = "images/s" if name.startswith("vit") else "sequences/s"
@@ -180,12 +238,18 @@ def list_models() -> tuple[str, ...]:
 
 def custom_llm(shape: LlmShape, name: str = "custom") -> ModelInfo:
     """A decoder LLM of any shape."""
-    for field, value in (("layers", shape.layers), ("hidden", shape.hidden),
-                         ("heads", shape.heads), ("vocab", shape.vocab)):
+    for field, value in (
+        ("layers", shape.layers),
+        ("hidden", shape.hidden),
+        ("heads", shape.heads),
+        ("vocab", shape.vocab),
+    ):
         if value <= 0:
             raise InputError(f"LLM shape: {field} must be positive, got {value}")
     if shape.hidden % shape.heads:
-        raise InputError(f"LLM shape: hidden {shape.hidden} is not a multiple of heads {shape.heads}")
+        raise InputError(
+            f"LLM shape: hidden {shape.hidden} is not a multiple of heads {shape.heads}"
+        )
     return ModelInfo(
         name=name,
         family="decoder-llm",
@@ -214,8 +278,16 @@ def parse_shape(text: str) -> LlmShape:
     missing = {"layers", "hidden", "heads", "vocab"} - fields.keys()
     if missing:
         raise InputError(f"model shape {text!r}: missing {', '.join(sorted(missing))}")
-    unknown = fields.keys() - {"layers", "hidden", "heads", "vocab", "kv_heads", "ffn_hidden",
-                               "gated_mlp", "untied"}
+    unknown = fields.keys() - {
+        "layers",
+        "hidden",
+        "heads",
+        "vocab",
+        "kv_heads",
+        "ffn_hidden",
+        "gated_mlp",
+        "untied",
+    }
     if unknown:
         raise InputError(f"model shape {text!r}: unknown field(s) {', '.join(sorted(unknown))}")
     return LlmShape(
