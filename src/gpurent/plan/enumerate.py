@@ -199,6 +199,7 @@ class Context:
     coef_a: float  # cost = coef_a x price + coef_b
     coef_b: float
     work_units_per_s: float  # estimator throughput, in its throughput_unit
+    storage_usd_per_hour: float  # block storage of all nodes, per hour of wall time
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -336,6 +337,10 @@ def enumerate_candidates(
                                 coef_a=a,
                                 coef_b=b,
                                 work_units_per_s=units_per_s,
+                                storage_usd_per_hour=nodes
+                                * assumptions.storage_gb_per_node
+                                * assumptions.storage_rate(offer.provider)
+                                / HOURS_PER_MONTH,
                             )
                         )
                         if not math.isfinite(wall_s):

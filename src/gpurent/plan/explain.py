@@ -40,7 +40,9 @@ def tradeoff(alt: Candidate, best: Candidate, role: str) -> Tradeoff:
 
 
 def _why(best: Candidate, objective: Objective, runner: Candidate | None, n: int) -> list[str]:
-    per_unit = f"{format_usd(best.cost_per_unit_usd)} per {best.cost_unit}"
+    per_unit = f"${best.cost_per_unit_usd:.3g} per {best.cost_unit}"
+    if best.cost_per_epoch_usd is not None:
+        per_unit += f", ${best.cost_per_epoch_usd:.3g} per epoch"
     lines: list[str]
     if objective is Objective.FASTEST:
         lines = [f"fastest of {n} candidates: {format_duration(best.time_s)}"]

@@ -6,6 +6,7 @@ callable; returns a frozen `Plan`. No I/O, no clock.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from gpurent.catalog.offer import Offer
@@ -37,6 +38,20 @@ def work_unit(est: Estimate) -> tuple[str, float, str]:
     if unit.startswith("token"):
         return "tokens", 1e6, "1M tokens"
     return unit, 1e3, f"1k {unit}"
+
+
+_SCALES = ((1e3, "1k"), (1e6, "1M"), (1e9, "1B"))
+
+
+def readable_unit(unit: str, scale: float, cost_usd: float, work_units: float) -> tuple[float, str]:
+    """Raise the unit scale (1k -> 1M -> 1B) until the cost per unit is at least a cent."""
+    for factor, name in _SCALES:
+        if factor < scale:
+            continue
+        per_unit = cost_usd / work_units * factor if work_units > 0 else 0.0
+        if per_unit >= 0.01 or factor == _SCALES[-1][0]:
+            return per_unit, f"{name} {unit}"
+    return 0.0, f"1B {unit}"
 
 
 def summarize_workload(workload: Workload) -> WorkloadSummary:
@@ -92,9 +107,11 @@ class _Builder:
         return self.offer(row).region
 
     def work_per_usd(self, row: Row) -> float:
+        """Steady-state work per dollar: throughput over the running cost (instances and
+        storage, slowed by any spot overhead); one-off costs (egress, billing rounding) excluded."""
         c = self.ctx(row)
-        dollars_per_s = row[4] * c.config.nodes * (c.wall_s / c.compute_s) / SECONDS_PER_HOUR
-        return c.work_units_per_s / dollars_per_s if dollars_per_s > 0 else float("inf")
+        usd_per_h = (row[4] * c.config.nodes + c.storage_usd_per_hour) * (c.wall_s / c.compute_s)
+        return c.work_units_per_s * SECONDS_PER_HOUR / usd_per_h if usd_per_h > 0 else math.inf
 
     def describe(self, row: Row) -> str:
         o, c = self.offer(row), self.ctx(row)
@@ -154,8 +171,9 @@ class _Builder:
             assumptions=self.assumptions,
             min_billed_hours=ctx.min_billed_hours,
         )
-        unit, scale, cost_unit = work_unit(est)
+        unit, scale, _ = work_unit(est)
         work_units = ctx.work_units_per_s * ctx.compute_s
+        per_unit, cost_unit = readable_unit(unit, scale, cost.total_usd, work_units)
         epochs = self.workload.epochs if self.workload.dataset_samples else None
         c = self.constraints
         return Candidate(
@@ -178,7 +196,7 @@ class _Builder:
             cost=cost,
             work_units=work_units,
             work_unit=unit,
-            cost_per_unit_usd=cost.total_usd / work_units * scale if work_units > 0 else 0.0,
+            cost_per_unit_usd=per_unit,
             cost_unit=cost_unit,
             cost_per_epoch_usd=cost.total_usd / epochs if epochs else None,
             throughput=est.throughput,

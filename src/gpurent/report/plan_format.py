@@ -30,8 +30,18 @@ def gpus_cell(c: Candidate) -> str:
     return c.gpus_label
 
 
+def small_usd(amount: float) -> str:
+    """USD with two significant digits below a dollar ($0.0037), else `format_usd`."""
+    if 0 < amount < 1:
+        return f"${amount:.2g}"
+    return format_usd(amount)
+
+
 def unit_cost_cell(c: Candidate) -> str:
-    return f"{format_usd(c.cost_per_unit_usd)}/{c.cost_unit}"
+    """Cost per epoch where the workload has epochs, else per unit of work (1M tokens...)."""
+    if c.cost_per_epoch_usd is not None:
+        return f"{small_usd(c.cost_per_epoch_usd)}/epoch"
+    return f"{small_usd(c.cost_per_unit_usd)}/{c.cost_unit}"
 
 
 def pricing_cell(c: Candidate) -> str:

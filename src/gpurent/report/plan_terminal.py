@@ -63,6 +63,8 @@ def render_terminal(plan: Plan, console: Console) -> None:
             title_justify="left",
             header_style="bold",
         )
+        headers: tuple[str, ...]
+        rows: list[tuple[str, ...]]
         if console.width >= WIDE_COLUMNS:
             headers, rows = TABLE_HEADERS, [candidate_row(c) for c in plan.top]
         else:
