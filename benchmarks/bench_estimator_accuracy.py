@@ -32,7 +32,9 @@ def mape(errors: Sequence[float]) -> str:
     return f"{100 * statistics.fmean(errors):5.1f}% (n={len(errors)})" if errors else "  -"
 
 
-def cross_validate(lam: list[Row], mos: list[Row], group: Callable[[Row], str]) -> list[tuple[Row, float]]:
+def cross_validate(
+    lam: list[Row], mos: list[Row], group: Callable[[Row], str]
+) -> list[tuple[Row, float]]:
     out: list[tuple[Row, float]] = []
     for g in sorted({group(r) for r in lam}):
         train = [r for r in lam if group(r) != g]
@@ -79,8 +81,10 @@ def dle_check(dle: list[Row]) -> None:
     errs = [ape(predict(r, k), r.throughput) for r in dle]
     ratios = [r.throughput / predict(r, k) for r in dle]
     print("\n### Other stack: NVIDIA DeepLearningExamples (not in the fit)\n")
-    print(f"MAPE with the Lambda-stack model: {mape(errs)}; measured/predicted median "
-          f"{statistics.median(ratios):.2f} (RESEARCH §2: tuned stack up to 1.5x faster)")
+    print(
+        f"MAPE with the Lambda-stack model: {mape(errs)}; measured/predicted median "
+        f"{statistics.median(ratios):.2f} (RESEARCH §2: tuned stack up to 1.5x faster)"
+    )
 
 
 PUBLISHED = {  # RESEARCH.md §2, Lambda, 1 GPU, mixed precision, speed-up vs A100-SXM4-80GB
@@ -106,12 +110,19 @@ def cross_generation() -> None:
     print(f"\nMAPE of the ratios: {mape(errs)}")
     h100 = get_gpu("H100-SXM5-80GB")
     for m, b, s in (("mpt-7b", 6, 2048), ("mpt-30b", 3, 2048), ("llama3-8b", 2, 4096)):
-        wl = Workload(model=m, precision=Precision.BF16, batch_size_per_gpu=b, seq_len=s,
-                      sharding=__import__("gpurent.workload.spec", fromlist=["Sharding"]).Sharding.ZERO3,
-                      activation_checkpointing=m == "mpt-30b")
+        wl = Workload(
+            model=m,
+            precision=Precision.BF16,
+            batch_size_per_gpu=b,
+            seq_len=s,
+            sharding=__import__("gpurent.workload.spec", fromlist=["Sharding"]).Sharding.ZERO3,
+            activation_checkpointing=m == "mpt-30b",
+        )
         e = estimate(wl, h100, 8)
-        print(f"- {m} seq {s} on 8x H100-SXM BF16: predicted MFU {100 * (e.mfu or 0):.0f}% "
-              "(published 40-48 %)")
+        print(
+            f"- {m} seq {s} on 8x H100-SXM BF16: predicted MFU {100 * (e.mfu or 0):.0f}% "
+            "(published 40-48 %)"
+        )
 
 
 def main() -> None:
@@ -120,8 +131,10 @@ def main() -> None:
     args = ap.parse_args()
     lam, mos, dle = load_lambda(args.data_dir), load_mosaic(args.data_dir), load_dle(args.data_dir)
     report("Leave-one-GPU-out (Lambda, 10 GPUs)", cross_validate(lam, mos, lambda r: r.gpu.name))
-    report("Leave-one-architecture-out (Volta/Turing/Ampere/Ada)",
-           cross_validate(lam, mos, lambda r: r.gpu.architecture))
+    report(
+        "Leave-one-architecture-out (Volta/Turing/Ampere/Ada)",
+        cross_validate(lam, mos, lambda r: r.gpu.architecture),
+    )
     llm_cv(mos, lam)
     dle_check(dle)
     cross_generation()

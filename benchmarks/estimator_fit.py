@@ -27,11 +27,24 @@ from gpurent.workload.spec import Sharding, Task, Workload
 # GPUs in Lambda's table but not in the catalog: datasheet facts, used for fitting only.
 EXTRA_GPUS = {
     "Quadro RTX 8000": GpuSpec(
-        name="Quadro-RTX-8000", aliases=(), vendor="nvidia", architecture="Turing",
-        form_factor="PCIe", memory_gib=48, memory_type="GDDR6", memory_bandwidth_gbps=672,
-        fp32_tflops=16.3, tf32_tflops=None, fp16_tflops=130.5, bf16_supported=False,
-        fp8_tflops=None, interconnect="NVLink bridge", interconnect_gbps=100, pcie_gen=3,
-        tdp_w=295, confidence="high",
+        name="Quadro-RTX-8000",
+        aliases=(),
+        vendor="nvidia",
+        architecture="Turing",
+        form_factor="PCIe",
+        memory_gib=48,
+        memory_type="GDDR6",
+        memory_bandwidth_gbps=672,
+        fp32_tflops=16.3,
+        tf32_tflops=None,
+        fp16_tflops=130.5,
+        bf16_supported=False,
+        fp8_tflops=None,
+        interconnect="NVLink bridge",
+        interconnect_gbps=100,
+        pcie_gen=3,
+        tdp_w=295,
+        confidence="high",
         source="NVIDIA Quadro RTX 8000 datasheet (16.3 TFLOPS FP32, 130.5 TFLOPS tensor, 672 GB/s)",
     )
 }
@@ -54,9 +67,15 @@ class Row:
     inter_node_gbps: float | None = None
 
     def workload(self) -> Workload:
-        return Workload(model=self.model, precision=self.precision, batch_size_per_gpu=self.batch,
-                        seq_len=self.seq_len, activation_checkpointing=self.activation_checkpointing,
-                        sharding=self.sharding, gradient_accumulation=self.grad_accum)
+        return Workload(
+            model=self.model,
+            precision=self.precision,
+            batch_size_per_gpu=self.batch,
+            seq_len=self.seq_len,
+            activation_checkpointing=self.activation_checkpointing,
+            sharding=self.sharding,
+            gradient_accumulation=self.grad_accum,
+        )
 
 
 def _gpu(name: str) -> GpuSpec | None:
@@ -79,10 +98,19 @@ def load_lambda(data_dir: Path) -> list[Row]:
             if gpu is None:
                 continue
             model = get_model(r["task"])
-            rows.append(Row(source="lambda", model=model.name, gpu=gpu, num_gpus=int(r["num_gpus"]),
-                            nodes=1, precision=Precision.AMP if r["precision"] == "fp16_amp"
-                            else Precision.FP32, batch=int(r["per_gpu_batch_size"]),
-                            seq_len=model.default_seq_len, throughput=float(r["throughput"])))
+            rows.append(
+                Row(
+                    source="lambda",
+                    model=model.name,
+                    gpu=gpu,
+                    num_gpus=int(r["num_gpus"]),
+                    nodes=1,
+                    precision=Precision.AMP if r["precision"] == "fp16_amp" else Precision.FP32,
+                    batch=int(r["per_gpu_batch_size"]),
+                    seq_len=model.default_seq_len,
+                    throughput=float(r["throughput"]),
+                )
+            )
     return rows
 
 
@@ -96,14 +124,29 @@ def load_dle(data_dir: Path) -> list[Row]:
             gpu = _gpu(r["gpu"])
             if gpu is None:
                 continue
-            model = "resnet50" if r["model"].startswith("ResNet") else (
-                "bert-large-squad" if "SQuAD" in r["task"] else "bert-large-pretrain")
+            model = (
+                "resnet50"
+                if r["model"].startswith("ResNet")
+                else ("bert-large-squad" if "SQuAD" in r["task"] else "bert-large-pretrain")
+            )
             n = int(r["num_gpus"])
-            prec = {"TF32": Precision.FP32, "FP32": Precision.FP32, "AMP": Precision.AMP}[r["precision"]]
-            rows.append(Row(source="dle", model=model, gpu=gpu, num_gpus=n, nodes=max(1, n // 8),
-                            precision=prec, batch=int(r["per_gpu_batch"]),
-                            seq_len=int(r["seq_len"]) if r["seq_len"] else None,
-                            throughput=float(r["throughput"]), inter_node_gbps=1600.0))
+            prec = {"TF32": Precision.FP32, "FP32": Precision.FP32, "AMP": Precision.AMP}[
+                r["precision"]
+            ]
+            rows.append(
+                Row(
+                    source="dle",
+                    model=model,
+                    gpu=gpu,
+                    num_gpus=n,
+                    nodes=max(1, n // 8),
+                    precision=prec,
+                    batch=int(r["per_gpu_batch"]),
+                    seq_len=int(r["seq_len"]) if r["seq_len"] else None,
+                    throughput=float(r["throughput"]),
+                    inter_node_gbps=1600.0,
+                )
+            )
     return rows
 
 
@@ -114,13 +157,23 @@ def load_mosaic(data_dir: Path) -> list[Row]:
             gpu = find_gpu("A100-SXM4-80GB" if r["GPU"] == "a100_80gb" else "A100-SXM4-40GB")
             assert gpu is not None
             n = int(r["# GPUs"])
-            rows.append(Row(source="mosaic", model=f"mpt-{r['Model']}", gpu=gpu, num_gpus=n,
-                            nodes=max(1, n // 8), precision=Precision.BF16,
-                            batch=int(r["MicroBatchSize"]), seq_len=int(r["SeqLen (T)"]),
-                            throughput=float(r["Throughput (T/s)"]),
-                            activation_checkpointing=r["Activation Checkpointing"] == "True",
-                            sharding=Sharding.ZERO3, grad_accum=int(r["GradAccum"]),
-                            inter_node_gbps=1600.0))
+            rows.append(
+                Row(
+                    source="mosaic",
+                    model=f"mpt-{r['Model']}",
+                    gpu=gpu,
+                    num_gpus=n,
+                    nodes=max(1, n // 8),
+                    precision=Precision.BF16,
+                    batch=int(r["MicroBatchSize"]),
+                    seq_len=int(r["SeqLen (T)"]),
+                    throughput=float(r["Throughput (T/s)"]),
+                    activation_checkpointing=r["Activation Checkpointing"] == "True",
+                    sharding=Sharding.ZERO3,
+                    grad_accum=int(r["GradAccum"]),
+                    inter_node_gbps=1600.0,
+                )
+            )
     return rows
 
 
@@ -164,25 +217,44 @@ def fit_llm(rows: Sequence[Row]) -> LlmCoeffs:
         m = get_model(r.model)
         assert r.seq_len is not None
         x_mm, x_at, x_mem, _ = llm_training_features(
-            m, r.gpu, r.precision, Task.TRAINING, r.batch, r.seq_len,
-            checkpointing=r.activation_checkpointing)
+            m,
+            r.gpu,
+            r.precision,
+            Task.TRAINING,
+            r.batch,
+            r.seq_len,
+            checkpointing=r.activation_checkpointing,
+        )
         t = r.batch * r.seq_len * r.num_gpus / r.throughput
         xs.append([x_mm, x_at, x_mem, 1.0])
         ys.append(t - x_mm - x_at)
         ws.append(1.0 / t)
     beta = _nnls_shifted(np.array(xs), np.array(ys), np.array(ws))
-    return LlmCoeffs(a_gemm=1.0 + beta[0], a_attn=1.0 + beta[1], k_mem=float(beta[2]),
-                     c_s=float(beta[3]))
+    return LlmCoeffs(
+        a_gemm=1.0 + beta[0], a_attn=1.0 + beta[1], k_mem=float(beta[2]), c_s=float(beta[3])
+    )
 
 
-DEFAULT_COMM = CommCoeffs(nvlink_efficiency=0.8, pcie_efficiency=0.7, no_p2p_factor=0.5,
-                          overlap=0.5, sync_per_doubling=1.0, default_inter_node_gbps=100.0,
-                          inter_node_efficiency=0.8)
+DEFAULT_COMM = CommCoeffs(
+    nvlink_efficiency=0.8,
+    pcie_efficiency=0.7,
+    no_p2p_factor=0.5,
+    overlap=0.5,
+    sync_per_doubling=1.0,
+    default_inter_node_gbps=100.0,
+    inter_node_efficiency=0.8,
+)
 
 
 def predict(row: Row, k: Constants) -> float:
-    return estimate(row.workload(), row.gpu, row.num_gpus, nodes=row.nodes,
-                    inter_node_gbps=row.inter_node_gbps, constants=k).throughput
+    return estimate(
+        row.workload(),
+        row.gpu,
+        row.num_gpus,
+        nodes=row.nodes,
+        inter_node_gbps=row.inter_node_gbps,
+        constants=k,
+    ).throughput
 
 
 def ape(pred: float, meas: float) -> float:
@@ -221,23 +293,41 @@ def precision_class(p: Precision) -> str:
     return "half" if p.is_half else "full"
 
 
-def fit_all(lambda_rows: Sequence[Row], mosaic_rows: Sequence[Row],
-            dle_rows: Sequence[Row] = (), provenance: dict[str, Any] | None = None) -> Constants:
+def fit_all(
+    lambda_rows: Sequence[Row],
+    mosaic_rows: Sequence[Row],
+    dle_rows: Sequence[Row] = (),
+    provenance: dict[str, Any] | None = None,
+) -> Constants:
     """Fit every constant on the given rows (single-GPU rows for the roofline terms)."""
     single = [r for r in lambda_rows if r.num_gpus == 1]
     families: dict[str, dict[str, FamilyCoeffs]] = {}
     for key in sorted({get_model(r.model).key for r in single}):
         for cls in ("half", "full"):
-            sub = [r for r in single if get_model(r.model).key == key
-                   and precision_class(r.precision) == cls]
+            sub = [
+                r
+                for r in single
+                if get_model(r.model).key == key and precision_class(r.precision) == cls
+            ]
             if len(sub) >= 2:
                 families.setdefault(key, {})[cls] = fit_family(sub)
-    default = {cls: fit_family([r for r in single if precision_class(r.precision) == cls])
-               for cls in ("half", "full")}
-    llm = fit_llm(mosaic_rows) if mosaic_rows else LlmCoeffs(a_gemm=1.25, a_attn=2.0, k_mem=1.0,
-                                                             c_s=0.0)
-    k = Constants(families=families, default_family=default, llm=llm, comm=DEFAULT_COMM,
-                  decode_bw_efficiency=0.8, provenance=provenance or {})
+    default = {
+        cls: fit_family([r for r in single if precision_class(r.precision) == cls])
+        for cls in ("half", "full")
+    }
+    llm = (
+        fit_llm(mosaic_rows)
+        if mosaic_rows
+        else LlmCoeffs(a_gemm=1.25, a_attn=2.0, k_mem=1.0, c_s=0.0)
+    )
+    k = Constants(
+        families=families,
+        default_family=default,
+        llm=llm,
+        comm=DEFAULT_COMM,
+        decode_bw_efficiency=0.8,
+        provenance=provenance or {},
+    )
     multi = [r for r in lambda_rows if r.num_gpus > 1]
     k = replace(k, comm=fit_comm(multi, k))
     if dle_rows:
@@ -251,7 +341,8 @@ def fit_stack(dle_rows: Iterable[Row], k: Constants) -> dict[str, float]:
     for r in dle_rows:
         if r.num_gpus == 1:
             ratios.setdefault(f"nvidia-tuned:{get_model(r.model).key}", []).append(
-                r.throughput / predict(r, k))
+                r.throughput / predict(r, k)
+            )
     return {key: float(np.median(v)) for key, v in sorted(ratios.items())}
 
 
@@ -264,9 +355,18 @@ def constants_to_json(k: Constants) -> dict[str, Any]:
         "families": {key: {cls: fc(c) for cls, c in v.items()} for key, v in k.families.items()},
         "default_family": {cls: fc(c) for cls, c in k.default_family.items()},
         "llm": {f: round(getattr(k.llm, f), 8) for f in ("a_gemm", "a_attn", "k_mem", "c_s")},
-        "comm": {f: getattr(k.comm, f) for f in (
-            "nvlink_efficiency", "pcie_efficiency", "no_p2p_factor", "overlap",
-            "sync_per_doubling", "default_inter_node_gbps", "inter_node_efficiency")},
+        "comm": {
+            f: getattr(k.comm, f)
+            for f in (
+                "nvlink_efficiency",
+                "pcie_efficiency",
+                "no_p2p_factor",
+                "overlap",
+                "sync_per_doubling",
+                "default_inter_node_gbps",
+                "inter_node_efficiency",
+            )
+        },
         "decode_bw_efficiency": k.decode_bw_efficiency,
         "stack_factors": {key: round(v, 4) for key, v in k.stack_factors.items()},
     }

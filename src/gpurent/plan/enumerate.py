@@ -161,8 +161,9 @@ def filter_offers(
                 catalog_offers=len(offers), kept=(), reasons=(explain(current),), unknown_gpus=()
             )
         current = nxt
-    known = [o for o in current if find_gpu(o.gpu_name) is not None]
-    unknown = tuple(sorted({o.gpu_name for o in current if find_gpu(o.gpu_name) is None}))
+    has_spec = {name: find_gpu(name) is not None for name in {o.gpu_name for o in current}}
+    known = [o for o in current if has_spec[o.gpu_name]]
+    unknown = tuple(sorted(name for name, ok in has_spec.items() if not ok))
     reasons: tuple[str, ...] = ()
     if not known:
         reasons = (f"no GPU spec for {', '.join(unknown)}: their speed cannot be estimated",)
@@ -233,6 +234,60 @@ def _reserved_term_hours(offer: Offer, pricing: PricingModel) -> float:
     return term.term_months * HOURS_PER_MONTH
 
 
+def _context(
+    *,
+    config: Config,
+    est: Estimate,
+    pricing: PricingModel,
+    offer: Offer,
+    term_h: float,
+    assumptions: CostAssumptions,
+    trains: bool,
+) -> Context:
+    """Wall time, spot overhead and cost coefficients shared by every offer of one sub-group."""
+    nodes = config.nodes
+    compute_s = est.time_to_finish_s or UNSPECIFIED_WORK_S
+    spot = None
+    wall_s = compute_s
+    if pricing is PricingModel.SPOT:
+        state_gib = (est.memory.weights_gib + est.memory.optimizer_gib) * config.gpus_per_node
+        spot = spot_overhead(
+            compute_s=compute_s,
+            nodes=nodes,
+            interruptions_per_hour_per_instance=assumptions.interruptions_per_hour(offer.provider),
+            checkpoint_cost_s=checkpoint_cost_s(state_gib, assumptions),
+            restart_s=assumptions.restart_s,
+            trains=trains,
+        )
+        wall_s = compute_s * spot.slowdown
+    a, b = cost_coefficients(
+        wall_s=wall_s,
+        nodes=nodes,
+        granularity_s=offer.billing_granularity_s,
+        provider=offer.provider,
+        assumptions=assumptions,
+        min_billed_hours=term_h,
+    )
+    return Context(
+        config=config,
+        estimate=est,
+        pricing=pricing,
+        provider=offer.provider,
+        granularity_s=offer.billing_granularity_s,
+        min_billed_hours=term_h,
+        compute_s=compute_s,
+        wall_s=wall_s,
+        spot=spot,
+        coef_a=a,
+        coef_b=b,
+        work_units_per_s=est.throughput,
+        storage_usd_per_hour=nodes
+        * assumptions.storage_gb_per_node
+        * assumptions.storage_rate(offer.provider)
+        / HOURS_PER_MONTH,
+    )
+
+
 def enumerate_candidates(
     workload: Workload,
     offers: Sequence[Offer],
@@ -240,19 +295,35 @@ def enumerate_candidates(
     assumptions: CostAssumptions,
     estimator: EstimatorFn,
 ) -> Enumeration:
-    """Price every (offer, nodes, pricing) that fits; see the module doc for the caching."""
-    groups: dict[tuple[str, int, float | None], list[int]] = defaultdict(list)
+    """Price every (offer, nodes, pricing) that fits; see the module doc for the caching.
+
+    Offers are grouped by hardware (GPU, count, network) for the layout search, and within a
+    group by everything else a context depends on (provider, billing step, reserved term), so
+    the inner loop is one multiply-add per offer.
+    """
+    discount = assumptions.commit_discount
+    # hardware key -> sub-group key -> pricing -> [(offer index, price)]
+    groups: dict[
+        tuple[str, int, float | None],
+        dict[tuple[str, int, float], dict[PricingModel, list[tuple[int, float]]]],
+    ] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for i, offer in enumerate(offers):
-        groups[(offer.gpu_name, offer.gpu_count, offer.network_gbps)].append(i)
+        hardware = groups[(offer.gpu_name, offer.gpu_count, offer.network_gbps)]
+        for pricing in constraints.pricing:
+            price = _price(offer, pricing, discount)
+            if price is None:
+                continue
+            term_h = _reserved_term_hours(offer, pricing)
+            sub = (offer.provider, offer.billing_granularity_s, term_h)
+            hardware[sub][pricing].append((i, price))
     configs: dict[tuple[str, int, int, float | None], Config] = {}
     contexts: list[Context] = []
-    ctx_index: dict[tuple[int, PricingModel, str, int, float], int] = {}
     rows: list[Row] = []
     dropped: list[str] = []
     calls = 0
     trains = workload.task.trains
     need_nvlink = constraints.interconnect is Interconnect.NVLINK
-    for (gpu_name, count, network), members in groups.items():
+    for (gpu_name, count, network), subgroups in groups.items():
         gpu = find_gpu(gpu_name)
         if gpu is None:
             continue
@@ -285,76 +356,30 @@ def enumerate_candidates(
             est = config.choice.estimate
             if config.choice.layout is None or est is None:
                 continue
-            config_id = id(config)
-            compute_s = est.time_to_finish_s or UNSPECIFIED_WORK_S
-            units_per_s = est.throughput
-            state_gib = (est.memory.weights_gib + est.memory.optimizer_gib) * count
-            for pricing in constraints.pricing:
-                for i in members:
-                    offer = offers[i]
-                    price = _price(offer, pricing, assumptions.commit_discount)
-                    if price is None:
+            for (_, _, term_h), by_pricing in subgroups.items():
+                for pricing, priced in by_pricing.items():
+                    ctx = _context(
+                        config=config,
+                        est=est,
+                        pricing=pricing,
+                        offer=offers[priced[0][0]],
+                        term_h=term_h,
+                        assumptions=assumptions,
+                        trains=trains,
+                    )
+                    if not math.isfinite(ctx.wall_s):
+                        spot = ctx.spot
+                        mtti_h = spot.mean_time_to_interruption_s / SECONDS_PER_HOUR if spot else 0
+                        dropped.append(
+                            f"spot on {nodes} node(s) of {count}x {gpu_name} at "
+                            f"{ctx.provider}: an interruption every {mtti_h:.1f} h on average "
+                            "outpaces checkpoint + restart: it never finishes"
+                        )
                         continue
-                    term_h = _reserved_term_hours(offer, pricing)
-                    ckey = (config_id, pricing, offer.provider, offer.billing_granularity_s, term_h)
-                    idx = ctx_index.get(ckey)
-                    if idx is None:
-                        spot = None
-                        wall_s = compute_s
-                        if pricing is PricingModel.SPOT:
-                            spot = spot_overhead(
-                                compute_s=compute_s,
-                                nodes=nodes,
-                                interruptions_per_hour_per_instance=(
-                                    assumptions.interruptions_per_hour(offer.provider)
-                                ),
-                                checkpoint_cost_s=checkpoint_cost_s(state_gib, assumptions),
-                                restart_s=assumptions.restart_s,
-                                trains=trains,
-                            )
-                            wall_s = compute_s * spot.slowdown
-                        a, b = cost_coefficients(
-                            wall_s=wall_s,
-                            nodes=nodes,
-                            granularity_s=offer.billing_granularity_s,
-                            provider=offer.provider,
-                            assumptions=assumptions,
-                            min_billed_hours=term_h,
-                        )
-                        idx = len(contexts)
-                        ctx_index[ckey] = idx
-                        contexts.append(
-                            Context(
-                                config=config,
-                                estimate=est,
-                                pricing=pricing,
-                                provider=offer.provider,
-                                granularity_s=offer.billing_granularity_s,
-                                min_billed_hours=term_h,
-                                compute_s=compute_s,
-                                wall_s=wall_s,
-                                spot=spot,
-                                coef_a=a,
-                                coef_b=b,
-                                work_units_per_s=units_per_s,
-                                storage_usd_per_hour=nodes
-                                * assumptions.storage_gb_per_node
-                                * assumptions.storage_rate(offer.provider)
-                                / HOURS_PER_MONTH,
-                            )
-                        )
-                        if not math.isfinite(wall_s):
-                            dropped.append(
-                                f"spot on {nodes} node(s) of {offer.provider} {offer.instance_type}"
-                                f": interruptions every "
-                                f"{spot.mean_time_to_interruption_s / SECONDS_PER_HOUR:.1f} h "
-                                "on average outpace checkpoint + restart; never finishes"
-                                if spot
-                                else "never finishes"
-                            )
-                    ctx = contexts[idx]
-                    if math.isfinite(ctx.wall_s):
-                        rows.append((ctx.coef_a * price + ctx.coef_b, ctx.wall_s, i, idx, price))
+                    idx = len(contexts)
+                    contexts.append(ctx)
+                    a, b, wall = ctx.coef_a, ctx.coef_b, ctx.wall_s
+                    rows.extend([(a * p + b, wall, i, idx, p) for i, p in priced])
     return Enumeration(
         offers=tuple(offers),
         contexts=tuple(contexts),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from operator import itemgetter
 
 from gpurent.catalog.offer import Offer
 from gpurent.estimate.result import Estimate
@@ -87,6 +88,12 @@ class _Builder:
     ) -> None:
         self.en = en
         self.common_notes = _common_notes(en)
+        self.offer_keys = [(o.provider, o.instance_type) for o in en.offers]
+        self.ctx_pricing = [c.pricing for c in en.contexts]
+        regions: dict[tuple[str, str], set[str]] = {}
+        for o in en.offers:
+            regions.setdefault((o.provider, o.instance_type), set()).add(o.region)
+        self.region_count = {k: len(v) for k, v in regions.items()}
         self.workload = workload
         self.constraints = constraints
         self.assumptions = assumptions
@@ -97,14 +104,14 @@ class _Builder:
     def ctx(self, row: Row) -> Context:
         return self.en.contexts[row[3]]
 
-    def identity(self, row: Row) -> tuple[str, str, PricingModel]:
+    def identity(self, row: Row) -> tuple[tuple[str, str], PricingModel]:
         """Rows of one instance type and pricing model collapse into their best (any region,
         any node count) in the ranked table."""
-        o, c = self.offer(row), self.ctx(row)
-        return (o.provider, o.instance_type, c.pricing)
+        return (self.offer_keys[row[2]], self.ctx_pricing[row[3]])
 
-    def region(self, row: Row) -> str:
-        return self.offer(row).region
+    def other_regions(self, row: Row) -> int:
+        """In how many other regions the catalog (after filters) lists this instance type."""
+        return self.region_count[self.offer_keys[row[2]]] - 1
 
     def work_per_usd(self, row: Row) -> float:
         """Steady-state work per dollar: throughput over the running cost (instances and
@@ -305,9 +312,9 @@ def make_plan(
     estimator_notes = tuple(f"estimator: {n}" for n in sorted(b.common_notes))
     key = objective_key(constraints.objective, b.work_per_usd)
     ranking = rank_rows(en.rows, constraints, key, b.describe)
-    shown, region_counts = distinct(ranking.ranked, b.identity, b.region, constraints.top_n)
+    shown = distinct(ranking.ranked, b.identity, constraints.top_n)
     top = tuple(
-        b.candidate(r, i + 1 if ranking.feasible else 0, region_counts[b.identity(r)] - 1)
+        b.candidate(r, i + 1 if ranking.feasible else 0, b.other_regions(r))
         for i, r in enumerate(shown)
     )
     front_rows = pareto_front(ranking.ranked)
@@ -334,8 +341,8 @@ def make_plan(
             top[0],
             objective=constraints.objective,
             runner_up=top[1] if len(top) > 1 else None,
-            fastest=b.candidate(min(ranked, key=lambda r: (r[1], r[0])), 0),
-            cheapest=b.candidate(min(ranked, key=lambda r: (r[0], r[1])), 0),
+            fastest=b.candidate(min(ranked, key=itemgetter(1, 0)), 0),
+            cheapest=b.candidate(min(ranked, key=itemgetter(0, 1)), 0),
             best_on_demand=b.candidate(on_demand, 0) if on_demand else None,
             feasible_count=len(ranked),
             matrix=matrix,

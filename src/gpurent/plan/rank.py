@@ -8,21 +8,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
+from typing import Any
 
 from gpurent.plan.constraints import Constraints, Objective
 from gpurent.plan.enumerate import Row
 from gpurent.units import format_duration, format_usd
 
-RowKey = Callable[[Row], tuple[float, ...]]
+RowKey = Callable[[Row], Any]
 
 
 def objective_key(objective: Objective, work_per_usd: Callable[[Row], float]) -> RowKey:
     """Sort key (ascending = better) for `objective`; ties broken by the other axis."""
     if objective is Objective.FASTEST:
-        return lambda r: (r[1], r[0])
+        return itemgetter(1, 0)
     if objective is Objective.THROUGHPUT_PER_DOLLAR:
         return lambda r: (-work_per_usd(r), r[0])
-    return lambda r: (r[0], r[1])  # CHEAPEST, and DEADLINE once filtered by the deadline
+    return itemgetter(0, 1)  # CHEAPEST, and DEADLINE once filtered by the deadline
 
 
 def pareto_front(rows: Iterable[Row]) -> list[Row]:
@@ -30,35 +32,26 @@ def pareto_front(rows: Iterable[Row]) -> list[Row]:
     strictly better in one. Returned fastest first (and so most expensive first)."""
     front: list[Row] = []
     best_cost = float("inf")
-    for row in sorted(rows, key=lambda r: (r[1], r[0])):
+    for row in sorted(rows, key=itemgetter(1, 0)):
         if row[0] < best_cost:
             front.append(row)
             best_cost = row[0]
     return front
 
 
-def distinct(
-    rows: Iterable[Row],
-    identity: Callable[[Row], object],
-    region: Callable[[Row], str],
-    limit: int,
-) -> tuple[list[Row], dict[object, int]]:
-    """The first `limit` rows with distinct `identity` (the best of each, since `rows` are
-    ranked), and in how many regions each shown identity is offered."""
+def distinct(rows: Iterable[Row], identity: Callable[[Row], object], limit: int) -> list[Row]:
+    """The first `limit` rows with distinct `identity` (the best of each, as `rows` are ranked)."""
     picked: list[Row] = []
-    regions: dict[object, set[str]] = {}
+    seen: set[object] = set()
     for row in rows:
         ident = identity(row)
-        seen = regions.get(ident)
-        if seen is not None:
-            seen.add(region(row))
+        if ident in seen:
             continue
-        if len(picked) < limit:
-            picked.append(row)
-            regions[ident] = {region(row)}
-        else:
-            regions[ident] = set()  # not shown: remember only to skip it
-    return picked, {k: len(v) for k, v in regions.items()}
+        seen.add(ident)
+        picked.append(row)
+        if len(picked) == limit:
+            break
+    return picked
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,8 +73,8 @@ def rank_rows(
     with the nearest candidates ranked by the limit they miss."""
     deadline = constraints.deadline_s
     budget = constraints.budget_usd
-    on_time = [r for r in rows if deadline is None or r[1] <= deadline]
-    ok = [r for r in on_time if budget is None or r[0] <= budget]
+    on_time = list(rows) if deadline is None else [r for r in rows if r[1] <= deadline]
+    ok = on_time if budget is None else [r for r in on_time if r[0] <= budget]
     if ok:
         return Ranking(feasible=True, ranked=sorted(ok, key=key), reasons=())
     reasons: list[str] = []
