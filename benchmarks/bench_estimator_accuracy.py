@@ -1,6 +1,7 @@
 """Accuracy of the estimator: leave-one-GPU-out and leave-one-architecture-out cross-validation.
 
-    PYTHONPATH=src python benchmarks/bench_estimator_accuracy.py --data-dir ../shared/data/throughput
+    PYTHONPATH=src python benchmarks/bench_estimator_accuracy.py \
+        --data-dir ../shared/data/throughput
 
 For every held-out GPU (or architecture) the constants are refitted on the other GPUs' rows and
 the held-out rows are predicted; MAPE is reported per model family, single/multi-GPU, AMP/TF32.
@@ -51,6 +52,11 @@ def report(title: str, preds: list[tuple[Row, float]]) -> None:
         by["all"].append(e)
         by[f"model {r.model}"].append(e)
         by["single-GPU" if r.num_gpus == 1 else "multi-GPU"].append(e)
+        if r.num_gpus > 1:
+            newer = r.gpu.architecture == "Ada"
+            by[
+                "multi-GPU, Ada (newer stack)" if newer else "multi-GPU, Volta/Ampere (22.09)"
+            ].append(e)
         by["AMP" if r.precision is Precision.AMP else "FP32/TF32"].append(e)
         by[f"gpu {r.gpu.name}"].append(e)
     print("| slice | MAPE |\n|---|---|")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -15,11 +15,14 @@ Examples:
 
   gpurent estimate --model resnet50 --gpu A100-SXM4-80GB --gpus 8 --precision amp --batch-size 256
 
-  gpurent estimate --model llama3-8b --gpu H100 --gpus 8 --precision bf16 --batch-size 2 --seq-len 4096 --sharding zero3 --json
+  gpurent estimate --model llama3-8b --gpu H100 --gpus 8 --precision bf16 \\
+      --batch-size 2 --seq-len 4096 --sharding zero3 --json
 
   gpurent estimate --preset llama-lora --gpu L40S
 
-  gpurent estimate --from-csv configs.csv --json   (columns model,gpu,num_gpus,precision,batch_size[,seq_len,activation_checkpointing,sharding])
+  gpurent estimate --from-csv configs.csv --json
+      (columns model,gpu,num_gpus,precision,batch_size
+       [,seq_len,activation_checkpointing,sharding])
 """
 
 CSV_REQUIRED = ("model", "gpu", "num_gpus", "precision", "batch_size")
@@ -162,49 +165,86 @@ def _from_csv(path: Path, as_json: bool) -> None:
         console.print(table)
 
 
-def estimate_cmd(
-    model: str = typer.Option(
-        None,
-        "--model",
-        "-m",
-        help="Zoo model (see --list-models) or custom:layers=..,hidden=..,heads=..,vocab=..",
-    ),
-    gpu: str = typer.Option(None, "--gpu", "-g", help="GPU name, e.g. H100, A100-SXM4-80GB, L40S."),
-    gpus: int = typer.Option(1, "--gpus", "-n", help="Total number of GPUs."),
-    nodes: int = typer.Option(1, "--nodes", help="Nodes the GPUs are spread over."),
-    precision: str = typer.Option(
-        None,
-        "--precision",
-        "-p",
-        help="fp32, strict-fp32, tf32, amp, fp16, bf16, fp8 "
-        "(aliases fp16_amp, fp32_or_tf32). Default: amp; bf16 for LLMs.",
-    ),
-    batch_size: int = typer.Option(None, "--batch-size", "-b", help="Micro-batch per GPU."),
-    seq_len: int = typer.Option(None, "--seq-len", "-s", help="Tokens per sequence."),
-    task: str = typer.Option(
-        None, "--task", help="training, finetune-full, finetune-lora, finetune-qlora, inference."
-    ),
-    sharding: str = typer.Option(None, "--sharding", help="none, zero1, zero2, zero3 (= fsdp)."),
-    checkpointing: bool = typer.Option(
-        None,
-        "--activation-checkpointing/--no-activation-checkpointing",
-        help="Recompute activations in backward.",
-    ),
-    tensor_parallel: int = typer.Option(None, "--tp", help="Tensor-parallel degree."),
-    pipeline_parallel: int = typer.Option(None, "--pp", help="Pipeline-parallel degree."),
-    inter_node_gbps: float = typer.Option(
-        None, "--inter-node-gbps", help="Network per node, Gbit/s (default 100)."
-    ),
-    interconnect: str = typer.Option(None, "--interconnect", help="Override: nvlink or pcie."),
-    preset_name: str = typer.Option(None, "--preset", help="Start from a preset (--list-presets)."),
-    workload_file: Path = typer.Option(None, "--workload", "-w", help="TOML/YAML workload file."),
-    from_csv: Path = typer.Option(None, "--from-csv", help="Estimate every row of a CSV."),
-    no_measured: bool = typer.Option(
-        False, "--no-measured", help="Ignore `gpurent calibrate` rows."
-    ),
-    list_models_flag: bool = typer.Option(False, "--list-models", help="List zoo models and exit."),
-    list_presets_flag: bool = typer.Option(False, "--list-presets", help="List presets and exit."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON (one object per CSV row)."),
+def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="Zoo model (see --list-models) or custom:layers=..,hidden=..,heads=..,vocab=..",
+        ),
+    ] = None,
+    gpu: Annotated[
+        str | None, typer.Option("--gpu", "-g", help="GPU name, e.g. H100, A100-SXM4-80GB, L40S.")
+    ] = None,
+    gpus: Annotated[int, typer.Option("--gpus", "-n", help="Total number of GPUs.")] = 1,
+    nodes: Annotated[int, typer.Option("--nodes", help="Nodes the GPUs are spread over.")] = 1,
+    precision: Annotated[
+        str | None,
+        typer.Option(
+            "--precision",
+            "-p",
+            help="fp32, strict-fp32, tf32, amp, fp16, bf16, fp8 (aliases "
+            "fp16_amp, fp32_or_tf32). Default: amp; bf16 for LLMs.",
+        ),
+    ] = None,
+    batch_size: Annotated[
+        int | None, typer.Option("--batch-size", "-b", help="Micro-batch per GPU.")
+    ] = None,
+    seq_len: Annotated[
+        int | None, typer.Option("--seq-len", "-s", help="Tokens per sequence.")
+    ] = None,
+    task: Annotated[
+        str | None,
+        typer.Option(
+            "--task", help="training, finetune-full, finetune-lora, finetune-qlora, inference."
+        ),
+    ] = None,
+    sharding: Annotated[
+        str | None, typer.Option("--sharding", help="none, zero1, zero2, zero3 (= fsdp).")
+    ] = None,
+    checkpointing: Annotated[
+        bool | None,
+        typer.Option(
+            "--activation-checkpointing/--no-activation-checkpointing",
+            help="Recompute activations in backward.",
+        ),
+    ] = None,
+    tensor_parallel: Annotated[
+        int | None, typer.Option("--tp", help="Tensor-parallel degree.")
+    ] = None,
+    pipeline_parallel: Annotated[
+        int | None, typer.Option("--pp", help="Pipeline-parallel degree.")
+    ] = None,
+    inter_node_gbps: Annotated[
+        float | None,
+        typer.Option("--inter-node-gbps", help="Network per node, Gbit/s (default 100)."),
+    ] = None,
+    interconnect: Annotated[
+        str | None, typer.Option("--interconnect", help="Override the GPU link: nvlink or pcie.")
+    ] = None,
+    preset_name: Annotated[
+        str | None, typer.Option("--preset", help="Start from a preset (see --list-presets).")
+    ] = None,
+    workload_file: Annotated[
+        Path | None, typer.Option("--workload", "-w", help="TOML/YAML workload file.")
+    ] = None,
+    from_csv: Annotated[
+        Path | None,
+        typer.Option(
+            "--from-csv", help="Estimate every row of a CSV (one JSON line per row with --json)."
+        ),
+    ] = None,
+    no_measured: Annotated[
+        bool, typer.Option("--no-measured", help="Ignore rows added with `gpurent calibrate add`.")
+    ] = False,
+    list_models_flag: Annotated[
+        bool, typer.Option("--list-models", help="List zoo models and exit.")
+    ] = False,
+    list_presets_flag: Annotated[
+        bool, typer.Option("--list-presets", help="List presets and exit.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
 ) -> None:
     """How fast, how big and how costly one job is on N GPUs of one kind.
 
@@ -279,13 +319,23 @@ def estimate_cmd(
     if pipeline_parallel is not None:
         changes["pipeline_parallel"] = pipeline_parallel
     wl = replace(wl, **changes)
-    _single(wl, get_gpu(gpu), gpus, nodes, inter_node_gbps, interconnect, no_measured, as_json)
+    _single(
+        wl,
+        get_gpu(gpu),
+        gpus,
+        nodes=nodes,
+        inter_node_gbps=inter_node_gbps,
+        interconnect=interconnect,
+        no_measured=no_measured,
+        as_json=as_json,
+    )
 
 
 def _single(
     wl: Any,
     gpu: Any,
     gpus: int,
+    *,
     nodes: int,
     inter_node_gbps: float | None,
     interconnect: str | None,
@@ -361,12 +411,14 @@ calibrate_app = typer.Typer(
 @calibrate_app.command("add")
 @cli_errors
 def calibrate_add(
-    file: Path = typer.Argument(
-        ...,
-        help="CSV (model,gpu,num_gpus,precision,batch_size,"
-        "throughput[,seq_len,throughput_unit]) or `gpurent bench` JSON.",
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print the added rows as JSON."),
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="CSV (model,gpu,num_gpus,precision,batch_size,"
+            "throughput[,seq_len,throughput_unit]) or `gpurent bench` JSON."
+        ),
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the added rows as JSON.")] = False,
 ) -> None:
     """Add measurements, e.g. `gpurent calibrate add my_runs.csv`."""
     from gpurent.estimate.store import add_measurements, store_path
@@ -380,7 +432,9 @@ def calibrate_add(
 
 @calibrate_app.command("list")
 @cli_errors
-def calibrate_list(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def calibrate_list(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
     """Show stored measurements."""
     from rich.table import Table
 
@@ -409,7 +463,9 @@ def calibrate_list(as_json: bool = typer.Option(False, "--json", help="Print JSO
 
 @calibrate_app.command("clear")
 @cli_errors
-def calibrate_clear(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def calibrate_clear(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
     """Delete every stored measurement."""
     from gpurent.estimate.store import clear_calibration
 

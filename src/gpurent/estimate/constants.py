@@ -19,11 +19,12 @@ _FILE = "calibration.json"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FamilyCoeffs:
-    """step_time_s = a x compute_at_peak_s + b x traffic_at_peak_bw_s + c_s (a, b >= 1)."""
+    """step_time_s = a x tensor_s + b x traffic_s + d x cuda_core_s + c_s (a, b >= 1)."""
 
     a: float
     b: float
     c_s: float
+    d: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,7 +69,9 @@ class Constants:
 
 
 def _coeffs(d: dict[str, Any]) -> FamilyCoeffs:
-    return FamilyCoeffs(a=float(d["a"]), b=float(d["b"]), c_s=float(d["c_s"]))
+    return FamilyCoeffs(
+        a=float(d["a"]), b=float(d["b"]), c_s=float(d["c_s"]), d=float(d.get("d", 0.0))
+    )
 
 
 def parse_constants(raw: dict[str, Any]) -> Constants:

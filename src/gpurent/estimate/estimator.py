@@ -28,6 +28,40 @@ from gpurent.workload.spec import Sharding, Task, Workload
 from gpurent.workload.zoo import ModelInfo, llm_params
 
 LLM_COMM_OVERLAP = 0.9  # FSDP prefetch hides most gathers behind compute (MosaicML, torchtitan)
+LLM_REFERENCE_GPU = "A100-SXM4-80GB"  # where the MosaicML LLM runs were measured
+TRANSFER_MODEL = "bert-large-squad"  # the transformer the Lambda cross-GPU fit knows best
+TRANSFER_BATCH = 32
+
+
+def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) -> float:
+    """How much slower than the LLM reference GPU a transformer trains on `gpu`, from the
+    cross-GPU fit of BERT-large (10 GPUs, Volta to Ada): t(gpu) / t(A100-SXM4-80GB).
+
+    MosaicML's runs fix the LLM model's level on the A100 only; this ratio carries it to other
+    GPUs with the method that was cross-validated across generations. It is why predicted MFU
+    drops on GPUs whose FLOPs grew faster than their bandwidth (RESEARCH §2)."""
+    key = (gpu.name, precision, id(k))
+    hit = _RATIO_CACHE.get(key)
+    if hit is not None:
+        return hit
+    from gpurent.catalog.specs import get_gpu
+
+    ref = get_gpu(LLM_REFERENCE_GPU)
+    model = get_model(TRANSFER_MODEL)
+    coeffs = k.family(model.key, precision.is_half)
+
+    def step(g: GpuSpec) -> float:
+        xc, xm, xv = family_features(model, g, precision, TRANSFER_BATCH, None)
+        return coeffs.a * xc + coeffs.b * xm + coeffs.d * xv + coeffs.c_s
+
+    ratio = step(gpu) / step(ref)
+    if len(_RATIO_CACHE) > 4096:
+        _RATIO_CACHE.clear()
+    _RATIO_CACHE[key] = ratio
+    return ratio
+
+
+_RATIO_CACHE: dict[tuple[str, Precision, int], float] = {}
 
 
 def resolve_model(workload: Workload) -> ModelInfo:
@@ -99,12 +133,12 @@ def estimate(
             workload,
             model,
             gpu,
-            num_gpus,
-            nodes,
-            seq or 2048,
-            k,
-            inter_node_gbps,
-            intra_node_interconnect,
+            num_gpus=num_gpus,
+            nodes=nodes,
+            seq=seq or 2048,
+            k=k,
+            inter_node_gbps=inter_node_gbps,
+            interconnect=intra_node_interconnect,
         )
         samples_per_step = float(b * data_parallel_degree(workload, num_gpus))
         units_per_sample = model.units_per_sample(seq)
@@ -113,12 +147,12 @@ def estimate(
             workload,
             model,
             gpu,
-            num_gpus,
-            nodes,
-            seq,
-            k,
-            inter_node_gbps,
-            intra_node_interconnect,
+            num_gpus=num_gpus,
+            nodes=nodes,
+            seq=seq,
+            k=k,
+            inter_node_gbps=inter_node_gbps,
+            interconnect=intra_node_interconnect,
         )
         samples_per_step = float(b * num_gpus)
         units_per_sample = model.units_per_sample(seq)
@@ -202,6 +236,7 @@ def _family(
     workload: Workload,
     model: ModelInfo,
     gpu: GpuSpec,
+    *,
     num_gpus: int,
     nodes: int,
     seq: int | None,
@@ -213,7 +248,7 @@ def _family(
     p = workload.precision
     training = workload.task.trains
     coeffs = k.family(model.key, p.is_half)
-    xc, xm = family_features(
+    xc, xm, xv = family_features(
         model,
         gpu,
         p,
@@ -222,7 +257,7 @@ def _family(
         checkpointing=workload.activation_checkpointing and training,
         training=training,
     )
-    t_c = coeffs.a * xc
+    t_c = coeffs.a * xc + coeffs.d * xv
     t_m = coeffs.b * xm
     overhead = coeffs.c_s if training else coeffs.c_s / 3.0
     single = t_c + t_m + overhead
@@ -251,6 +286,7 @@ def _llm_training(
     workload: Workload,
     model: ModelInfo,
     gpu: GpuSpec,
+    *,
     num_gpus: int,
     nodes: int,
     seq: int,
@@ -266,18 +302,25 @@ def _llm_training(
     tp, pp = workload.tensor_parallel, workload.pipeline_parallel
     mp = tp * pp
     c = k.llm
+    from gpurent.catalog.specs import get_gpu
+
+    ref = get_gpu(LLM_REFERENCE_GPU)
     x_mm, x_attn, x_mem, model_flops = llm_training_features(
         model,
-        gpu,
+        ref,
         p,
         workload.task,
-        b,
-        seq,
+        batch=b,
+        seq_len=seq,
         checkpointing=workload.activation_checkpointing,
         model_parallel=mp,
     )
-    t_c = c.a_gemm * x_mm + c.a_attn * x_attn
-    t_m = c.k_mem * x_mem
+    ratio = transformer_speed_ratio(gpu, p, k)
+    # never faster than the fitted matmul efficiency at this GPU's own peak (a GPU without
+    # bf16 tensor cores, say, is far more compute bound than BERT's transfer ratio says)
+    own_peak_s = (x_mm + x_attn) * peak_flops(ref, p) / peak_flops(gpu, p)
+    t_c = max((c.a_gemm * x_mm + c.a_attn * x_attn) * ratio, c.a_gemm * own_peak_s)
+    t_m = c.k_mem * x_mem * ratio
     ga = workload.gradient_accumulation
     n = llm_params(shape)
     # optimizer step: read/write weights, grads and AdamW states once per optimizer step
@@ -290,7 +333,7 @@ def _llm_training(
         else lora_params(model, workload.lora_rank)
     )
     t_opt = 28.0 * trainable / shards / bandwidth_bps(gpu) / ga
-    single = t_c + t_m + c.c_s + t_opt
+    single = t_c + t_m + c.c_s * ratio + t_opt
     # communication
     dp = data_parallel_degree(workload, num_gpus)
     comm = 0.0

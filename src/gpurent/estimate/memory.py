@@ -28,7 +28,7 @@ import math
 
 from gpurent.catalog.precision import Precision
 from gpurent.estimate.result import MemoryBreakdown
-from gpurent.units import BYTES_PER_GIB as GiB
+from gpurent.units import BYTES_PER_GIB
 from gpurent.workload.spec import Optimizer, Sharding, Task, Workload
 from gpurent.workload.zoo import ModelInfo, llm_layer_params
 
@@ -117,14 +117,14 @@ def memory_breakdown(
         activations = _training_activations(workload, model, seq, b, act_bytes_per_value)
 
     tensors = weights + grads + optim + activations + kv_cache
-    overhead = CONTEXT_OVERHEAD_GIB * GiB + FRAGMENTATION * tensors
+    overhead = CONTEXT_OVERHEAD_GIB * BYTES_PER_GIB + FRAGMENTATION * tensors
     return MemoryBreakdown(
-        weights_gib=weights / GiB,
-        gradients_gib=grads / GiB,
-        optimizer_gib=optim / GiB,
-        activations_gib=activations / GiB,
-        kv_cache_gib=kv_cache / GiB,
-        overhead_gib=overhead / GiB,
+        weights_gib=weights / BYTES_PER_GIB,
+        gradients_gib=grads / BYTES_PER_GIB,
+        optimizer_gib=optim / BYTES_PER_GIB,
+        activations_gib=activations / BYTES_PER_GIB,
+        kv_cache_gib=kv_cache / BYTES_PER_GIB,
+        overhead_gib=overhead / BYTES_PER_GIB,
         capacity_gib=capacity_gib,
     )
 

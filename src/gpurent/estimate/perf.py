@@ -2,12 +2,15 @@
 
 Non-LLM models (one coefficient set per model and precision class, fitted across GPUs):
 
-    step_s = a * F / P  +  b * D / W  +  c_s          (a >= 1, b >= 1, c_s >= 0)
+    step_s = a * F / P  +  b * D / W  +  d * V / P_cuda  +  c_s    (a, b >= 1; d, c_s >= 0)
 
 F = training FLOPs of the micro-batch (3x forward, +1 forward with checkpointing), P = the GPU's
 dense peak for the precision (FLOP/s), D = bytes of activations written once plus 24 B/param of
-weight, gradient and optimizer traffic, W = memory bandwidth (B/s), c_s = a per-step time that no
-GPU spec explains (kernel launches, host work, data pipeline). A sum, not a max: in these models
+weight, gradient and optimizer traffic, W = memory bandwidth (B/s), V = 1 % of F as nominal
+non-tensor work (normalisation, activations, optimizer, indexing) on the CUDA cores whose rate
+P_cuda is the GPU's plain fp32 peak (SM count x clock: why an RTX 4090 with half an A100's
+bandwidth reaches 0.8x its ResNet-50 speed), c_s = a per-step time that no GPU spec explains
+(kernel launches, host work, data pipeline). A sum, not a max: in these models
 many small kernels alternate between compute and memory bound, so the times add (the Habitat and
 NeuSight papers make the same observation per kernel). With a, b >= 1 the predicted throughput
 never exceeds the roofline of the counted work.
@@ -34,6 +37,7 @@ from gpurent.workload.spec import Task
 from gpurent.workload.zoo import ModelInfo, llm_params
 
 WEIGHT_TRAFFIC_BYTES_PER_PARAM = 24.0  # fwd+bwd weight reads, AdamW read/write of w, g, m, v
+VECTOR_SHARE = 0.01  # nominal share of FLOPs on CUDA cores; the fitted d scales it
 PCIE_GBPS_BY_GEN = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}  # x16, one direction, GB/s
 
 
@@ -60,14 +64,20 @@ def family_features(
     *,
     checkpointing: bool = False,
     training: bool = True,
-) -> tuple[float, float]:
-    """(compute-at-peak seconds, traffic-at-peak-bandwidth seconds) of one step of `batch`."""
+) -> tuple[float, float, float]:
+    """(tensor compute s, memory traffic s, CUDA-core work s) of one step of `batch`, each at the
+    GPU's peak rate for it."""
     fwd = model.forward_flops(seq_len) * batch
     passes = (4.0 if checkpointing else 3.0) if training else 1.0
     acts = model.activation_values(seq_len) * batch * bytes_per_value(precision)
     weights = model.num_params * (WEIGHT_TRAFFIC_BYTES_PER_PARAM if training else 4.0)
     traffic = acts * (1.0 if training else 0.5) + weights
-    return fwd * passes / peak_flops(gpu, precision), traffic / bandwidth_bps(gpu)
+    flops = fwd * passes
+    return (
+        flops / peak_flops(gpu, precision),
+        traffic / bandwidth_bps(gpu),
+        VECTOR_SHARE * flops / (gpu.fp32_tflops * FLOPS_PER_TFLOP),
+    )
 
 
 def llm_training_features(
@@ -75,9 +85,9 @@ def llm_training_features(
     gpu: GpuSpec,
     precision: Precision,
     task: Task,
+    *,
     batch: int,
     seq_len: int,
-    *,
     checkpointing: bool,
     model_parallel: int = 1,
 ) -> tuple[float, float, float, float]:

@@ -52,6 +52,29 @@ def _enum(cls: Any, value: Any, key: str, where: str) -> Any:
         raise InputError(f"{where}: {key} {value!r} is not one of {known}") from None
 
 
+def _shape(value: dict[str, Any], where: str) -> LlmShape:
+    ints = {"layers", "hidden", "heads", "vocab", "kv_heads", "ffn_hidden"}
+    flags = {"gated_mlp", "tied_embeddings"}
+    extra = set(value) - ints - flags
+    if extra:
+        raise InputError(f"{where}: unknown shape field(s) {', '.join(sorted(extra))}")
+    missing = {"layers", "hidden", "heads", "vocab"} - set(value)
+    if missing:
+        raise InputError(f"{where}: shape lacks {', '.join(sorted(missing))}")
+    kv = value.get("kv_heads")
+    ffn = value.get("ffn_hidden")
+    return LlmShape(
+        layers=int(value["layers"]),
+        hidden=int(value["hidden"]),
+        heads=int(value["heads"]),
+        vocab=int(value["vocab"]),
+        kv_heads=int(kv) if kv is not None else None,
+        ffn_hidden=int(ffn) if ffn is not None else None,
+        gated_mlp=bool(value.get("gated_mlp", False)),
+        tied_embeddings=bool(value.get("tied_embeddings", True)),
+    )
+
+
 def workload_from_mapping(raw: dict[str, Any], where: str) -> Workload:
     """Validate a mapping of Workload fields (as from a file) into a Workload."""
     data = dict(raw.get("workload", raw))
@@ -82,12 +105,7 @@ def workload_from_mapping(raw: dict[str, Any], where: str) -> Workload:
             elif key == "shape":
                 if not isinstance(value, dict):
                     raise InputError(f"{where}: shape must be a table of layers/hidden/heads/vocab")
-                fields[key] = LlmShape(
-                    **{
-                        k: (bool(v) if k in ("gated_mlp", "tied_embeddings") else int(v))
-                        for k, v in value.items()
-                    }
-                )
+                fields[key] = _shape(value, where)
             else:
                 raise InputError(f"{where}: unknown field {key!r}")
         except GpurentError as exc:

@@ -42,7 +42,9 @@ def _mpt(layers: int, hidden: int, heads: int) -> LlmShape:
     return LlmShape(layers=layers, hidden=hidden, heads=heads, vocab=50368)
 
 
-def _llama(layers: int, hidden: int, heads: int, kv: int, ffn: int, vocab: int) -> LlmShape:
+def _llama(  # noqa: PLR0917 - a table row
+    layers: int, hidden: int, heads: int, kv: int, ffn: int, vocab: int
+) -> LlmShape:
     return LlmShape(
         layers=layers,
         hidden=hidden,
@@ -76,7 +78,7 @@ LLM_SHAPES: dict[str, tuple[LlmShape, str]] = {
 }
 
 
-def _fixed(
+def _fixed(  # noqa: PLR0917 - a table row
     name: str,
     family: str,
     description: str,

@@ -23,7 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from gpurent.errors import NotFoundError
 from gpurent.workload.spec import LlmShape
 
 

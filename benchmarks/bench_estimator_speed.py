@@ -1,0 +1,96 @@
+"""Speed of the estimator: one CLI call (start-up included), 10,000 CSV rows, API calls.
+
+    PYTHONPATH=src python benchmarks/bench_estimator_speed.py
+
+Wall times via subprocess (a fresh interpreter each run, as a user sees it); best and median of
+several runs. The API loop times `estimate()` on a mix of models and GPUs, as the planner calls it.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from gpurent.catalog import Precision, all_gpus
+from gpurent.estimate import estimate
+from gpurent.workload import Workload
+
+ONE = [
+    "estimate",
+    "--model",
+    "bert-large-squad",
+    "--gpu",
+    "H100",
+    "--gpus",
+    "8",
+    "--precision",
+    "amp",
+    "--batch-size",
+    "32",
+    "--json",
+]
+MODELS = ["resnet50", "bert-large-squad", "gnmt", "mpt-7b", "llama3-8b", "ssd", "waveglow"]
+
+
+def cli(args: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "gpurent", *args], check=True, env=env, stdout=subprocess.DEVNULL
+    )
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    env = dict(os.environ)
+    with tempfile.TemporaryDirectory() as tmp:
+        env["GPURENT_HOME"] = tmp
+        cli(ONE, env)  # warm the OS file cache
+        one = [cli(ONE, env) for _ in range(7)]
+        print(
+            f"one `gpurent estimate` call: best {min(one):.3f} s, median "
+            f"{statistics.median(one):.3f} s (start-up included)"
+        )
+        rng = random.Random(0)
+        gpus = [g.name for g in all_gpus() if g.vendor == "nvidia"]
+        path = Path(tmp) / "rows.csv"
+        lines = ["model,gpu,num_gpus,precision,batch_size,seq_len"]
+        for _ in range(10_000):
+            m = rng.choice(MODELS)
+            seq = "2048" if m in ("mpt-7b", "llama3-8b") else ""
+            lines.append(
+                f"{m},{rng.choice(gpus)},{rng.choice([1, 2, 4, 8])},"
+                f"{rng.choice(['amp', 'bf16', 'fp32'])},{rng.choice([1, 4, 16, 64])},{seq}"
+            )
+        path.write_text("\n".join(lines) + "\n")
+        rows = [cli(["estimate", "--from-csv", str(path), "--json"], env) for _ in range(3)]
+        print(f"10,000 CSV rows: best {min(rows):.2f} s, median {statistics.median(rows):.2f} s")
+    wls = [
+        Workload(
+            model=m,
+            precision=Precision.BF16 if "-" in m and m[0] in "ml" else Precision.AMP,
+            batch_size_per_gpu=8,
+            seq_len=2048 if m[0] in "ml" else None,
+        )
+        for m in MODELS
+    ]
+    gpu_specs = [g for g in all_gpus() if g.vendor == "nvidia"]
+    calls = [(w, g, n) for w in wls for g in gpu_specs for n in (1, 8)]
+    for w, g, n in calls:
+        estimate(w, g, n)
+    t0 = time.perf_counter()
+    reps = 20
+    for _ in range(reps):
+        for w, g, n in calls:
+            estimate(w, g, n)
+    dt = (time.perf_counter() - t0) / (reps * len(calls))
+    print(f"estimate() API: {dt * 1e6:.1f} us per call (mean of {reps * len(calls)} calls)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,234 @@
+"""Invariants of `estimate()`, property-based where the claim is general."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpurent.catalog import Precision, all_gpus, get_gpu
+from gpurent.errors import DataError, InputError
+from gpurent.estimate import Bottleneck, Calibration, MeasuredRow, estimate, load_constants
+from gpurent.estimate.constants import parse_constants
+from gpurent.workload import Sharding, Task, Workload, get_model, preset
+
+NVIDIA = [g for g in all_gpus() if g.vendor == "nvidia"]
+FIXED = [
+    "resnet50",
+    "ssd",
+    "bert-base-squad",
+    "bert-large-squad",
+    "gnmt",
+    "tacotron2",
+    "waveglow",
+    "transformer-xl-base",
+    "transformer-xl-large",
+    "ncf",
+    "vit-b16",
+]
+PRECISIONS = [Precision.AMP, Precision.FP32, Precision.BF16, Precision.STRICT_FP32]
+
+gpus_st = st.sampled_from(NVIDIA)
+batch_st = st.integers(min_value=1, max_value=512)
+
+
+@settings(max_examples=60, deadline=None)
+@given(gpu=gpus_st, model=st.sampled_from(FIXED), p=st.sampled_from(PRECISIONS), b=batch_st)
+def test_memory_and_step_time_grow_with_batch(gpu, model, p, b) -> None:  # type: ignore[no-untyped-def]
+    small = estimate(Workload(model=model, precision=p, batch_size_per_gpu=b), gpu)
+    big = estimate(Workload(model=model, precision=p, batch_size_per_gpu=b * 2), gpu)
+    assert big.memory.total_gib > small.memory.total_gib
+    assert big.step_time_s > small.step_time_s
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    gpu=gpus_st,
+    model=st.sampled_from(FIXED),
+    p=st.sampled_from(PRECISIONS),
+    b=batch_st,
+    n=st.sampled_from([1, 2, 4, 8]),
+)
+def test_throughput_never_exceeds_the_roofline(gpu, model, p, b, n) -> None:  # type: ignore[no-untyped-def]
+    m = get_model(model)
+    e = estimate(Workload(model=model, precision=p, batch_size_per_gpu=b), gpu, n)
+    train_flops = 3 * m.forward_flops() * e.samples_per_s
+    assert train_flops <= gpu.peak_tflops(p) * 1e12 * n * (1 + 1e-9)
+    assert 0 < e.scaling_efficiency <= 1 + 1e-9
+    assert e.throughput == pytest.approx(e.samples_per_s * m.units_per_sample(None))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    gpu=gpus_st,
+    model=st.sampled_from(["mpt-125m", "mpt-1b", "llama3-8b", "mistral-7b"]),
+    b=st.integers(1, 16),
+    seq=st.sampled_from([512, 2048, 8192]),
+    ckpt=st.booleans(),
+    n=st.sampled_from([1, 8, 16]),
+)
+def test_llm_mfu_is_a_fraction(gpu, model, b, seq, ckpt, n) -> None:  # type: ignore[no-untyped-def]
+    wl = Workload(
+        model=model,
+        precision=Precision.BF16,
+        batch_size_per_gpu=b,
+        seq_len=seq,
+        activation_checkpointing=ckpt,
+        sharding=Sharding.ZERO3,
+    )
+    e = estimate(wl, gpu, n, nodes=max(1, n // 8))
+    assert e.mfu is not None and 0 < e.mfu < 1
+    assert e.throughput_unit == "tokens/s"
+
+
+@settings(max_examples=40, deadline=None)
+@given(b=st.integers(1, 32), n=st.sampled_from([2, 4, 8, 16, 64]))
+def test_sharding_and_checkpointing_only_reduce_memory(b: int, n: int) -> None:
+    gpu = get_gpu("A100-SXM4-80GB")
+    base = Workload(model="mpt-7b", precision=Precision.BF16, batch_size_per_gpu=b, seq_len=2048)
+    totals = [
+        estimate(dataclasses.replace(base, sharding=s), gpu, n).memory.total_gib
+        for s in (Sharding.NONE, Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3)
+    ]
+    assert totals == sorted(totals, reverse=True)
+    ck = estimate(dataclasses.replace(base, activation_checkpointing=True), gpu, n)
+    assert ck.memory.activations_gib < estimate(base, gpu, n).memory.activations_gib
+
+
+def test_memory_per_param_matches_the_textbook() -> None:
+    """Mixed-precision AdamW: 16 B/param before activations (RESEARCH §2)."""
+    e = estimate(
+        Workload(model="mpt-1b", precision=Precision.BF16, batch_size_per_gpu=1, seq_len=128),
+        get_gpu("H100"),
+    )
+    m = e.memory
+    per_param = (m.weights_gib + m.gradients_gib + m.optimizer_gib) * 2**30
+    assert per_param / get_model("mpt-1b").num_params == pytest.approx(16.0)
+
+
+def test_does_not_fit_names_the_shortfall() -> None:
+    e = estimate(
+        Workload(model="llama2-70b", precision=Precision.BF16, batch_size_per_gpu=1, seq_len=2048),
+        get_gpu("A100-SXM4-80GB"),
+        8,
+    )
+    assert not e.fits and e.bottleneck is Bottleneck.MEMORY_CAPACITY
+    assert e.memory.headroom_gib < 0
+    assert any("does not fit" in n for n in e.notes)
+    sharded = estimate(
+        dataclasses.replace(
+            Workload(
+                model="llama2-70b",
+                precision=Precision.BF16,
+                batch_size_per_gpu=1,
+                seq_len=2048,
+                activation_checkpointing=True,
+            ),
+            sharding=Sharding.ZERO3,
+        ),
+        get_gpu("A100-SXM4-80GB"),
+        64,
+        nodes=8,
+    )
+    assert sharded.fits
+
+
+def test_lora_and_qlora_need_far_less_memory_than_full_finetune() -> None:
+    gpu = get_gpu("L40S")
+    full = estimate(
+        Workload(
+            model="llama3-8b",
+            task=Task.FINETUNE_FULL,
+            precision=Precision.BF16,
+            batch_size_per_gpu=1,
+            seq_len=2048,
+        ),
+        gpu,
+    )
+    lora = estimate(preset("llama-lora"), gpu)
+    qlora = estimate(dataclasses.replace(preset("llama-lora"), task=Task.FINETUNE_QLORA), gpu)
+    assert qlora.memory.total_gib < lora.memory.total_gib < full.memory.total_gib
+    assert lora.fits and not full.fits
+    assert lora.time_to_finish_s is not None and lora.time_to_finish_s > 0
+
+
+def test_inference_is_bandwidth_bound_and_kv_cache_grows_with_context() -> None:
+    gpu = get_gpu("H100")
+    wl = preset("llm-inference")
+    e = estimate(wl, gpu)
+    assert e.bottleneck is Bottleneck.MEMORY_BANDWIDTH
+    longer = estimate(dataclasses.replace(wl, seq_len=8192), gpu)
+    assert longer.memory.kv_cache_gib > e.memory.kv_cache_gib > 0
+    faster = estimate(wl, get_gpu("H200"))  # same FLOPs, more bandwidth
+    assert faster.throughput > e.throughput
+
+
+def test_faster_gpus_are_faster_and_llm_mfu_drops_on_hopper() -> None:
+    wl = Workload(model="bert-large-squad", precision=Precision.AMP, batch_size_per_gpu=32)
+    a100, h100 = get_gpu("A100-SXM4-80GB"), get_gpu("H100-SXM5-80GB")
+    assert 1.5 < estimate(wl, h100).throughput / estimate(wl, a100).throughput < 3.17
+    llm = Workload(
+        model="mpt-7b",
+        precision=Precision.BF16,
+        batch_size_per_gpu=6,
+        seq_len=2048,
+        sharding=Sharding.ZERO3,
+    )
+    assert estimate(llm, h100, 8).mfu < estimate(llm, a100, 8).mfu  # type: ignore[operator]
+
+
+def test_multi_node_is_slower_on_a_thin_network() -> None:
+    wl = Workload(model="bert-large-squad", precision=Precision.AMP, batch_size_per_gpu=8)
+    gpu = get_gpu("A100-SXM4-80GB")
+    fat = estimate(wl, gpu, 16, nodes=2, inter_node_gbps=1600)
+    thin = estimate(wl, gpu, 16, nodes=2, inter_node_gbps=10)
+    assert thin.throughput < fat.throughput
+    assert thin.communication_time_s > fat.communication_time_s
+
+
+def test_measurement_anchors_the_estimate() -> None:
+    gpu = get_gpu("A100-SXM4-80GB")
+    wl = Workload(model="resnet50", precision=Precision.AMP, batch_size_per_gpu=256)
+    row = MeasuredRow(
+        model="resnet50",
+        gpu=gpu.name,
+        num_gpus=1,
+        precision=Precision.AMP,
+        batch_size=256,
+        throughput=2000.0,
+    )
+    cal = Calibration((row,))
+    same = estimate(wl, gpu, measurements=cal)
+    assert same.basis == "measured" and same.throughput == pytest.approx(2000.0)
+    scaled = estimate(wl, gpu, 8, measurements=cal)
+    plain = estimate(wl, gpu, 8)
+    assert scaled.throughput / plain.throughput == pytest.approx(
+        2000.0 / estimate(wl, gpu).throughput
+    )
+    other = estimate(wl, get_gpu("H100"), measurements=cal)
+    assert other.basis == "calibrated"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "n", "match"),
+    [
+        ({"batch_size_per_gpu": 0}, 1, "batch size"),
+        ({"tensor_parallel": 3}, 8, "multiple"),
+        ({"seq_len": 0, "model": "mpt-7b"}, 1, "seq_len"),
+        ({}, 0, "num_gpus"),
+    ],
+)
+def test_bad_input_raises_input_error(kwargs: dict[str, object], n: int, match: str) -> None:
+    wl = dataclasses.replace(Workload(model="resnet50"), **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=match):
+        estimate(wl, get_gpu("A100"), n)
+
+
+def test_bundled_constants_have_provenance_and_bad_ones_are_rejected() -> None:
+    k = load_constants()
+    assert "fit_command" in k.provenance and k.provenance["sources"]
+    assert all(c.a >= 1 and c.b >= 1 for fam in k.families.values() for c in fam.values())
+    with pytest.raises(DataError):
+        parse_constants({"families": {}})
