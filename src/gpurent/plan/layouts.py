@@ -184,10 +184,13 @@ def choose_layout(
         if closest is None or est.memory.headroom_gib > closest.memory.headroom_gib:
             closest, closest_layout, closest_label = est, layout, layout.label
     if closest is not None:
+        n = gpus_per_node * nodes
         reason = (
             f"needs {closest.memory.total_gib:.1f} GiB per GPU at best on "
             f"{gpus_per_node * nodes}x {gpu.name} ({closest_label})"
-            f", which has {closest.memory.capacity_gib:.0f} GiB"
+            f", which has {closest.memory.capacity_gib:.0f} GiB "
+            f"({closest.memory.total_gib * n:,.0f} GiB needed across the {n} GPUs, "
+            f"{closest.memory.capacity_gib * n:,.0f} GiB there)"
         )
     else:
         reason = errors[0] if errors else "no layout applies"
