@@ -152,3 +152,9 @@ def test_help_teaches_with_examples():
 )
 def test_parse_duration(text, seconds):
     assert parse_duration_s(text) == seconds
+
+
+def test_no_workload_says_what_to_give():
+    r = run()
+    assert r.exit_code == 2
+    assert "--preset" in r.stderr and "--scenario" in r.stderr
