@@ -143,7 +143,10 @@ class CostAssumptions:
         else:
             lines.append("egress: none counted (pass --egress-gb to price downloading results)")
         if self.spot_interruptions_per_hour is not None:
-            rates = f"{self.spot_interruptions_per_hour:g}/h per instance (--spot-interruptions-per-hour)"
+            rates = (
+                f"{self.spot_interruptions_per_hour:g}/h per instance "
+                "(--spot-interruptions-per-hour)"
+            )
         else:
             rates = (
                 _by_rate(self.interruptions_per_hour, providers, "{:g}/h")
