@@ -39,7 +39,7 @@ def _ticks(lo: float, hi: float, log: bool) -> list[float]:
 
 
 def _fmt(v: float) -> str:
-    if v >= 1000:
+    if v >= 1000 or (v >= 1 and float(v).is_integer()):
         return f"{v:,.0f}"
     if v >= 10:
         return f"{v:.0f}"
