@@ -83,7 +83,7 @@ def main() -> None:
         catalog.write_text(synthetic_catalog(opts.offers), encoding="utf-8")
         print(
             f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-            f"Python {platform.python_version()}"
+            f"Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f}"
         )
         base, _ = time_cli(["--version"], opts.runs)
         print(f"start-up floor (`gpurent --version`): median {statistics.median(base):.3f} s")

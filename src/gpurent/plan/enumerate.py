@@ -210,6 +210,7 @@ class Enumeration:
     offers: tuple[Offer, ...]
     contexts: tuple[Context, ...]
     rows: tuple[Row, ...]
+    context_best: tuple[Row, ...]  # the cheapest row of each context (holds the Pareto front)
     configs: tuple[Config, ...]
     estimator_calls: int
     dropped: tuple[str, ...]  # reasons configurations or pricings produced no candidate
@@ -310,15 +311,23 @@ def enumerate_candidates(
     for i, offer in enumerate(offers):
         hardware = groups[(offer.gpu_name, offer.gpu_count, offer.network_gbps)]
         for pricing in constraints.pricing:
-            price = _price(offer, pricing, discount)
+            if pricing is PricingModel.ON_DEMAND:
+                price, term_h = offer.price_usd_per_hour, 0.0
+            elif pricing is PricingModel.SPOT:
+                price, term_h = offer.spot_price_usd_per_hour, 0.0
+            else:
+                price, term_h = (
+                    _price(offer, pricing, discount),
+                    _reserved_term_hours(offer, pricing),
+                )
             if price is None:
                 continue
-            term_h = _reserved_term_hours(offer, pricing)
             sub = (offer.provider, offer.billing_granularity_s, term_h)
             hardware[sub][pricing].append((i, price))
     configs: dict[tuple[str, int, int, float | None], Config] = {}
     contexts: list[Context] = []
     rows: list[Row] = []
+    context_best: list[Row] = []
     dropped: list[str] = []
     calls = 0
     trains = workload.task.trains
@@ -379,11 +388,14 @@ def enumerate_candidates(
                     idx = len(contexts)
                     contexts.append(ctx)
                     a, b, wall = ctx.coef_a, ctx.coef_b, ctx.wall_s
-                    rows.extend([(a * p + b, wall, i, idx, p) for i, p in priced])
+                    new = [(a * p + b, wall, i, idx, p) for i, p in priced]
+                    rows.extend(new)
+                    context_best.append(min(new))
     return Enumeration(
         offers=tuple(offers),
         contexts=tuple(contexts),
         rows=tuple(rows),
+        context_best=tuple(context_best),
         configs=tuple(configs.values()),
         estimator_calls=calls,
         dropped=tuple(dict.fromkeys(dropped)),

@@ -23,7 +23,7 @@ from gpurent.plan.enumerate import (
 )
 from gpurent.plan.explain import compare_with_matrix, explain
 from gpurent.plan.layouts import EstimatorFn
-from gpurent.plan.rank import distinct, objective_key, pareto_front, rank_rows
+from gpurent.plan.rank import distinct, objective_key, pareto_front, rank_rows, within
 from gpurent.plan.result import Candidate, Plan, WorkloadSummary
 from gpurent.plan.scenarios import Scenario
 from gpurent.pricing.costs import CostAssumptions, cost_breakdown
@@ -317,7 +317,9 @@ def make_plan(
         b.candidate(r, i + 1 if ranking.feasible else 0, b.other_regions(r))
         for i, r in enumerate(shown)
     )
-    front_rows = pareto_front(ranking.ranked)
+    # The front and the fastest/cheapest extremes lie among each context's cheapest row.
+    extremes = within(en.context_best, constraints) if ranking.feasible else list(en.context_best)
+    front_rows = pareto_front(extremes)
     if len(front_rows) > MAX_PARETO_POINTS:  # keep both ends, thin the middle evenly
         step = (len(front_rows) - 1) / (MAX_PARETO_POINTS - 1)
         front_rows = [front_rows[round(i * step)] for i in range(MAX_PARETO_POINTS)]
@@ -341,8 +343,8 @@ def make_plan(
             top[0],
             objective=constraints.objective,
             runner_up=top[1] if len(top) > 1 else None,
-            fastest=b.candidate(min(ranked, key=itemgetter(1, 0)), 0),
-            cheapest=b.candidate(min(ranked, key=itemgetter(0, 1)), 0),
+            fastest=b.candidate(min(extremes, key=itemgetter(1, 0)), 0),
+            cheapest=b.candidate(min(extremes), 0),
             best_on_demand=b.candidate(on_demand, 0) if on_demand else None,
             feasible_count=len(ranked),
             matrix=matrix,

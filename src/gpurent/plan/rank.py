@@ -15,7 +15,7 @@ from gpurent.plan.constraints import Constraints, Objective
 from gpurent.plan.enumerate import Row
 from gpurent.units import format_duration, format_usd
 
-RowKey = Callable[[Row], Any]
+RowKey = Callable[[Row], Any] | None  # None: the rows' natural order (cost, then time)
 
 
 def objective_key(objective: Objective, work_per_usd: Callable[[Row], float]) -> RowKey:
@@ -24,7 +24,7 @@ def objective_key(objective: Objective, work_per_usd: Callable[[Row], float]) ->
         return itemgetter(1, 0)
     if objective is Objective.THROUGHPUT_PER_DOLLAR:
         return lambda r: (-work_per_usd(r), r[0])
-    return itemgetter(0, 1)  # CHEAPEST, and DEADLINE once filtered by the deadline
+    return None  # CHEAPEST, and DEADLINE once filtered: rows sort natively by (cost, time)
 
 
 def pareto_front(rows: Iterable[Row]) -> list[Row]:
@@ -63,6 +63,16 @@ class Ranking:
     reasons: tuple[str, ...]
 
 
+def within(rows: Iterable[Row], constraints: Constraints) -> list[Row]:
+    """Rows meeting the deadline and the budget."""
+    deadline, budget = constraints.deadline_s, constraints.budget_usd
+    return [
+        r
+        for r in rows
+        if (deadline is None or r[1] <= deadline) and (budget is None or r[0] <= budget)
+    ]
+
+
 def rank_rows(
     rows: Sequence[Row],
     constraints: Constraints,
@@ -87,7 +97,7 @@ def rank_rows(
             f"fastest, {describe(fastest)}, takes {format_duration(fastest[1])} and costs "
             f"{format_usd(fastest[0])}; raise --max-gpus/--max-nodes or relax the deadline"
         )
-        closest = sorted(rows, key=lambda r: (r[1], r[0]))
+        closest = sorted(rows, key=itemgetter(1, 0))
     else:
         assert budget is not None
         cheapest = min(on_time, key=lambda r: (r[0], r[1]))
@@ -97,5 +107,5 @@ def rank_rows(
             f"{describe(cheapest)}, costs {format_usd(cheapest[0])} and takes "
             f"{format_duration(cheapest[1])}"
         )
-        closest = sorted(on_time, key=lambda r: (r[0], r[1]))
+        closest = sorted(on_time)
     return Ranking(feasible=False, ranked=closest, reasons=tuple(reasons))
