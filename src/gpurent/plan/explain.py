@@ -120,6 +120,23 @@ def _limits(best: Candidate) -> list[str]:
     return lines
 
 
+def _why_gpu(best: Candidate, other: Candidate) -> str:
+    """Per-GPU speed and price ratios: the reason one GPU beats another per dollar."""
+    speed = (best.throughput / best.num_gpus) / max(other.throughput / other.num_gpus, 1e-12)
+    price = (best.price_usd_per_hour / best.gpus_per_node) / max(
+        other.price_usd_per_hour / other.gpus_per_node, 1e-12
+    )
+    pricing = (
+        f" ({best.pricing.value} vs {other.pricing.value})"
+        if best.pricing is not other.pricing
+        else ""
+    )
+    return (
+        f"why: {speed:.1f}x the {best.throughput_unit} per GPU at {price:.1f}x the price per "
+        f"GPU-hour{pricing}"
+    )
+
+
 def compare_with_matrix(
     best: Candidate, matrix_best: Candidate | None, scenario: Scenario, objective: Objective
 ) -> MatrixComparison:
@@ -152,6 +169,8 @@ def compare_with_matrix(
             f"({_pct(best.cost_usd, matrix_best.cost_usd)}), taking "
             f"{format_duration(best.time_s)} vs {format_duration(matrix_best.time_s)}"
         )
+    if not agrees and matrix_best is not None:
+        summary += "; " + _why_gpu(best, matrix_best)
     return MatrixComparison(
         scenario=scenario.name,
         matrix_gpus=scenario.matrix_gpus,
