@@ -18,7 +18,7 @@ $(STAMP_BASE): pyproject.toml | $(BIN)/python
 # torch is pinned to the CPU build that lies on this machine's disk (an unpinned torch pulls CUDA).
 $(STAMP_DEV): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[all,dev]'
+	$(BIN)/pip install -q -e '.[all,dev,integrations]'
 	touch $@ $(STAMP_BASE)
 
 demo: $(STAMP_BASE)

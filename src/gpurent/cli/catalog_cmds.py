@@ -1,9 +1,474 @@
-"""CLI verbs of the catalog room (filled in by its issue)."""
+"""CLI of the catalog room: `gpurent gpus`, `gpurent offers`, `gpurent catalog update|import|info`.
+
+Every command that prints prices also prints how old they are (`prices: ...`).
+"""
 
 from __future__ import annotations
 
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+from rich import box
+from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn
+from rich.table import Table
+
+from gpurent.catalog import all_gpus, find_gpu, get_gpu
+from gpurent.catalog.gpu import GpuSpec
+from gpurent.catalog.offer import Offer
+from gpurent.catalog.offers import OfferTable, bundled_table
+from gpurent.catalog.query import OfferQuery, OfferSort, resolve_gpu_filter, select_offers
+from gpurent.catalog.sources import (
+    DEFAULT_CLOUDS,
+    DEFAULT_URL_BASE,
+    URL_ENV,
+    FetchError,
+    load_file,
+    load_offers,
+    read_meta,
+    update_catalogs,
+)
+from gpurent.catalog.sources.load import detect_format
+from gpurent.catalog.sources.store import catalog_dir
+from gpurent.cli.common import cli_errors, console, err_console, print_json, to_jsonable
+from gpurent.errors import InputError
+from gpurent.userdata import data_home
+
+SKIPPED_SHOWN = 5
+
+gpus_app = typer.Typer(
+    help=(
+        "GPU datasheet facts: memory, bandwidth, dense TFLOPS per precision, interconnect.\n\n"
+        "Example: `gpurent gpus --min-memory 80`, `gpurent gpus show h100-sxm`."
+    ),
+    no_args_is_help=False,
+)
+catalog_app = typer.Typer(
+    help=(
+        "Where prices come from: fetch fresh SkyPilot catalogs, check a catalog file, "
+        "show sources and age.\n\nExample: `gpurent catalog update --clouds aws,gcp`."
+    ),
+    no_args_is_help=True,
+)
+
+
+def _num(value: float | None, fmt: str = "{:g}") -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+def _usd(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.3f}" if value < 100 else f"{value:,.2f}"
+
+
+def _warn_skipped(table: OfferTable) -> None:
+    """Skipped rows on stderr: file:line: reason, the first few, then how many more."""
+    for row in table.skipped[:SKIPPED_SHOWN]:
+        err_console.print(
+            f"[yellow]warning:[/] {row.file}:{row.line}: skipped: {row.reason}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    more = len(table.skipped) - SKIPPED_SHOWN
+    if more > 0:
+        err_console.print(f"[yellow]warning:[/] ... and {more} more rows skipped", highlight=False)
+
+
+def _age_line(table: OfferTable) -> str:
+    return f"prices: {table.age or 'age unknown'}"
+
+
+# ----------------------------------------------------------------------------- gpus
+
+
+def _gpu_row(g: GpuSpec) -> dict[str, Any]:
+    return {**to_jsonable(g), "has_nvlink": g.has_nvlink}
+
+
+@gpus_app.callback(invoke_without_command=True)
+@cli_errors
+def gpus(  # noqa: PLR0917 - typer maps parameters to options
+    ctx: typer.Context,
+    min_memory: Annotated[
+        float | None, typer.Option("--min-memory", help="Only GPUs with at least this many GiB.")
+    ] = None,
+    arch: Annotated[
+        str | None, typer.Option("--arch", help="Architecture, e.g. Hopper, Ampere, Ada.")
+    ] = None,
+    vendor: Annotated[str | None, typer.Option("--vendor", help="nvidia or amd.")] = None,
+    name: Annotated[
+        str | None, typer.Option("--name", help="Substring of the name or an alias.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
+) -> None:
+    """List GPU specs (dense rates, no sparsity; GeForce tensor rates at fp32 accumulate)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    specs = [
+        g
+        for g in all_gpus()
+        if (min_memory is None or g.memory_gib >= min_memory)
+        and (arch is None or g.architecture.lower() == arch.lower())
+        and (vendor is None or g.vendor.lower() == vendor.lower())
+        and (name is None or any(name.lower() in n.lower() for n in (g.name, *g.aliases)))
+    ]
+    if as_json:
+        print_json({"count": len(specs), "gpus": [_gpu_row(g) for g in specs]})
+        return
+    if not specs:
+        err_console.print("no GPU matches these filters; try `gpurent gpus` without filters")
+        return
+    table = Table(
+        title=f"{len(specs)} GPUs (dense TFLOPS)", header_style="bold", box=box.SIMPLE_HEAD
+    )
+    table.add_column("GPU", no_wrap=True, min_width=max(len(g.name) for g in specs))
+    for col in ("arch", "GiB", "GB/s", "fp32", "tf32", "fp16/bf16", "fp8"):
+        table.add_column(col, justify="left" if col == "arch" else "right")
+    for col in ("interconnect", "PCIe", "TDP W", "conf."):
+        table.add_column(col)
+    for g in specs:
+        link = g.interconnect + (f" {g.interconnect_gbps:g} GB/s" if g.interconnect_gbps else "")
+        table.add_row(
+            g.name,
+            g.architecture,
+            f"{g.memory_gib:g}",
+            f"{g.memory_bandwidth_gbps:g}",
+            f"{g.fp32_tflops:g}",
+            _num(g.tf32_tflops),
+            f"{g.fp16_tflops:g}" + ("" if g.bf16_supported else " (no bf16)"),
+            _num(g.fp8_tflops),
+            link,
+            str(g.pcie_gen),
+            f"{g.tdp_w:g}",
+            g.confidence,
+        )
+    console.print(table)
+
+
+@gpus_app.command("show")
+@cli_errors
+def gpus_show(
+    name: Annotated[str, typer.Argument(help="A GPU name or alias, e.g. 'H100' or 'RTX 4090'.")],
+    as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
+) -> None:
+    """Everything known about one GPU, with sources and notes.
+
+    Example: `gpurent gpus show "NVIDIA H100 80GB HBM3"`.
+    """
+    g = get_gpu(name)
+    if as_json:
+        print_json(_gpu_row(g))
+        return
+    table = Table(title=g.name, show_header=False)
+    table.add_column("field", style="bold")
+    table.add_column("value")
+    for key, value in to_jsonable(g).items():
+        shown = ", ".join(value) if isinstance(value, list) else value
+        table.add_row(key, "-" if shown is None or shown == "" else str(shown))
+    console.print(table)
+
+
+# ----------------------------------------------------------------------------- offers
+
+
+def _split(values: list[str] | None) -> tuple[str, ...]:
+    return tuple(v.strip() for item in values or () for v in item.split(",") if v.strip())
+
+
+def _offer_json(o: Offer) -> dict[str, Any]:
+    return {
+        **to_jsonable(o),
+        "key": o.key,
+        "price_usd_per_gpu_hour": o.price_usd_per_gpu_hour,
+        "spot_price_usd_per_gpu_hour": o.spot_price_usd_per_gpu_hour,
+    }
+
+
+def _short_gpu(name: str) -> str:
+    """The shortest unspaced alias of a GPU (each alias resolves to one spec, so it is exact)."""
+    spec = find_gpu(name)
+    if spec is None:
+        return name
+    return min((a for a in (spec.name, *spec.aliases) if " " not in a), key=len)
+
+
+def _offers_table(shown: tuple[Offer, ...], total: int) -> Table:
+    """Offers as a table; vCPU and RAM columns only when the terminal is wide enough."""
+    wide, narrow = console.width >= 140, console.width < 110
+    title = f"{len(shown)} of {total} offers" if len(shown) < total else f"{total} offers"
+    table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("provider", overflow="fold", min_width=6)
+    table.add_column("instance", overflow="fold", min_width=12)
+    table.add_column("region", overflow="fold", min_width=9)
+    table.add_column("GPUs", overflow="fold", min_width=10)
+    numeric = [
+        *([] if narrow else ["GiB/GPU"]),
+        *(["vCPU", "RAM GiB"] if wide else []),
+        "$/h",
+        "$/GPU-h",
+        "spot/h",
+    ]
+    for col in numeric:
+        table.add_column(col, justify="right", no_wrap=True)
+    for o in shown:
+        host = [_num(o.vcpus), _num(o.memory_gib)] if wide else []
+        table.add_row(
+            o.provider,
+            o.instance_type,
+            o.region,
+            f"{o.gpu_count}x {_short_gpu(o.gpu_name) if narrow else o.gpu_name}",
+            *([] if narrow else [f"{o.gpu_memory_gib:g}"]),
+            *host,
+            _usd(o.price_usd_per_hour),
+            _usd(o.price_usd_per_gpu_hour),
+            _usd(o.spot_price_usd_per_hour),
+        )
+    return table
+
+
+@cli_errors
+def offers(  # noqa: PLR0917 - typer maps parameters to options
+    gpu: Annotated[
+        list[str] | None,
+        typer.Option("--gpu", help="GPU name or alias; several: 'H100,A100-80GB' or repeat."),
+    ] = None,
+    min_gpus: Annotated[int | None, typer.Option("--min-gpus", help="At least N GPUs.")] = None,
+    provider: Annotated[
+        list[str] | None, typer.Option("--provider", help="aws, gcp, lambda, ... (comma list).")
+    ] = None,
+    region: Annotated[
+        str | None, typer.Option("--region", help="Region substring, e.g. us-east.")
+    ] = None,
+    max_price: Annotated[
+        float | None,
+        typer.Option("--max-price", help="Max $/h for the instance (spot $/h with --spot)."),
+    ] = None,
+    spot: Annotated[bool, typer.Option("--spot", help="Only offers with a spot price.")] = False,
+    min_gpu_memory: Annotated[
+        float | None, typer.Option("--min-gpu-memory", help="At least this many GiB per GPU.")
+    ] = None,
+    sort: Annotated[OfferSort, typer.Option("--sort", help="Sort order.")] = OfferSort.PRICE,
+    limit: Annotated[int, typer.Option("--limit", help="Rows to show; 0 = all.")] = 25,
+    catalog: Annotated[
+        Path | None,
+        typer.Option("--catalog", help="Read offers from this file (SkyPilot vms.csv or plain)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
+) -> None:
+    """List rentable GPU instances with prices, filtered and sorted; says how old prices are.
+
+    Example: `gpurent offers --gpu h100,a100-80gb --min-gpus 8 --spot --sort gpu-price`.
+    Prices are list prices per hour for the whole instance; $/GPU-h divides by the GPU count.
+    """
+    now = datetime.now(UTC)
+    table = load_offers(catalog, now=now)
+    if catalog is not None:
+        _warn_skipped(table)
+    query = OfferQuery(
+        gpus=resolve_gpu_filter(_split(gpu), table.offers),
+        min_gpus=min_gpus,
+        providers=tuple(p.lower() for p in _split(provider)),
+        region=region,
+        max_price_usd_per_hour=max_price,
+        spot_only=spot,
+        min_gpu_memory_gib=min_gpu_memory,
+    )
+    matching = select_offers(table.offers, query, sort=sort)
+    shown = select_offers(matching, OfferQuery(), sort=sort, limit=limit)
+    if as_json:
+        print_json(
+            {
+                "age": table.age,
+                "as_of": sorted({o.as_of for o in shown}),
+                "source": table.source,
+                "count": len(shown),
+                "matching": len(matching),
+                "offers": [_offer_json(o) for o in shown],
+            }
+        )
+        return
+    if not shown:
+        err_console.print("no offer matches these filters; loosen them (see `gpurent offers -h`)")
+    else:
+        console.print(_offers_table(shown, len(matching)))
+    console.print(_age_line(table), highlight=False, soft_wrap=True)
+
+
+# ----------------------------------------------------------------------------- catalog
+
+
+def _progress_bar() -> tuple[Progress, dict[str, TaskID]]:
+    progress = Progress(
+        TextColumn("{task.description:>10}"),
+        BarColumn(),
+        DownloadColumn(),
+        console=err_console,
+        transient=True,
+    )
+    return progress, {}
+
+
+@catalog_app.command("update")
+@cli_errors
+def catalog_update(
+    url_base: Annotated[
+        str | None,
+        typer.Option(
+            "--url-base",
+            help=f"Base URL holding <cloud>/vms.csv (default ${URL_ENV} or {DEFAULT_URL_BASE}).",
+        ),
+    ] = None,
+    clouds: Annotated[
+        str, typer.Option("--clouds", help="Comma-separated clouds to fetch.")
+    ] = ",".join(DEFAULT_CLOUDS),
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per request.")] = 30.0,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
+) -> None:
+    """Fetch fresh SkyPilot catalog files into your data directory (the bundled snapshot stays
+    the fallback). A cloud that fails keeps its previous file.
+
+    Example: `gpurent catalog update --clouds aws,gcp,lambda`.
+    """
+    base = url_base or os.environ.get(URL_ENV) or DEFAULT_URL_BASE
+    names = [c.strip().lower() for c in clouds.split(",") if c.strip()]
+    if not names:
+        raise InputError("--clouds is empty; give e.g. --clouds aws,gcp")
+    if timeout <= 0:
+        raise InputError(f"--timeout must be > 0 s, got {timeout}")
+    home = data_home()
+    progress, tasks = _progress_bar()
+
+    def on_progress(cloud: str, done: int, total: int | None) -> None:
+        if cloud not in tasks:
+            tasks[cloud] = progress.add_task(cloud, total=total)
+        progress.update(tasks[cloud], completed=done, total=total)
+
+    with progress:
+        result = update_catalogs(
+            base, names, home, now=datetime.now(UTC), timeout_s=timeout, on_progress=on_progress
+        )
+    if as_json:
+        print_json(
+            {"stored": result.stored, "failed": dict(result.failed), "dir": catalog_dir(home)}
+        )
+    else:
+        for meta in result.stored:
+            console.print(
+                f"{meta.cloud}: {meta.offers} GPU offers from {meta.rows} rows "
+                f"({meta.skipped} malformed rows skipped), fetched {meta.fetched_at}",
+                highlight=False,
+            )
+    if result.failed and not result.stored:
+        first = result.failed[0][1]
+        more = f" (and {len(result.failed) - 1} more clouds)" if len(result.failed) > 1 else ""
+        raise FetchError(f"no catalog fetched: {first}{more}; previous catalogs kept")
+    for cloud, reason in result.failed:
+        err_console.print(
+            f"[bold red]error:[/] {cloud}: {reason}; previous file kept", highlight=False
+        )
+    if result.failed:
+        raise typer.Exit(1)
+    if not as_json:
+        console.print(f"stored in {catalog_dir(home)}", highlight=False)
+
+
+@catalog_app.command("import")
+@cli_errors
+def catalog_import(
+    file: Annotated[Path, typer.Argument(help="A SkyPilot vms.csv or a plain offers CSV.")],
+    provider: Annotated[
+        str | None,
+        typer.Option("--provider", help="Cloud of a SkyPilot file (default: from its path)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
+) -> None:
+    """Check a catalog file: format, offers found, rows skipped and why.
+
+    Example: `gpurent catalog import gcp/vms.csv`, then `gpurent offers --catalog gcp/vms.csv`.
+    """
+    fmt = detect_format(file.read_text(encoding="utf-8"), str(file))
+    table = load_file(file, provider=provider)
+    if as_json:
+        print_json(
+            {
+                "file": file,
+                "format": fmt,
+                "offers": len(table.offers),
+                "skipped": table.skipped,
+                "ignored_rows": table.ignored_rows,
+                "notes": table.notes,
+                "providers": sorted({o.provider for o in table.offers}),
+                "gpus": sorted({o.gpu_name for o in table.offers}),
+                "age": table.age,
+            }
+        )
+        return
+    _warn_skipped(table)
+    console.print(
+        f"{file}: {fmt} format, {len(table.offers)} GPU offers, {len(table.skipped)} rows "
+        f"skipped, {table.ignored_rows} rows without a GPU",
+        highlight=False,
+        soft_wrap=True,
+    )
+    console.print(f"GPUs: {', '.join(sorted({o.gpu_name for o in table.offers}))}", highlight=False)
+    for note in table.notes:
+        console.print(f"note: {note}", highlight=False, soft_wrap=True)
+    console.print(_age_line(table), highlight=False)
+
+
+@catalog_app.command("info")
+@cli_errors
+def catalog_info(
+    as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
+) -> None:
+    """Where prices come from and how old they are (fetched catalogs, bundled snapshot)."""
+    home = data_home()
+    metas = read_meta(home)
+    bundled = bundled_table()
+    current = load_offers(home=home, now=datetime.now(UTC))
+    if as_json:
+        print_json(
+            {
+                "age": current.age,
+                "offers": len(current.offers),
+                "data_dir": catalog_dir(home),
+                "url_env": URL_ENV,
+                "fetched": list(metas.values()),
+                "bundled": {
+                    "offers": len(bundled.offers),
+                    "skipped": bundled.skipped,
+                    "age": bundled.age,
+                },
+            }
+        )
+        return
+    console.print(_age_line(current), highlight=False, soft_wrap=True)
+    console.print(f"{len(current.offers)} offers in use", highlight=False)
+    if metas:
+        table = Table(title=f"fetched catalogs in {catalog_dir(home)}", header_style="bold")
+        for col in ("cloud", "fetched at", "offers", "rows", "skipped", "url"):
+            table.add_column(col)
+        for m in metas.values():
+            table.add_row(m.cloud, m.fetched_at, str(m.offers), str(m.rows), str(m.skipped), m.url)
+        console.print(table)
+    else:
+        console.print(
+            f"no fetched catalog in {catalog_dir(home)}: run `gpurent catalog update` "
+            f"(source: ${URL_ENV} or {DEFAULT_URL_BASE})",
+            highlight=False,
+            soft_wrap=True,
+        )
+    console.print(
+        f"bundled snapshot: {len(bundled.offers)} offers ({len(bundled.skipped)} accelerator-only "
+        f"rows not offers), {bundled.age}; see catalog/data/README.md",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def register(app: typer.Typer) -> None:
-    """Attach this module's commands to the root app."""
+    """Attach `gpus`, `offers` and `catalog` to the root app."""
+    app.add_typer(gpus_app, name="gpus")
+    app.command("offers")(offers)
+    app.add_typer(catalog_app, name="catalog")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import enum
 import functools
 import json
@@ -63,6 +64,8 @@ def to_jsonable(obj: Any) -> Any:
         return [to_jsonable(v) for v in obj]
     if isinstance(obj, Path):
         return str(obj)
+    if isinstance(obj, dt.datetime | dt.date):
+        return obj.isoformat()
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
     return obj

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import inspect
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -478,5 +479,7 @@ def calibrate_clear(
 
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the root app."""
-    app.command("estimate", help=(estimate_cmd.__doc__ or "") + EXAMPLES)(cli_errors(estimate_cmd))
+    app.command("estimate", help=inspect.cleandoc(estimate_cmd.__doc__ or "") + "\n" + EXAMPLES)(
+        cli_errors(estimate_cmd)
+    )
     app.add_typer(calibrate_app, name="calibrate")

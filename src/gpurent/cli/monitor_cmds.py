@@ -1,9 +1,477 @@
-"""CLI verbs of the monitor room (filled in by its issue)."""
+"""`gpurent monitor`: live utilisation, waste and diagnosis; `report` and `diagnose` over records.
+
+Start-up stays light: sqlalchemy, psutil, NVML and the monitor modules are imported inside the
+command functions.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import re
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import typer
+
+from gpurent.cli.common import cli_errors, console, err_console, print_json, print_json_line
+from gpurent.errors import DataError, InputError
+
+if TYPE_CHECKING:
+    from gpurent.monitor.cost import InstancePrice
+    from gpurent.monitor.rules import Thresholds
+
+monitor_app = typer.Typer(
+    help=(
+        "Watch GPU and host utilisation, money spent and wasted, and diagnose why GPUs wait.\n\n"
+        "Examples:\n\n"
+        "  gpurent monitor --instance p5.48xlarge --record ~/gpu.db\n\n"
+        "  gpurent monitor --exporter --port 9400          (Prometheus /metrics)\n\n"
+        "  gpurent monitor --fake-gpus demo --duration 10 --json   (no GPU needed)\n\n"
+        "  gpurent monitor report --db ~/gpu.db --html report.html\n\n"
+        "  gpurent monitor diagnose samples.csv"
+    ),
+    no_args_is_help=False,
+)
+
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|h|d)$")
+_UNIT_S = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the root app."""
+    app.add_typer(monitor_app, name="monitor")
+
+
+def _thresholds(sm_util_low_pct: float, disk_util_high_pct: float, idle_pct: float) -> Thresholds:
+    from gpurent.monitor.rules import Thresholds
+
+    for flag, value in (
+        ("--sm-util-low-pct", sm_util_low_pct),
+        ("--disk-util-high-pct", disk_util_high_pct),
+        ("--idle-pct", idle_pct),
+    ):
+        if not 0 <= value <= 100:
+            raise InputError(f"{flag} must be between 0 and 100, got {value}")
+    return Thresholds(
+        sm_util_low_pct=sm_util_low_pct,
+        disk_util_high_pct=disk_util_high_pct,
+        idle_activity_pct=idle_pct,
+    )
+
+
+def _price(
+    instance: str | None, provider: str | None, region: str | None, price_usd_per_hour: float | None
+) -> InstancePrice | None:
+    from gpurent.monitor.cost import InstancePrice, price_from_catalog
+
+    if price_usd_per_hour is not None:
+        gpus = None
+        if instance is not None:
+            from gpurent.catalog import bundled_offers
+
+            gpus = price_from_catalog(
+                bundled_offers(), instance, provider=provider, region=region
+            ).gpu_count
+        return InstancePrice.given(price_usd_per_hour, gpus)
+    if instance is None:
+        if provider or region:
+            raise InputError("--provider/--region need --instance TYPE")
+        return None
+    from gpurent.catalog import bundled_offers
+
+    return price_from_catalog(bundled_offers(), instance, provider=provider, region=region)
+
+
+SM_LOW = typer.Option(
+    70.0, "--sm-util-low-pct", help="Flag GPUs whose SM utilisation is below this."
+)
+DISK_HIGH = typer.Option(60.0, "--disk-util-high-pct", help="Flag disks busier than this %util.")
+IDLE_PCT = typer.Option(5.0, "--idle-pct", help="A GPU at or below this activity % is idle.")
+INSTANCE = typer.Option(
+    None, "--instance", help="Instance type to price from the catalog, e.g. p5.48xlarge."
+)
+PROVIDER = typer.Option(None, "--provider", help="Provider of --instance (aws, gcp, azure, ...).")
+REGION = typer.Option(None, "--region", help="Region of --instance (default: the cheapest).")
+PRICE = typer.Option(None, "--price-usd-per-hour", help="Instance price instead of the catalog's.")
+
+
+@monitor_app.callback(invoke_without_command=True)
+@cli_errors
+def monitor(
+    ctx: typer.Context,
+    *,
+    interval_s: float = typer.Option(1.0, "--interval", help="Seconds between samples."),
+    duration_s: float | None = typer.Option(
+        None, "--duration", help="Stop after this many seconds."
+    ),
+    record: str | None = typer.Option(
+        None, "--record", help="Record samples to a SQLite file path or a SQLAlchemy URL."
+    ),
+    retention_days: float = typer.Option(30.0, "--retention-days", help="Delete older records."),
+    exporter: bool = typer.Option(
+        False, "--exporter", help="Serve Prometheus metrics at /metrics."
+    ),
+    port: int = typer.Option(9400, "--port", help="Exporter port (0: any free port)."),
+    listen: str = typer.Option("0.0.0.0", "--listen", help="Exporter address."),
+    instance: str | None = INSTANCE,
+    provider: str | None = PROVIDER,
+    region: str | None = REGION,
+    price_usd_per_hour: float | None = PRICE,
+    idle_action: str | None = typer.Option(
+        None, "--idle-action", help="Shell command to run after --idle-minutes of idle GPUs."
+    ),
+    idle_minutes: float = typer.Option(
+        30.0, "--idle-minutes", help="Idle minutes before the action."
+    ),
+    json_out: bool = typer.Option(
+        False,
+        "--json",
+        help="With --duration: a JSON summary at the end; without: a JSON line per row.",
+    ),
+    fake_gpus: str | None = typer.Option(
+        None,
+        "--fake-gpus",
+        help="Demo: stand-in GPUs from a built-in scenario (busy, idle, "
+        "starved, throttled, pcie-downtrained, ampere, lost, no-driver, demo) or a YAML/JSON file.",
+    ),
+    proc_root: str = typer.Option("/proc", "--proc-root", hidden=True),
+    sm_util_low_pct: float = SM_LOW,
+    disk_util_high_pct: float = DISK_HIGH,
+    idle_pct: float = IDLE_PCT,
+) -> None:
+    """Watch the GPUs and the host live (default), record, export, and meter the cost."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not interval_s > 0:
+        raise InputError(f"--interval must be positive, got {interval_s}")
+    if duration_s is not None and not duration_s >= 0:
+        raise InputError(f"--duration must be >= 0, got {duration_s}")
+    if idle_action is not None and not idle_minutes > 0:
+        raise InputError(f"--idle-minutes must be positive, got {idle_minutes}")
+    if not 0 <= port <= 65535:
+        raise InputError(f"--port must be 0..65535, got {port}")
+    thresholds = _thresholds(sm_util_low_pct, disk_util_high_pct, idle_pct)
+    price = _price(instance, provider, region, price_usd_per_hour)
+    session = _build_session(
+        fake_gpus=fake_gpus,
+        proc_root=proc_root,
+        thresholds=thresholds,
+        price=price,
+        record=record,
+        retention_days=retention_days,
+        idle_action=idle_action,
+        idle_minutes=idle_minutes,
+    )
+    for note in session.open():
+        err_console.print(f"[yellow]note:[/] {note}", highlight=False)
+    server = None
+    if exporter:
+        from gpurent.monitor.exporter import Exporter
+
+        try:
+            server = Exporter(port=port, host=listen).start()
+        except OSError as exc:
+            session.close()
+            raise InputError(f"--port {port}: cannot listen on {listen} ({exc.strerror})") from None
+        session.exporter = server
+        err_console.print(f"exporter: http://{listen}:{server.port}/metrics", highlight=False)
+    try:
+        _run(session, interval_s, duration_s, json_out)
+    finally:
+        for note in session.close():
+            err_console.print(f"[yellow]note:[/] {note}", highlight=False)
+        if server is not None:
+            server.stop()
+    if json_out and duration_s is not None:
+        print_json(_summary(session))
+
+
+def _build_session(
+    *,
+    fake_gpus: str | None,
+    proc_root: str,
+    thresholds: Thresholds,
+    price: InstancePrice | None,
+    record: str | None,
+    retention_days: float,
+    idle_action: str | None,
+    idle_minutes: float,
+) -> Any:
+    from gpurent.monitor.exporter import hostname
+    from gpurent.monitor.idle import IdleWatcher
+    from gpurent.monitor.probes import HostProbe, NvmlProbe
+    from gpurent.monitor.session import MonitorSession
+
+    nvml: Any
+    if fake_gpus is not None:
+        from gpurent.monitor.fake_nvml import FakeNvml
+        from gpurent.monitor.scenarios import load_scenario
+
+        try:
+            nvml = FakeNvml(load_scenario(fake_gpus))
+        except (ValueError, TypeError) as exc:
+            raise DataError(f"--fake-gpus {fake_gpus}: {exc}") from None
+    else:
+        from gpurent.monitor.probes.nvml import load_nvml
+
+        nvml = load_nvml()
+        if nvml is None:
+            err_console.print(
+                "[yellow]note:[/] nvidia-ml-py is not installed (pip install 'gpurent[monitor]'): "
+                "host metrics only",
+                highlight=False,
+            )
+    try:
+        import psutil
+
+        psutil_module: Any = psutil
+    except ImportError:
+        psutil_module = None
+    recorder = None
+    if record is not None:
+        from gpurent.monitor.recorder import Recorder
+
+        recorder = Recorder(record, retention_s=retention_days * 86400.0)
+    return MonitorSession(
+        nvml=NvmlProbe(nvml) if nvml is not None else None,
+        host=HostProbe(proc_root=Path(proc_root), psutil_module=psutil_module),
+        thresholds=thresholds,
+        price=price,
+        recorder=recorder,
+        hostname=hostname(),
+        idle_watcher=IdleWatcher(idle_action, idle_minutes, thresholds=thresholds)
+        if idle_action
+        else None,
+    )
+
+
+def _run(session: Any, interval_s: float, duration_s: float | None, json_out: bool) -> None:
+    from gpurent.monitor.sample import to_rows
+
+    def warn(notes: list[str]) -> None:
+        for note in notes:
+            err_console.print(f"[yellow]note:[/] {note}", highlight=False)
+
+    if json_out:
+
+        def on_json(sample: Any, notes: list[str]) -> None:
+            warn(notes)
+            if duration_s is None:
+                for row in to_rows(sample):
+                    print_json_line(row)
+
+        session.run(interval_s=interval_s, duration_s=duration_s, on_sample=on_json)
+        return
+    from rich.live import Live
+
+    from gpurent.monitor.live import render
+
+    with Live(console=console, auto_refresh=False, transient=False) as live:
+
+        def on_live(sample: Any, notes: list[str]) -> None:
+            warn(notes)
+            live.update(render(sample, session.diagnosis(), session.cost()), refresh=True)
+
+        session.run(interval_s=interval_s, duration_s=duration_s, on_sample=on_live)
+
+
+def _summary(session: Any) -> dict[str, Any]:
+    last = session.state.all_samples[-1] if session.state.all_samples else None
+    return {
+        "samples": session.state.samples_taken,
+        "gpus": len(last.gpus) if last is not None else 0,
+        "diagnosis": session.diagnosis(),
+        "cost": session.cost(),
+        "idle_actions": session.state.idle_events,
+        "notes": session.state.notes,
+        "recorded_rows": session.recorder.written_rows if session.recorder is not None else None,
+    }
+
+
+def _parse_time(flag: str, value: str | None, latest_s: float | None) -> float | None:
+    """ISO 8601 time, Unix seconds, or a duration (30m, 2h, 1d) before the newest record."""
+    if value is None:
+        return None
+    text = value.strip()
+    match = _DURATION.match(text)
+    if match:
+        if latest_s is None:
+            return None
+        return latest_s - float(match.group(1)) * _UNIT_S[match.group(2)]
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(
+            f"{flag} {value!r}: give an ISO time (2026-11-30T12:00), Unix seconds, or a "
+            "duration before the newest record (30m, 2h, 1d)"
+        ) from None
+    return moment.timestamp()
+
+
+@monitor_app.command("report")
+@cli_errors
+def report_cmd(
+    *,
+    db: str = typer.Option(..., "--db", help="The recorded store: SQLite path or SQLAlchemy URL."),
+    since: str | None = typer.Option(
+        None, "--since", help="ISO time, Unix s, or 2h (before the end)."
+    ),
+    until: str | None = typer.Option(None, "--until", help="ISO time or Unix s."),
+    html_file: str | None = typer.Option(None, "--html", help="Write an HTML report here."),
+    markdown: bool = typer.Option(False, "--markdown", help="Print Markdown."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    instance: str | None = INSTANCE,
+    provider: str | None = PROVIDER,
+    region: str | None = REGION,
+    price_usd_per_hour: float | None = PRICE,
+    sm_util_low_pct: float = SM_LOW,
+    disk_util_high_pct: float = DISK_HIGH,
+    idle_pct: float = IDLE_PCT,
+) -> None:
+    """Findings, utilisation timelines and cost over a recorded window.
+
+    Example: gpurent monitor report --db ~/gpu.db --since 2h --html report.html
+    """
+    import sqlalchemy as sa
+
+    from gpurent.monitor.sample import from_rows
+    from gpurent.store import open_engine, select_rows
+    from gpurent.store.samples import time_range
+
+    if "://" not in db and not Path(db).expanduser().is_file():
+        raise InputError(
+            f"--db {db}: no such file; record one with `gpurent monitor --record {db}`"
+        )
+    thresholds = _thresholds(sm_util_low_pct, disk_util_high_pct, idle_pct)
+    price = _price(instance, provider, region, price_usd_per_hour)
+    engine = open_engine(db)
+    try:
+        with engine.connect() as conn:
+            _, latest = time_range(conn)
+            rows = select_rows(
+                conn,
+                since_s=_parse_time("--since", since, latest),
+                until_s=_parse_time("--until", until, latest),
+            )
+    except sa.exc.SQLAlchemyError as exc:
+        raise DataError(
+            f"--db {db}: not a gpurent monitor store ({str(exc).splitlines()[0]})"
+        ) from None
+    finally:
+        engine.dispose()
+    if not rows:
+        raise DataError(f"--db {db}: no samples in the requested window")
+    _emit(
+        samples=from_rows(rows),
+        thresholds=thresholds,
+        price=price,
+        html_file=html_file,
+        markdown=markdown,
+        json_out=json_out,
+    )
+
+
+def _emit(
+    *,
+    samples: list[Any],
+    thresholds: Thresholds,
+    price: InstancePrice | None,
+    html_file: str | None,
+    markdown: bool,
+    json_out: bool,
+) -> None:
+    from gpurent.monitor.cost import meter
+    from gpurent.monitor.report import Report, to_html, to_markdown
+    from gpurent.monitor.rules import diagnose
+
+    report = Report(
+        diagnosis=diagnose(samples, thresholds),
+        cost=meter(samples, price, thresholds) if price is not None else None,
+    )
+    if html_file is not None:
+        Path(html_file).write_text(to_html(report, samples, thresholds))
+        err_console.print(f"wrote {html_file}", highlight=False)
+    if json_out:
+        print_json(
+            dataclasses.asdict(report) | {"diagnosis": report.diagnosis, "cost": report.cost}
+        )
+    elif markdown:
+        sys.stdout.write(to_markdown(report))
+    elif html_file is None:
+        _print_findings(report)
+
+
+def _print_findings(report: Any) -> None:
+    from rich.table import Table
+
+    d = report.diagnosis
+    table = Table(title=f"{d.samples} samples")
+    for col in ("GPU", "name", "activity", "source", "busy", "peak mem-copy", "idle"):
+        table.add_column(col)
+    for g in d.gpus:
+        table.add_row(
+            str(g.index),
+            g.name,
+            "-" if g.mean_activity_pct is None else f"{g.mean_activity_pct:.0f}%",
+            g.activity_source,
+            "-" if g.mean_busy_pct is None else f"{g.mean_busy_pct:.0f}%",
+            "-" if g.peak_mem_copy_util_pct is None else f"{g.peak_mem_copy_util_pct:.0f}%",
+            f"{g.idle_share:.0%}",
+        )
+    console.print(table)
+    if report.cost is not None:
+        c = report.cost
+        console.print(
+            f"cost: spent ${c.spent_usd:.2f}, idle waste ${c.idle_wasted_usd:.2f}, under-use "
+            f"waste ${c.underused_wasted_usd:.2f} ({c.wasted_share:.0%}); "
+            f"${c.projected_monthly_usd:,.0f}/month ({c.label})",
+            highlight=False,
+        )
+    if not d.findings:
+        console.print("no findings: the GPUs were used well in this window")
+    for f in d.findings:
+        console.print(f"[bold]{f.severity.value} {f.kind.value}[/]: {f.summary}", highlight=False)
+        for e in f.evidence:
+            console.print(f"    evidence: {e}", highlight=False)
+        console.print(f"    advice: {f.advice}", highlight=False)
+
+
+@monitor_app.command("diagnose")
+@cli_errors
+def diagnose_cmd(
+    file: str = typer.Argument(..., help="Recorded samples: CSV with a header, or JSON lines."),
+    *,
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    markdown: bool = typer.Option(False, "--markdown", help="Print Markdown."),
+    html_file: str | None = typer.Option(None, "--html", help="Write an HTML report here."),
+    instance: str | None = INSTANCE,
+    provider: str | None = PROVIDER,
+    region: str | None = REGION,
+    price_usd_per_hour: float | None = PRICE,
+    sm_util_low_pct: float = SM_LOW,
+    disk_util_high_pct: float = DISK_HIGH,
+    idle_pct: float = IDLE_PCT,
+) -> None:
+    """Diagnose a recorded file of samples (columns: docs/monitor.md).
+
+    Example: gpurent monitor diagnose samples.csv --instance p4d.24xlarge
+    """
+    from gpurent.monitor.records import read_samples
+
+    thresholds = _thresholds(sm_util_low_pct, disk_util_high_pct, idle_pct)
+    price = _price(instance, provider, region, price_usd_per_hour)
+    samples = read_samples(Path(file))
+    _emit(
+        samples=samples,
+        thresholds=thresholds,
+        price=price,
+        html_file=html_file,
+        markdown=markdown,
+        json_out=json_out,
+    )

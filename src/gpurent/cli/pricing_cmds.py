@@ -1,9 +1,274 @@
-"""CLI verbs of the pricing room (filled in by its issue)."""
+"""`gpurent pricing`: how to pay for a usage pattern (on-demand, spot, committed, hybrid)."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
+from rich.table import Table
+
+from gpurent.catalog import Offer, bundled_offers
+from gpurent.cli.common import cli_errors, console, print_json
+from gpurent.errors import InputError, NotFoundError
+from gpurent.pricing import (
+    ADVISOR_BANDS,
+    GUIDE_COMMIT_DISCOUNT,
+    Comparison,
+    HybridPart,
+    Prices,
+    SpotRisk,
+    UsagePattern,
+    advisor_band_mtti_h,
+    compare,
+    cost_hybrid,
+    parse_hybrid,
+)
+from gpurent.pricing.hybrid import HybridResult, parse_price_ref
+from gpurent.units import format_usd
+
+pricing_app = typer.Typer(
+    help="How to pay: on-demand vs spot (with its overhead) vs committed terms; break-even; "
+    "hybrid day/night schedules.",
+    no_args_is_help=True,
+)
 
 
 def register(app: typer.Typer) -> None:
-    """Attach this module's commands to the root app."""
+    """Attach the `pricing` group to the root app."""
+    app.add_typer(pricing_app, name="pricing")
+
+
+def find_offer(key: str, offers: tuple[Offer, ...]) -> Offer:
+    """An offer by `provider/instance/region` (case-insensitive); NotFoundError lists close keys."""
+    by_key = {o.key.lower(): o for o in offers}
+    hit = by_key.get(key.strip().lower())
+    if hit is None:
+        raise NotFoundError("offer", key, [o.key for o in offers])
+    return hit
+
+
+def _committed(
+    od: float,
+    offer: Offer | None,
+    committed: float | None,
+    discount: float | None,
+    commit_months: int,
+) -> tuple[float, str]:
+    if committed is not None:
+        return committed, "committed price from --committed"
+    if offer is not None:
+        for term in offer.reserved:
+            if term.term_months == commit_months:
+                return term.price_usd_per_hour, f"committed price from the offer ({offer.source})"
+    if discount is not None:
+        if not 0 <= discount < 1:
+            raise InputError(f"--commit-discount must be in [0, 1), got {discount}")
+        return od * (
+            1 - discount
+        ), f"committed = on-demand x (1 - {discount:g}) from --commit-discount"
+    return (
+        od * (1 - GUIDE_COMMIT_DISCOUNT),
+        "ASSUMPTION: committed = on-demand / 1.4 (the guide's 'on-demand costs 30-50% more'; "
+        "give --committed or --commit-discount for real terms)",
+    )
+
+
+def _prices_for(
+    ref: str, base: Offer | None, offers: tuple[Offer, ...], *, discount: float | None, months: int
+) -> tuple[Prices, str]:
+    """Prices of a hybrid part's instance reference."""
+    price = parse_price_ref(ref)
+    if price is not None:
+        return Prices(on_demand_usd_per_hour=price, commit_months=months), f"${price:g}/h"
+    if "/" in ref:
+        offer = find_offer(ref, offers)
+    else:
+        if base is None:
+            raise InputError(
+                f"--hybrid instance {ref!r}: give --offer (for its provider and region) "
+                "or a full provider/instance/region key"
+            )
+        offer = find_offer(f"{base.provider}/{ref}/{base.region}", offers)
+    return _offer_prices(offer, None, discount, months), offer.key
+
+
+def _offer_prices(
+    offer: Offer, committed: float | None, discount: float | None, months: int
+) -> Prices:
+    if offer.price_usd_per_hour is None:
+        raise InputError(f"offer {offer.key} has no on-demand price; pass --on-demand")
+    c, source = _committed(offer.price_usd_per_hour, offer, committed, discount, months)
+    return Prices(
+        on_demand_usd_per_hour=offer.price_usd_per_hour,
+        spot_usd_per_hour=offer.spot_price_usd_per_hour,
+        committed_usd_per_hour=c,
+        commit_months=months,
+        committed_source=source,
+    )
+
+
+@pricing_app.command("compare")
+@cli_errors
+def compare_cmd(
+    *,
+    offer_key: Annotated[
+        str | None,
+        typer.Option(
+            "--offer",
+            help="provider/instance/region from the catalog, e.g. aws/p3.2xlarge/us-east-1.",
+        ),
+    ] = None,
+    on_demand: Annotated[
+        float | None, typer.Option("--on-demand", help="On-demand $/h (overrides the offer).")
+    ] = None,
+    spot: Annotated[
+        float | None, typer.Option("--spot", help="Spot $/h (overrides the offer).")
+    ] = None,
+    committed: Annotated[
+        float | None, typer.Option("--committed", "--reserved", help="Committed (reserved) $/h.")
+    ] = None,
+    commit_discount: Annotated[
+        float | None, typer.Option(help="Committed discount off on-demand, e.g. 0.35.")
+    ] = None,
+    commit_months: Annotated[int, typer.Option(help="Length of one commitment term, months.")] = 12,
+    hours_per_day: Annotated[float, typer.Option(help="Hours of use per day.")] = 24.0,
+    days_per_month: Annotated[float, typer.Option(help="Days of use per month.")] = 30.0,
+    months: Annotated[float, typer.Option(help="Months of use.")] = 12.0,
+    mtti_hours: Annotated[
+        float | None,
+        typer.Option(
+            help="Spot mean time to interruption, hours (e.g. from `gpurent spot interval`)."
+        ),
+    ] = None,
+    advisor_band: Annotated[
+        str,
+        typer.Option(
+            help="AWS Spot Advisor interruption band, used when --mtti-hours is not given: "
+            f"{', '.join(ADVISOR_BANDS)}."
+        ),
+    ] = ">20%",
+    checkpoint_cost_s: Annotated[float, typer.Option(help="Seconds lost per checkpoint.")] = 60.0,
+    restart_s: Annotated[
+        float, typer.Option(help="Seconds from interruption to resumed training on a new instance.")
+    ] = 600.0,
+    hybrid: Annotated[
+        str | None,
+        typer.Option(
+            help="Day/night schedule NAME:HOURS:INSTANCE,..., "
+            "e.g. day:8:p4d.24xlarge,night:16:g5.xlarge."
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Compare on-demand, spot (effective price with its overhead) and committed terms.
+
+    Example: gpurent pricing compare --offer aws/p3.2xlarge/us-east-1 --hours-per-day 8
+    --days-per-month 22 --months 12 --mtti-hours 6
+
+    Example: gpurent pricing compare --on-demand 3.06 --spot 0.92 --commit-discount 0.35
+    --hybrid "day:10:$3.06,night:14:$0.53"
+    """
+    offers = bundled_offers()
+    offer = find_offer(offer_key, offers) if offer_key else None
+    od = on_demand if on_demand is not None else (offer.price_usd_per_hour if offer else None)
+    if od is None:
+        raise InputError("give --offer provider/instance/region or --on-demand PRICE")
+    spot_price = spot if spot is not None else (offer.spot_price_usd_per_hour if offer else None)
+    c, source = _committed(od, offer, committed, commit_discount, commit_months)
+    prices = Prices(
+        on_demand_usd_per_hour=od,
+        spot_usd_per_hour=spot_price,
+        committed_usd_per_hour=c,
+        commit_months=commit_months,
+        committed_source=source,
+    )
+    if mtti_hours is not None:
+        risk = SpotRisk(
+            mtti_h=mtti_hours,
+            checkpoint_cost_s=checkpoint_cost_s,
+            restart_s=restart_s,
+            source="--mtti-hours",
+        )
+    else:
+        risk = SpotRisk(
+            mtti_h=advisor_band_mtti_h(advisor_band),
+            checkpoint_cost_s=checkpoint_cost_s,
+            restart_s=restart_s,
+            source=f"AWS Spot Advisor band {advisor_band} (Poisson)",
+        )
+    usage = UsagePattern(hours_per_day=hours_per_day, days_per_month=days_per_month, months=months)
+    result = compare(usage, prices, risk)
+    hybrid_result = None
+    if hybrid:
+        parts = parse_hybrid(hybrid)
+        priced: list[tuple[HybridPart, Prices]] = []
+        for part in parts:
+            p, label = _prices_for(
+                part.instance, offer, offers, discount=commit_discount, months=commit_months
+            )
+            priced.append(
+                (HybridPart(name=part.name, hours_per_day=part.hours_per_day, instance=label), p)
+            )
+        hybrid_result = cost_hybrid(priced, days_per_month=days_per_month, months=months, risk=risk)
+    if as_json:
+        print_json({"comparison": result, "spot_risk": risk, "hybrid": hybrid_result})
+        return
+    _render(result, risk, offer)
+    if hybrid_result is not None:
+        _render_hybrid(hybrid_result)
+
+
+def _render(result: Comparison, risk: SpotRisk, offer: Offer | None) -> None:
+    u = result.usage
+    title = (offer.key if offer else "explicit prices") + (
+        f": {u.hours_per_day:g} h/day x {u.days_per_month:g} days x {u.months:g} months "
+        f"= {u.total_hours:,.0f} h"
+    )
+    table = Table(title=title)
+    for col in ("option", "$/h", "$/useful h", "billed h", "total", "note"):
+        table.add_column(col, justify="left" if col in ("option", "note") else "right")
+    for o in result.options:
+        table.add_row(
+            o.option,
+            f"{o.price_usd_per_hour:.3f}",
+            f"{o.effective_usd_per_useful_hour:.3f}",
+            f"{o.billed_hours:,.0f}",
+            format_usd(o.cost_usd),
+            o.note,
+        )
+    console.print(table)
+    console.print(result.explanation)
+    if result.spot_overhead is not None:
+        console.print(
+            f"spot risk: MTTI {risk.mtti_h:,.1f} h from {risk.source}; measured traces "
+            "often show hours, not weeks: pass --mtti-hours from `gpurent spot interval`."
+        )
+    if result.committed_source:
+        console.print(f"committed price: {result.committed_source}")
+    if offer is not None:
+        console.print(
+            f"prices: {offer.source or 'bundled catalog'}, as of {offer.as_of or 'see catalog'}"
+        )
+
+
+def _render_hybrid(result: HybridResult) -> None:
+    table = Table(title="hybrid schedule (each part at its cheapest option)")
+    for col in ("part", "instance", "h/day", "on-demand", "spot", "committed", "best"):
+        table.add_column(col, justify="left" if col in ("part", "instance", "best") else "right")
+    for pc in result.parts:
+        costs = {o.option: format_usd(o.cost_usd) for o in pc.comparison.options}
+        table.add_row(
+            pc.part.name,
+            pc.part.instance,
+            f"{pc.part.hours_per_day:g}",
+            costs.get("on-demand", "-"),
+            costs.get("spot", "-"),
+            costs.get("committed", "-"),
+            pc.comparison.cheapest,
+        )
+    console.print(table)
+    saving = 1 - result.total_cost_usd / result.total_on_demand_usd
+    console.print(
+        f"hybrid total {format_usd(result.total_cost_usd)} vs all on-demand "
+        f"{format_usd(result.total_on_demand_usd)} ({saving * 100:.0f}% less)"
+    )

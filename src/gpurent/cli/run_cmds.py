@@ -1,9 +1,145 @@
-"""CLI verbs of the run room (filled in by its issue)."""
+"""CLI verbs of the run room: `gpurent run [options] -- COMMAND...`."""
 
 from __future__ import annotations
 
+import json
+import os
+import sys
+from typing import Annotated, Any
+
 import typer
+
+from gpurent.cli.common import cli_errors, console
+from gpurent.errors import InputError
+
+_NOTICE_URL_ENV = {
+    "aws": "GPURENT_AWS_METADATA_URL",
+    "gcp": "GPURENT_GCP_METADATA_URL",
+    "azure": "GPURENT_AZURE_METADATA_URL",
+}
+
+
+def _echo_human(record: dict[str, Any]) -> None:
+    fields = " ".join(f"{k}={v}" for k, v in record.items() if k not in {"event", "time_unix_s"})
+    color = {"health": "cyan", "notice": "yellow", "restart": "yellow", "rebuild": "red"}.get(
+        record["event"], "bold"
+    )
+    console.print(f"[{color}]gpurent run[/] {record['event']}: {fields}", highlight=False)
+
+
+def _echo_json(record: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(record, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+@cli_errors
+def run_command(  # noqa: PLR0917 (typer: one parameter per option)
+    ctx: typer.Context,
+    checkpoint_dir: Annotated[
+        str | None,
+        typer.Option(help="Where the job checkpoints; passed as $GPURENT_CHECKPOINT_DIR."),
+    ] = None,
+    health_interval: Annotated[float, typer.Option(help="Seconds between health checks.")] = 300.0,
+    max_failures: Annotated[
+        int, typer.Option(help="Consecutive failed attempts before the rebuild action.")
+    ] = 3,
+    rebuild_cmd: Annotated[str | None, typer.Option(help="Shell command that rebuilds.")] = None,
+    rebuild_webhook: Annotated[
+        str | None, typer.Option(help="URL to POST a JSON rebuild request to.")
+    ] = None,
+    log_file: Annotated[
+        str | None, typer.Option("--log", help="Append every event as JSON lines here.")
+    ] = None,
+    hang_timeout: Annotated[
+        float | None,
+        typer.Option(help="Seconds without heartbeat progress that mean a hung job."),
+    ] = None,
+    heartbeat_file: Annotated[
+        str | None,
+        typer.Option(help="File the job writes its step to ($GPURENT_HEARTBEAT_FILE)."),
+    ] = None,
+    notice: Annotated[
+        str, typer.Option(help="Interruption notices to watch: aws, gcp, azure, auto, none.")
+    ] = "auto",
+    backoff: Annotated[
+        float, typer.Option(help="Base seconds between restarts (doubles each failure).")
+    ] = 10.0,
+    nproc_per_node: Annotated[
+        int | None, typer.Option(help="Run through torchrun with this many processes.")
+    ] = None,
+    endpoint: Annotated[
+        list[str] | None,
+        typer.Option(help="host:port or URL that must stay reachable (repeatable)."),
+    ] = None,
+    min_free_gib: Annotated[
+        float, typer.Option(help="Fail the disk check below this free space (GiB).")
+    ] = 1.0,
+    poll: Annotated[float, typer.Option(help="Seconds between process/notice polls.")] = 1.0,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Events as JSON lines on stdout.")
+    ] = False,
+) -> None:
+    """Supervise a training command: health checks, restarts from checkpoints, rebuilds.
+
+    Example: gpurent run --checkpoint-dir ckpt --heartbeat-file hb --hang-timeout 600 -- python
+    train.py. Exit code: 0 when the command succeeded, 75 when stopped by an interruption
+    notice, 1 after the failure limit.
+    """
+    from gpurent.runtime import health, notices
+    from gpurent.runtime.supervisor import EventLog, Supervisor, SupervisorConfig, torchrun_argv
+
+    command = list(ctx.args)
+    if not command:
+        raise InputError("no command to run; put it after `--`: gpurent run -- python train.py")
+    if max_failures < 1 or health_interval <= 0 or backoff < 0 or poll <= 0:
+        raise InputError(
+            "--max-failures must be >= 1, --health-interval and --poll > 0, --backoff >= 0"
+        )
+    if hang_timeout is not None and heartbeat_file is None:
+        raise InputError(
+            "--hang-timeout needs --heartbeat-file, the file the job writes its step to"
+        )
+    base_urls = {k: os.environ[v] for k, v in _NOTICE_URL_ENV.items() if v in os.environ}
+    watchers: list[notices.NoticeWatcher] = notices.watchers_for(notice, base_urls=base_urls)
+    sigterm = notices.SigtermWatcher().install()
+    watchers.append(sigterm)
+    monitor = notices.NoticeMonitor(watchers, lambda n: None)
+
+    nvml = health.load_nvml()
+    xids = health.XidTracker() if nvml is not None else None
+    checks = [
+        lambda: health.check_gpus(nvml, new_xids=xids.new_xids() if xids else ()),
+        lambda: health.check_endpoints(endpoint or []),
+    ]
+    if checkpoint_dir and "://" not in checkpoint_dir:
+        checks.append(
+            lambda: health.check_disk(checkpoint_dir, fail_below_bytes=int(min_free_gib * 2**30))
+        )
+    config = SupervisorConfig(
+        command=tuple(torchrun_argv(command, nproc_per_node)),
+        checkpoint_dir=checkpoint_dir,
+        heartbeat_file=heartbeat_file,
+        health_interval_s=health_interval,
+        hang_timeout_s=hang_timeout,
+        max_failures=max_failures,
+        backoff_base_s=backoff,
+        poll_s=poll,
+        rebuild_cmd=rebuild_cmd,
+        rebuild_webhook=rebuild_webhook,
+    )
+    log = EventLog(log_file, echo=_echo_json if as_json else _echo_human)
+    try:
+        log.emit("watching", notices=[w.name for w in watchers])
+        outcome = Supervisor(config, log=log, checks=checks, poll_notices=monitor.poll_once).run()
+    finally:
+        log.close()
+        sigterm.uninstall()
+    raise typer.Exit(outcome.cli_exit_code)
 
 
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the root app."""
+    app.command(
+        "run",
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    )(run_command)

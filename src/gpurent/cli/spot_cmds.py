@@ -1,9 +1,189 @@
-"""CLI verbs of the spot room (filled in by its issue)."""
+"""CLI verbs of the spot room: `gpurent spot simulate` (and, later, interval/zones/history).
+
+One function per command; each parses, calls the core once, renders. Add a command by writing
+its function and registering it in `register`.
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated
+
 import typer
+from rich.table import Table
+
+from gpurent.cli.common import cli_errors, console, err_console, print_json
+from gpurent.errors import InputError
+from gpurent.spot.evaluate import gap_to_optimal, run_policy
+from gpurent.spot.model import JobSpec, Market, build_market, run_starts, tick_plan
+from gpurent.spot.policies import DEFAULT_POLICY, ONLINE_POLICIES, OPTIMAL, resolve
+from gpurent.spot.simulator import SimSummary
+from gpurent.spot.trace import Trace, align_zones
+from gpurent.spot.trace_io import load_prices, load_trace_with_notes
+
+spot_app = typer.Typer(
+    help=(
+        "Spot instances: replay availability traces and compare policies (simulate), choose a "
+        "checkpoint interval (interval), pick zones (zones), read price history (history)."
+    ),
+    no_args_is_help=True,
+)
 
 
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the root app."""
+    from gpurent.cli.spot_analytics_cmds import register_spot_analytics
+
+    register_spot_analytics(spot_app)
+    app.add_typer(spot_app, name="spot")
+
+
+def _load_market(
+    trace_files: list[Path],
+    prices_file: Path | None,
+    nodes: int,
+    price_ratio: float | None,
+    on_demand_price: float | None,
+) -> Market:
+    traces: list[Trace] = []
+    for path in trace_files:
+        loaded, notes = load_trace_with_notes(path)
+        for note in notes:
+            err_console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
+        traces.extend(loaded)
+    if prices_file is not None and price_ratio is None:
+        prices = load_prices(prices_file)
+        traces = [_with_prices(tr, prices, prices_file) for tr in traces]
+    zones = align_zones(traces)
+    for note in zones.notes:
+        err_console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
+    return build_market(
+        zones, nodes=nodes, price_ratio=price_ratio, on_demand_usd_per_hour=on_demand_price
+    )
+
+
+def _with_prices(tr: Trace, prices: dict[str, tuple[float, ...]], path: Path) -> Trace:
+    if tr.name not in prices:
+        raise InputError(
+            f"{path} has no prices for zone {tr.name!r} (it has {', '.join(sorted(prices))})"
+        )
+    return replace(tr, price_usd_per_hour=prices[tr.name])  # Trace checks the length
+
+
+@spot_app.command("simulate")
+@cli_errors
+def simulate_cmd(
+    *,
+    trace: Annotated[
+        list[Path],
+        typer.Option(
+            "--trace",
+            help="Trace file (CBL JSON, date,availability CSV, probe CSV); "
+            "repeat for several zones.",
+        ),
+    ],
+    job_hours: Annotated[
+        float, typer.Option("--job-hours", help="Compute hours the job needs (C).")
+    ],
+    deadline_hours: Annotated[
+        float, typer.Option("--deadline-hours", help="Hours from start to deadline (R).")
+    ],
+    changeover_hours: Annotated[
+        float, typer.Option("--changeover-hours", help="Hours lost per instance switch (d).")
+    ] = 0.1,
+    policy: Annotated[
+        str,
+        typer.Option(
+            "--policy",
+            help=f"auto (= {DEFAULT_POLICY}), {', '.join(ONLINE_POLICIES)}, optimal or all.",
+        ),
+    ] = "auto",
+    price_ratio: Annotated[
+        float | None,
+        typer.Option("--price-ratio", help="On-demand / spot price k (spot 1, on-demand k)."),
+    ] = None,
+    on_demand_price: Annotated[
+        float | None,
+        typer.Option("--on-demand-price", help="On-demand $/h when spot prices come from traces."),
+    ] = None,
+    prices: Annotated[
+        Path | None,
+        typer.Option("--prices", help="JSON {zone: [spot $/h per tick]} matched by zone name."),
+    ] = None,
+    nodes: Annotated[
+        int, typer.Option("--nodes", help="Instances the job needs (all-or-none).")
+    ] = 1,
+    starts: Annotated[int, typer.Option("--starts", help="Runs, spread over the trace.")] = 100,
+    vs_optimal: Annotated[
+        bool, typer.Option("--vs-optimal", help="Also compute the hindsight optimum and the gap.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Replay traces with a deadline policy; cost normalised by all-on-demand (k x C)."""
+    key = resolve(policy)
+    job = JobSpec(
+        job_hours=job_hours,
+        deadline_hours=deadline_hours,
+        changeover_hours=changeover_hours,
+        nodes=nodes,
+    )
+    market = _load_market(trace, prices, nodes, price_ratio, on_demand_price)
+    plan = tick_plan(job, market.gap_hours)
+    if not plan.feasible_on_demand:
+        err_console.print(
+            "[yellow]warning:[/] the deadline cannot be met even on on-demand "
+            f"({plan.changeover_ticks} changeover + {plan.work_ticks} work ticks > "
+            f"{plan.deadline_ticks}); runs will miss it",
+            highlight=False,
+            soft_wrap=True,
+        )
+    start_ticks = run_starts(market, job, starts)
+    names = [*ONLINE_POLICIES, OPTIMAL] if key == "all" else [key]
+    if vs_optimal and OPTIMAL not in names:
+        names.append(OPTIMAL)
+    summaries = {name: run_policy(name, market, job, start_ticks) for name in names}
+    optimal = summaries.get(OPTIMAL)
+    if as_json:
+        out = [_json(s, optimal) for s in summaries.values()]
+        if key == "all" or vs_optimal:
+            print_json({"zones": list(market.zone_names), "results": out})
+        else:
+            print_json(out[0])
+        return
+    _render(summaries, optimal, market, job)
+
+
+def _json(summary: SimSummary, optimal: SimSummary | None) -> dict[str, object]:
+    out = summary.as_json()
+    if optimal is not None:
+        out["gap_to_optimal"] = gap_to_optimal(summary, optimal)
+    return out
+
+
+def _render(
+    summaries: dict[str, SimSummary], optimal: SimSummary | None, market: Market, job: JobSpec
+) -> None:
+    title = (
+        f"{len(market.zone_names)} zone(s): {', '.join(market.zone_names)}; C={job.job_hours:g} h, "
+        f"R={job.deadline_hours:g} h, d={job.changeover_hours:g} h"
+    )
+    table = Table(title=title)
+    for col in ("policy", "runs", "mean cost", "p90 cost", "misses", "spot share"):
+        table.add_column(col, justify="left" if col == "policy" else "right", no_wrap=True)
+    if optimal is not None:
+        table.add_column("gap to optimal", justify="right")
+    for s in summaries.values():
+        cells = [
+            s.policy,
+            str(s.runs),
+            f"{s.mean_cost_normalized:.3f}",
+            f"{s.p90_cost_normalized:.3f}",
+            str(s.deadline_misses),
+            f"{s.mean_spot_fraction:.0%}",
+        ]
+        if optimal is not None:
+            cells.append(f"{gap_to_optimal(s, optimal):+.1%}")
+        table.add_row(*cells)
+    console.print(table)
+    console.print("cost normalised by on-demand for the whole job (k x C); 1.0 = all on-demand")

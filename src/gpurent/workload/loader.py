@@ -21,8 +21,6 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gpurent.catalog.precision import parse_precision
 from gpurent.errors import GpurentError, InputError
 from gpurent.workload.models import get_model
@@ -124,6 +122,8 @@ def workload_from_mapping(raw: dict[str, Any], where: str) -> Workload:
 
 def load_workload(path: str | Path) -> Workload:
     """Read a TOML (.toml) or YAML (.yaml/.yml) workload file."""
+    import yaml  # lazy: keeps `gpurent estimate` start-up short
+
     p = Path(path)
     text = p.read_text(encoding="utf-8")
     try:

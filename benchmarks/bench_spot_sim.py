@@ -1,0 +1,48 @@
+"""Speed of the spot simulator: 300 starts over a 45-day trace, per policy.
+
+Usage: python benchmarks/bench_spot_sim.py --trace-dir DIR [--zones 1] [--starts 300]
+Target (issue 7): <= 2 s per online policy; the hindsight optimum may be slower.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from gpurent.spot.evaluate import run_policy
+from gpurent.spot.model import JobSpec, build_market, run_starts
+from gpurent.spot.policies import ONLINE_POLICIES, OPTIMAL
+from gpurent.spot.trace import align_zones
+from gpurent.spot.trace_io import load_trace
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--trace-dir", type=Path, required=True)
+    ap.add_argument("--zones", type=int, default=1)
+    ap.add_argument("--starts", type=int, default=300)
+    ap.add_argument("--job-hours", type=float, default=38.4)
+    ap.add_argument("--deadline-hours", type=float, default=48.0)
+    ap.add_argument("--changeover-hours", type=float, default=0.2)
+    args = ap.parse_args()
+    files = sorted(p for p in args.trace_dir.glob("*.csv") if "summary" not in p.name)
+    traces = [load_trace(f)[0] for f in files[: args.zones]]
+    market = build_market(align_zones(traces), price_ratio=3.0)
+    job = JobSpec(
+        job_hours=args.job_hours,
+        deadline_hours=args.deadline_hours,
+        changeover_hours=args.changeover_hours,
+    )
+    starts = run_starts(market, job, args.starts)
+    days = market.ticks * market.gap_hours / 24
+    print(f"{len(traces)} zone(s), {market.ticks} ticks ({days:.1f} days), {len(starts)} starts")
+    for name in (*ONLINE_POLICIES, OPTIMAL):
+        t0 = time.perf_counter()
+        s = run_policy(name, market, job, starts)
+        dt = time.perf_counter() - t0
+        print(f"{name:18s} {dt:6.2f} s  mean cost {s.mean_cost_normalized:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+"""Markdown tables of the spot policies on a folder of zone traces (docs/benchmarks.md).
+
+Usage: python benchmarks/report_spot_policies.py --trace-dir DIR [--prices FILE
+--on-demand-price USD] [--price-ratio K] [--starts S] [--triples N] [--seed 7]
+
+Per zone and for random zone triples (fixed seed), for d in {0.05, 0.2} h and C/R in
+{0.6, 0.8, 0.95} with R = 48 h: mean normalised cost of on-demand, greedy, uniform progress
+(failover UP on several zones), ours (lifetime-up) and the hindsight optimum; deadline misses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from gpurent.spot.evaluate import run_policy
+from gpurent.spot.model import JobSpec, build_market, run_starts
+from gpurent.spot.trace import Trace, align_zones
+from gpurent.spot.trace_io import load_prices, load_trace
+
+POLICIES = ("on-demand", "greedy", "uniform-progress", "lifetime-up", "optimal")
+DEADLINE_H = 48.0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--trace-dir", type=Path, required=True)
+    ap.add_argument("--prices", type=Path)
+    ap.add_argument("--on-demand-price", type=float)
+    ap.add_argument("--price-ratio", type=float)
+    ap.add_argument("--starts", type=int, default=60)
+    ap.add_argument("--triples", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+    files = sorted(p for p in args.trace_dir.glob("*.csv") if "summary" not in p.name)
+    traces: list[Trace] = [load_trace(f)[0] for f in files]
+    if args.prices and args.price_ratio is None:
+        from dataclasses import replace
+
+        prices = load_prices(args.prices)
+        traces = [replace(t, price_usd_per_hour=prices[t.name]) for t in traces]
+    rng = random.Random(args.seed)
+    triples = rng.sample(list(itertools.combinations(range(len(traces)), 3)), args.triples)
+
+    def evaluate(zones: list[Trace], job: JobSpec) -> dict[str, tuple[float, int]]:
+        m = build_market(
+            align_zones(zones),
+            price_ratio=args.price_ratio,
+            on_demand_usd_per_hour=args.on_demand_price,
+        )
+        starts = run_starts(m, job, args.starts)
+        out = {}
+        for p in POLICIES:
+            s = run_policy(p, m, job, starts)
+            out[p] = (s.mean_cost_normalized, s.deadline_misses)
+        return out
+
+    head = "| zones | d h | C/R | on-demand | greedy | UP | **ours** | optimal | ours vs UP |"
+    print(head + " 0.65 x mean 1-zone UP |")
+    print("|---" * 11 + "|")
+    summary: list[tuple[str, float, float, float, float]] = []
+    for d, frac in itertools.product((0.05, 0.2), (0.6, 0.8, 0.95)):
+        job = JobSpec(job_hours=frac * DEADLINE_H, deadline_hours=DEADLINE_H, changeover_hours=d)
+        single = {i: evaluate([t], job) for i, t in enumerate(traces)}
+        for i, t in enumerate(traces):
+            print(_row(t.name, d, frac, single[i], None), flush=True)
+        for tri in triples:
+            res = evaluate([traces[i] for i in tri], job)
+            target = 0.65 * float(np.mean([single[i]["uniform-progress"][0] for i in tri]))
+            label = "+".join(traces[i].name.split("_")[0] for i in tri)
+            print(_row(label, d, frac, res, target), flush=True)
+            summary.append(
+                (
+                    f"{d}/{frac}",
+                    res["uniform-progress"][0],
+                    res["lifetime-up"][0],
+                    target,
+                    res["optimal"][0],
+                )
+            )
+        one = [single[i] for i in single]
+        print(
+            _row(
+                "mean of 1-zone",
+                d,
+                frac,
+                {
+                    p: (float(np.mean([o[p][0] for o in one])), sum(o[p][1] for o in one))
+                    for p in POLICIES
+                },
+                None,
+            ),
+            flush=True,
+        )
+    wins = sum(1 for s in summary if s[2] < s[1] - 1e-9)
+    worse = sum(1 for s in summary if s[2] > s[1] + 1e-9)
+    met = sum(1 for s in summary if s[2] <= s[3])
+    print(
+        f"\nthree zones: ours < failover UP in {wins}/{len(summary)} cases, > in {worse}; "
+        f"ours <= 0.65 x mean 1-zone UP in {met}/{len(summary)}",
+        file=sys.stderr,
+    )
+
+
+def _row(
+    label: str, d: float, frac: float, res: dict[str, tuple[float, int]], target: float | None
+) -> str:
+    cells = [f"{res[p][0]:.3f}" + (f" ({res[p][1]} miss)" if res[p][1] else "") for p in POLICIES]
+    cells[3] = f"**{cells[3]}**"
+    gain = res["lifetime-up"][0] / res["uniform-progress"][0] - 1
+    tgt = "" if target is None else f"{target:.3f}"
+    return f"| {label} | {d} | {frac} | " + " | ".join(cells) + f" | {gain:+.1%} | {tgt} |"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""`gpurent catalog update`: fetch fresh SkyPilot catalog files over HTTPS into the data dir.
+
+For each cloud, `<url_base>/<cloud>/vms.csv` is downloaded (urllib, a timeout per request),
+parsed to check it holds usable GPU offers, then stored atomically with its metadata
+(see `store.py`). A cloud that fails (offline, HTTP error, garbage) keeps its previous file and
+is reported; the others are still stored. The base URL defaults to the public SkyPilot catalog and
+can be set with `$GPURENT_CATALOG_URL` or `--url-base`. This is an edge module (network + files);
+the clock and the downloader are injected so tests are deterministic.
+"""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from gpurent.catalog.sources.skypilot import parse_skypilot_csv
+from gpurent.catalog.sources.store import (
+    CloudMeta,
+    cloud_file,
+    read_meta,
+    write_atomic,
+    write_meta,
+)
+from gpurent.errors import DataError, GpurentError
+
+URL_ENV = "GPURENT_CATALOG_URL"
+DEFAULT_URL_BASE = (
+    "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8"
+)
+DEFAULT_CLOUDS = ("aws", "gcp", "lambda", "runpod", "nebius", "oci", "vast", "verda", "shadeform")
+"""The v8 clouds the bundled snapshot also covers (Azure has no v8 file; Tencent is not there)."""
+
+DEFAULT_TIMEOUT_S = 30.0
+_CHUNK_BYTES = 64 * 1024
+
+Progress = Callable[[str, int, int | None], None]
+"""on_progress(cloud, bytes_so_far, total_bytes_or_None)."""
+
+
+class FetchError(GpurentError):
+    """A download failed; the message names the URL and what to do."""
+
+
+def fetch_url(
+    url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, on_chunk: Callable[[int, int | None], None]
+) -> bytes:
+    """GET `url` and return its body; raise `FetchError` with one line on any failure."""
+    request = urllib.request.Request(url, headers={"User-Agent": "gpurent-catalog-update"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            length = response.headers.get("Content-Length")
+            total = int(length) if length and length.isdigit() else None
+            chunks: list[bytes] = []
+            done = 0
+            while chunk := response.read(_CHUNK_BYTES):
+                chunks.append(chunk)
+                done += len(chunk)
+                on_chunk(done, total)
+            return b"".join(chunks)
+    except urllib.error.HTTPError as exc:
+        raise FetchError(f"{url}: HTTP {exc.code} {exc.reason}") from None
+    except urllib.error.URLError as exc:
+        raise FetchError(f"cannot reach {url}: {exc.reason} (offline?)") from None
+    except (TimeoutError, OSError) as exc:
+        raise FetchError(f"cannot fetch {url}: {exc or type(exc).__name__}") from None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateResult:
+    """What `update_catalogs` stored and what failed (cloud, one-line reason)."""
+
+    stored: tuple[CloudMeta, ...]
+    failed: tuple[tuple[str, str], ...]
+
+
+def cloud_url(url_base: str, cloud: str) -> str:
+    return f"{url_base.rstrip('/')}/{cloud}/vms.csv"
+
+
+def update_catalogs(
+    url_base: str,
+    clouds: Sequence[str],
+    home: Path,
+    *,
+    now: datetime,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    fetch: Callable[..., bytes] = fetch_url,
+    on_progress: Progress | None = None,
+) -> UpdateResult:
+    """Fetch each cloud's `vms.csv`, check it parses, store it and its metadata under `home`."""
+    fetched_at = now.isoformat(timespec="seconds")
+    metas = read_meta(home)
+    stored: list[CloudMeta] = []
+    failed: list[tuple[str, str]] = []
+    for cloud in clouds:
+        url = cloud_url(url_base, cloud)
+
+        def chunk(done: int, total: int | None, cloud: str = cloud) -> None:
+            if on_progress is not None:
+                on_progress(cloud, done, total)
+
+        try:
+            data = fetch(url, timeout_s=timeout_s, on_chunk=chunk)
+            meta = _check(data, url, cloud, fetched_at)
+        except GpurentError as exc:
+            failed.append((cloud, exc.message))
+            continue
+        write_atomic(cloud_file(home, cloud), data)
+        metas[cloud] = meta
+        write_meta(home, metas)
+        stored.append(meta)
+    return UpdateResult(stored=tuple(stored), failed=tuple(failed))
+
+
+def _check(data: bytes, url: str, cloud: str, fetched_at: str) -> CloudMeta:
+    """Parse the download as the loader will; DataError when it is not a usable catalog."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DataError(f"{url}: not UTF-8 text; is the --url-base right?") from None
+    table = parse_skypilot_csv(text, url, provider=cloud, as_of=fetched_at)
+    return CloudMeta(
+        cloud=cloud,
+        url=url,
+        fetched_at=fetched_at,
+        rows=max(text.count("\n") - 1, 0),
+        offers=len(table.offers),
+        skipped=len(table.skipped),
+        size_bytes=len(data),
+    )

@@ -1,0 +1,168 @@
+"""The one entry point to offers: `load_offers(path=None)`.
+
+- With a path: read that file, detecting its format by header (SkyPilot `vms.csv` or gpurent's
+  plain CSV). SkyPilot files are attributed to the cloud named by their folder or file name
+  (`gcp/vms.csv`, `aws.csv`, `runpod-vms.csv`), else to `provider`.
+- Without: the clouds fetched by `gpurent catalog update` (prices dated by their fetch time), plus
+  the bundled snapshot for every provider not fetched. Never fetched: the bundled snapshot.
+
+The returned `OfferTable.age` says in words how old the prices are; every command that prints
+prices shows it. This is an edge module (reads files and, by default, the user data dir).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import UTC, datetime
+from pathlib import Path
+
+from gpurent.catalog.offer import Offer
+from gpurent.catalog.offers import (
+    BUNDLED_AGE,
+    OfferTable,
+    SkippedRow,
+    bundled_table,
+    parse_offers_csv,
+)
+from gpurent.catalog.sources.skypilot import parse_skypilot_csv
+from gpurent.catalog.sources.store import CloudMeta, cloud_file, read_meta
+from gpurent.errors import DataError
+from gpurent.userdata import data_home
+
+KNOWN_CLOUDS = (
+    "aws",
+    "azure",
+    "gcp",
+    "lambda",
+    "runpod",
+    "nebius",
+    "oci",
+    "vast",
+    "verda",
+    "shadeform",
+    "cudo",
+    "fluidstack",
+    "paperspace",
+    "hyperstack",
+    "kubernetes",
+    "do",
+    "ibm",
+    "scp",
+    "vsphere",
+)
+
+
+def detect_format(text: str, file: str) -> str:
+    """'skypilot' or 'plain' from the header line; DataError naming both formats otherwise."""
+    header = {h.strip() for h in next(csv.reader(io.StringIO(text)), [])}
+    if {"InstanceType", "AcceleratorName"} <= header:
+        return "skypilot"
+    if {"provider", "instance_type", "gpu"} <= header:
+        return "plain"
+    shown = ", ".join(sorted(header)[:6]) or "nothing"
+    raise DataError(
+        f"{file}: unknown catalog format (header has {shown}); expected a SkyPilot vms.csv "
+        "(InstanceType, AcceleratorName, ...) or gpurent's plain CSV (provider, instance_type, "
+        "gpu, gpu_count, ...)"
+    )
+
+
+def infer_provider(path: Path) -> str | None:
+    """The cloud a SkyPilot file belongs to, from its folder or file name; None if unclear."""
+    if path.parent.name.lower() in KNOWN_CLOUDS:
+        return path.parent.name.lower()
+    stem = path.stem.lower()
+    for cloud in KNOWN_CLOUDS:
+        if stem == cloud or stem.startswith((f"{cloud}-", f"{cloud}_", f"{cloud}.")):
+            return cloud
+    return None
+
+
+def parse_catalog_text(
+    text: str, file: str, *, provider: str | None, as_of: str, age: str
+) -> OfferTable:
+    """Parse a catalog file of either format (detected by header)."""
+    if detect_format(text, file) == "plain":
+        return parse_offers_csv(text, file, age=age, default_as_of=as_of)
+    return parse_skypilot_csv(
+        text, file, provider=provider or "unknown", as_of=as_of, source=file, age=age
+    )
+
+
+def load_file(path: Path, *, provider: str | None = None) -> OfferTable:
+    """Offers from one catalog file. Its prices are dated by the file's modification day."""
+    text = path.read_text(encoding="utf-8", errors="strict")
+    modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC).date().isoformat()
+    age = f"from {path.name} (price date unknown; file modified {modified})"
+    return parse_catalog_text(
+        text,
+        str(path),
+        provider=provider or infer_provider(path),
+        as_of=f"unknown (file modified {modified})",
+        age=age,
+    )
+
+
+def fetched_age(metas: dict[str, CloudMeta], now: datetime | None = None) -> str:
+    """'fetched 2026-11-30 10:00 UTC (aws, gcp)', oldest fetch first, with days ago if `now`."""
+    if not metas:
+        return ""
+    oldest = min(datetime.fromisoformat(m.fetched_at) for m in metas.values())
+    when = oldest.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    ago = ""
+    if now is not None:
+        days = (now - oldest).total_seconds() / 86400
+        ago = ", today" if days < 1 else f", {days:.0f} days ago"
+    return f"fetched {when}{ago} ({', '.join(sorted(metas))})"
+
+
+def load_offers(
+    path: Path | None = None,
+    *,
+    provider: str | None = None,
+    home: Path | None = None,
+    now: datetime | None = None,
+) -> OfferTable:
+    """Offers from `path`, else the user's fetched catalogs + bundled snapshot, else bundled.
+
+    `home` defaults to `gpurent.userdata.data_home()`; `now` only adds "N days ago" to the age.
+    Raises `DataError` for an unusable file (no usable row, unknown format, bad metadata).
+    """
+    if path is not None:
+        return load_file(path, provider=provider)
+    home = data_home() if home is None else home
+    metas = read_meta(home)
+    bundled = bundled_table()
+    if not metas:
+        return bundled
+    offers: list[Offer] = []
+    skipped: list[SkippedRow] = []
+    notes: list[str] = []
+    ignored = 0
+    for cloud, meta in sorted(metas.items()):
+        file = cloud_file(home, cloud)
+        table = parse_skypilot_csv(
+            file.read_text(encoding="utf-8"),
+            str(file),
+            provider=cloud,
+            as_of=meta.fetched_at,
+            source=meta.url,
+        )
+        offers.extend(table.offers)
+        skipped.extend(table.skipped)
+        notes.extend(f"{cloud}: {n}" for n in table.notes)
+        ignored += table.ignored_rows
+    rest = [o for o in bundled.offers if o.provider not in metas]
+    age = fetched_age(metas, now)
+    if rest:
+        others = sorted({o.provider for o in rest})
+        age += f"; {', '.join(others)}: {BUNDLED_AGE}"
+    return OfferTable(
+        offers=(*offers, *rest),
+        skipped=tuple(skipped),
+        source=f"{home / 'catalog'} + bundled snapshot" if rest else str(home / "catalog"),
+        age=age,
+        ignored_rows=ignored,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,98 @@
+"""Where fetched catalogs live in the user's data directory, and their metadata.
+
+Layout under `gpurent.userdata.data_home()/catalog/`:
+- `<cloud>/vms.csv`: the SkyPilot catalog file as fetched (unchanged bytes).
+- `meta.json`: `{"format": 1, "clouds": {"<cloud>": {"url", "fetched_at", "rows", "offers",
+  "skipped", "bytes"}}}`; `fetched_at` is an ISO-8601 UTC timestamp.
+
+Every write goes to a temporary file in the same directory and is renamed over the old one, so a
+failed or interrupted update leaves the previous files intact. This is an edge module (file I/O).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from gpurent.errors import DataError
+
+META_FILE = "meta.json"
+META_FORMAT = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CloudMeta:
+    """One fetched cloud catalog: where from, when, and what it held."""
+
+    cloud: str
+    url: str
+    fetched_at: str  # ISO-8601, UTC
+    rows: int  # data rows in the file
+    offers: int  # GPU offers parsed from it
+    skipped: int  # malformed rows skipped
+    size_bytes: int
+
+
+def catalog_dir(home: Path) -> Path:
+    """The folder of fetched catalogs inside the user data directory `home`."""
+    return home / "catalog"
+
+
+def cloud_file(home: Path, cloud: str) -> Path:
+    return catalog_dir(home) / cloud / "vms.csv"
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to `path` via a temporary sibling and a rename (never a half-written file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_meta(home: Path) -> dict[str, CloudMeta]:
+    """Metadata of the fetched clouds whose file exists; empty when `catalog update` never ran."""
+    path = catalog_dir(home) / META_FILE
+    if not path.exists():
+        return {}
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        clouds = raw["clouds"]
+        metas = {
+            name: CloudMeta(
+                cloud=name,
+                url=str(entry["url"]),
+                fetched_at=str(entry["fetched_at"]),
+                rows=int(entry["rows"]),
+                offers=int(entry["offers"]),
+                skipped=int(entry["skipped"]),
+                size_bytes=int(entry["size_bytes"]),
+            )
+            for name, entry in clouds.items()
+        }
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise DataError(
+            f"{path}: unreadable catalog metadata ({exc}); run `gpurent catalog update` again "
+            f"or delete {catalog_dir(home)} to use the bundled snapshot"
+        ) from None
+    return {name: m for name, m in metas.items() if cloud_file(home, name).exists()}
+
+
+def write_meta(home: Path, metas: dict[str, CloudMeta]) -> None:
+    payload = {
+        "format": META_FORMAT,
+        "clouds": {
+            name: {k: v for k, v in asdict(m).items() if k != "cloud"}
+            for name, m in sorted(metas.items())
+        },
+    }
+    text = json.dumps(payload, indent=2) + "\n"
+    write_atomic(catalog_dir(home) / META_FILE, text.encode("utf-8"))

@@ -1,0 +1,379 @@
+"""`gpurent spot interval|zones|history`: checkpoint interval, zone choice, price history.
+
+Registered into the `spot` group (owned by spot_cmds.py) by `register_spot_analytics`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from gpurent.cli.common import cli_errors, console, err_console, print_json, to_jsonable
+from gpurent.errors import DataError, InputError
+from gpurent.spot.history import build_series
+from gpurent.spot.history_report import HistoryReport, analyse_history, render_html
+from gpurent.spot.interval import (
+    GUIDE_FIXED_INTERVAL_S,
+    Overhead,
+    daly_interval_s,
+    interval_from_lifetimes_s,
+    overhead_exponential,
+    young_interval_s,
+)
+from gpurent.spot.price_io import PriceRecord, load_price_history, records_from_traces
+from gpurent.spot.survival import lifetimes_from_trace
+from gpurent.spot.trace import Trace
+from gpurent.spot.trace_io import load_prices, load_trace_with_notes
+from gpurent.spot.zones import ZoneReport, analyse_zones
+from gpurent.units import format_duration
+
+
+def register_spot_analytics(spot_app: typer.Typer) -> None:
+    """Add `interval`, `zones` and `history` to the given `spot` group."""
+    spot_app.command("interval")(interval_cmd)
+    spot_app.command("zones")(zones_cmd)
+    spot_app.command("history")(history_cmd)
+
+
+def _load_traces(paths: list[Path], prices: Path | None = None) -> list[Trace]:
+    traces: list[Trace] = []
+    for path in paths:
+        loaded, notes = load_trace_with_notes(path)
+        for note in notes:
+            err_console.print(f"note: {note}", highlight=False)
+        traces.extend(loaded)
+    if prices is not None:
+        table = load_prices(prices)
+        attached = []
+        for tr in traces:
+            if tr.name not in table:
+                raise DataError(f"{prices}: no prices for trace {tr.name!r}; keys are zone names")
+            attached.append(dataclasses.replace(tr, price_usd_per_hour=table[tr.name]))
+        traces = attached
+    return traces
+
+
+def _pct(x: float) -> str:
+    return "inf" if x == float("inf") else f"{x * 100:.2f}%"
+
+
+def _overhead_row(table: Table, rule: str, o: Overhead) -> None:
+    table.add_row(
+        rule,
+        format_duration(o.interval_s),
+        _pct(o.total),
+        _pct(o.checkpoint),
+        _pct(o.lost_work),
+        _pct(o.restart),
+    )
+
+
+@cli_errors
+def interval_cmd(
+    *,
+    traces: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Availability traces (CSV date,availability or Can't Be Late JSON), pooled.",
+            show_default=False,
+        ),
+    ] = None,
+    checkpoint_cost_s: Annotated[
+        float, typer.Option(help="Seconds of lost progress per checkpoint.")
+    ] = 60.0,
+    mtti_hours: Annotated[
+        float | None, typer.Option(help="Mean time to interruption, hours (without traces).")
+    ] = None,
+    restart_s: Annotated[
+        float, typer.Option(help="Seconds from interruption to resumed work.")
+    ] = 0.0,
+    nodes: Annotated[int, typer.Option(help="Instances needed at once (all-or-none).")] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Checkpoint interval: Young, Daly, the empirical optimum on a trace, and the fixed 15 min.
+
+    Example: gpurent spot interval us-east-1a.csv us-west-2b.csv --checkpoint-cost-s 60
+
+    Example: gpurent spot interval --mtti-hours 6 --checkpoint-cost-s 30
+    """
+    table = Table(title="expected overhead per hour of useful work")
+    for col in ("rule", "interval", "overhead", "checkpoints", "lost work", "restarts"):
+        table.add_column(col, justify="left" if col == "rule" else "right")
+    if traces:
+        loaded = _load_traces(traces)
+        lives = [lt for tr in loaded for lt in lifetimes_from_trace(tr, nodes)]
+        if not lives:
+            raise DataError(f"the traces never had {nodes} instance(s) available; no lifetimes")
+        choice = interval_from_lifetimes_s(
+            checkpoint_cost_s,
+            [x.duration_h for x in lives],
+            censored=[x.censored for x in lives],
+            restart_s=restart_s,
+        )
+        if as_json:
+            print_json(choice)
+            return
+        _overhead_row(table, "empirical optimum", choice.best)
+        _overhead_row(table, "Daly (MTTI)", choice.daly)
+        _overhead_row(table, "Young (MTTI)", choice.young)
+        _overhead_row(table, "guide: fixed 15 min", choice.fixed_15min)
+        console.print(table)
+        console.print(
+            f"{choice.lifetimes} lifetimes ({choice.censored} censored) "
+            f"from {len(loaded)} trace(s); "
+            f"MTTI {format_duration(choice.mtti_s)}. Overheads are all evaluated on the "
+            "empirical (Kaplan-Meier) lifetime distribution."
+        )
+        return
+    if mtti_hours is None:
+        raise InputError("give availability trace files or --mtti-hours")
+    mtti_s = mtti_hours * 3600.0
+    young = young_interval_s(checkpoint_cost_s, mtti_s)
+    daly = daly_interval_s(checkpoint_cost_s, mtti_s)
+    rows = {
+        "Daly": overhead_exponential(daly, checkpoint_cost_s, mtti_s, restart_s),
+        "Young": overhead_exponential(young, checkpoint_cost_s, mtti_s, restart_s),
+        "guide: fixed 15 min": overhead_exponential(
+            GUIDE_FIXED_INTERVAL_S, checkpoint_cost_s, mtti_s, restart_s
+        ),
+    }
+    if as_json:
+        print_json({"mtti_s": mtti_s, "checkpoint_cost_s": checkpoint_cost_s, "overheads": rows})
+        return
+    for rule, o in rows.items():
+        _overhead_row(table, rule, o)
+    console.print(table)
+    console.print(
+        "exponential lifetimes assumed; spot lifetimes are heavy tailed: give a trace "
+        "for the empirical optimum."
+    )
+
+
+@cli_errors
+def zones_cmd(
+    *,
+    traces: Annotated[
+        list[Path],
+        typer.Argument(
+            help="One availability trace per zone (or a file with several zones).",
+            show_default=False,
+        ),
+    ],
+    size: Annotated[int, typer.Option(help="How many zones to spread over.")] = 3,
+    nodes: Annotated[int, typer.Option(help="Instances needed at once (all-or-none).")] = 1,
+    top: Annotated[int, typer.Option(help="How many best subsets to list.")] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Zones: availability, lifetimes, correlation, and the set least likely to be dry at once.
+
+    Example: gpurent spot zones data/spot/*_v100_1.csv --size 3
+    """
+    report = analyse_zones(_load_traces(traces), set_size=size, nodes=nodes, top=max(top, 1))
+    if as_json:
+        print_json(report)
+        return
+    _render_zones(report)
+
+
+def _hours(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
+def _render_zones(report: ZoneReport) -> None:
+    for note in report.notes:
+        err_console.print(f"note: {note}", highlight=False)
+    table = Table(
+        title=f"{len(report.zones)} zones, {report.ticks} aligned ticks every "
+        f"{report.gap_hours * 3600:.0f} s"
+    )
+    for col in ("zone", "available", "runs", "median h", "mean h", "p90 h"):
+        table.add_column(col, justify="left" if col == "zone" else "right")
+    for z in report.zones:
+        lt = z.lifetimes
+        table.add_row(
+            z.name,
+            f"{z.availability * 100:.1f}%",
+            str(lt.runs if lt else 0),
+            _hours(lt.median_h if lt else None),
+            _hours(lt.restricted_mean_h if lt else None),
+            _hours(lt.p90_h if lt else None),
+        )
+    console.print(table)
+    phis = [p.phi for p in report.pairs if p.phi is not None]
+    if phis:
+        console.print(
+            f"phi of unavailability across {len(phis)} pairs: min {min(phis):.2f}, "
+            f"median {sorted(phis)[len(phis) // 2]:.2f}, max {max(phis):.2f}"
+        )
+    best = Table(title=f"best sets of {report.set_size} (of {report.subsets_searched} searched)")
+    for col in ("zones", "P(all dry) measured", "if independent"):
+        best.add_column(col, justify="left" if col == "zones" else "right")
+    for s in report.ranked:
+        best.add_row(
+            ", ".join(s.zones),
+            f"{s.p_all_unavailable * 100:.3f}%",
+            f"{s.p_all_unavailable_if_independent * 100:.3f}%",
+        )
+    console.print(best)
+    r = report.recommended
+    console.print(
+        f"recommended: {', '.join(r.zones)}: all unavailable at once "
+        f"{r.p_all_unavailable * 100:.2f}% of the time (measured; "
+        f"{r.p_all_unavailable_if_independent * 100:.2f}% if zones were independent)"
+    )
+
+
+def _parse_evening(text: str) -> tuple[int, int]:
+    try:
+        a, b = (int(x) for x in text.split("-"))
+    except ValueError:
+        raise InputError(f"--evening {text!r}: write START-END hours, e.g. 17-22") from None
+    return a, b
+
+
+@cli_errors
+def history_cmd(
+    *,
+    files: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Price history: AWS describe-spot-price-history JSON, or archive .tsv / .tsv.zst.",
+            show_default=False,
+        ),
+    ] = None,
+    trace: Annotated[
+        list[Path] | None,
+        typer.Option(help="Availability trace (repeatable): adds the availability profile."),
+    ] = None,
+    prices: Annotated[
+        Path | None, typer.Option(help="JSON zone -> per-tick spot prices for the --trace files.")
+    ] = None,
+    zone: Annotated[
+        list[str] | None, typer.Option(help="Keep only these zones (repeatable).")
+    ] = None,
+    instance_type: Annotated[
+        list[str] | None, typer.Option(help="Keep only these instance types.")
+    ] = None,
+    product: Annotated[
+        str, typer.Option(help="Product description to keep, or 'all'.")
+    ] = "Linux/UNIX",
+    utc_offset: Annotated[
+        int, typer.Option(help="Local time = UTC + this many hours (US East: -5).")
+    ] = 0,
+    evening: Annotated[str, typer.Option(help="Evening hours START-END, local time.")] = "17-22",
+    horizon: Annotated[int, typer.Option(help="Forecast horizon, hours.")] = 1,
+    html_out: Annotated[
+        Path | None, typer.Option("--html", help="Write an HTML report with plots.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Price history: hour-of-week profiles, forecast back-test, "cheapest on weekday evenings?".
+
+    Example: gpurent spot history 2022-05.tsv.zst --instance-type p3.2xlarge --html out.html
+
+    Example: gpurent spot history --trace us-east-1a_v100_1.csv --prices v100_spot_prices.json
+    --utc-offset -5
+    """
+    records: list[PriceRecord] = []
+    for f in files or []:
+        records.extend(load_price_history(f))
+    traces = _load_traces(list(trace or []), prices) if trace else []
+    end = None
+    if traces:
+        records.extend(records_from_traces(traces))
+        starts = [t.start_time for t in traces if t.start_time is not None]
+        if starts:
+            end = max(
+                s + timedelta(hours=t.duration_hours) for s, t in zip(starts, traces, strict=False)
+            )
+    if not records:
+        raise InputError("give a price history file, or --trace files with --prices")
+    if files and end is not None:
+        end = None  # files bring their own window end
+    series = build_series(
+        records,
+        end=end,
+        zones=zone or (),
+        instance_types=instance_type or (),
+        products=() if product == "all" else (product,) if files else (),
+    )
+    report = analyse_history(
+        series,
+        traces=traces,
+        utc_offset_hours=utc_offset,
+        evening_hours=_parse_evening(evening),
+        horizon_h=horizon,
+    )
+    if html_out is not None:
+        html_out.write_text(render_html(report), encoding="utf-8")
+    if as_json:
+        print_json(_with_iso_times(to_jsonable(report)))
+        return
+    _render_history(report, html_out)
+
+
+def _with_iso_times(obj: Any) -> Any:
+    """`to_jsonable` keeps datetimes; JSON wants ISO 8601 strings."""
+    if isinstance(obj, datetime):
+        return obj.isoformat()
+    if isinstance(obj, dict):
+        return {k: _with_iso_times(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_with_iso_times(v) for v in obj]
+    return obj
+
+
+def _render_history(report: HistoryReport, html_out: Path | None) -> None:
+    console.print(
+        f"{report.series} series, {report.start:%Y-%m-%d %H:%M} to "
+        f"{report.end:%Y-%m-%d %H:%M} UTC ({report.days_of_data:.2f} days), "
+        f"{report.price_profile.covered_bins} of 168 hour-of-week bins covered"
+    )
+    table = Table(title="hour groups vs the other hours (bin means, permutation test, seed 0)")
+    for col in ("quantity", "group", "group mean", "others", "difference", "p"):
+        table.add_column(col, justify="left" if col in ("quantity", "group") else "right")
+    tests = [report.price_evening, report.availability_evening, report.availability_business_hours]
+    for t in tests:
+        if t is None:
+            continue
+        table.add_row(
+            t.quantity,
+            t.group,
+            _num(t.group_mean),
+            _num(t.other_mean),
+            "-" if t.relative_difference is None else f"{t.relative_difference * 100:+.2f}%",
+            "-" if t.p_value is None else f"{t.p_value:.3f}",
+        )
+    console.print(table)
+    bt = report.backtest
+    fc = Table(title=f"forecast back-test, {bt.horizon_h} h ahead (rolling origin)")
+    for col in ("method", "MAE $/h", "mean rel. error", "forecasts"):
+        fc.add_column(col, justify="left" if col == "method" else "right")
+    for s in bt.scores:
+        fc.add_row(
+            s.method,
+            "-" if s.mae_usd_per_hour is None else f"{s.mae_usd_per_hour:.5f}",
+            "-" if s.mean_relative_error is None else f"{s.mean_relative_error * 100:.3f}%",
+            str(s.forecasts),
+        )
+    console.print(fc)
+    console.print(
+        f"best method: {bt.best_method}"
+        + (
+            ""
+            if bt.best_method == "last"
+            else f" ({(bt.improvement_over_last or 0) * 100:.1f}% lower MAE than the last value)"
+        )
+    )
+    console.print(report.answer)
+    if html_out is not None:
+        console.print(f"wrote {html_out}")
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.4f}"

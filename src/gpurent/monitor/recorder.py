@@ -1,0 +1,86 @@
+"""The recorder: buffers sample rows and writes them to the store in bulk, with retention.
+
+A store that cannot be written (full disk, read-only path, server down) never stops the monitor:
+`flush()` keeps the rows in a bounded buffer (oldest dropped first, counted), returns a note saying
+what failed, and retries on the next flush.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from gpurent.monitor.sample import Sample, to_rows
+
+
+class Recorder:
+    def __init__(
+        self,
+        target: str | Path,
+        *,
+        retention_s: float | None = None,
+        max_buffer_rows: int = 100_000,
+        engine: Any = None,
+    ) -> None:
+        from gpurent.store import open_engine
+
+        self.target = str(target)
+        self._engine = engine if engine is not None else open_engine(target)
+        self._retention_s = retention_s
+        self._buffer: deque[dict[str, Any]] = deque(maxlen=max_buffer_rows)
+        self._ready = False
+        self.written_rows = 0
+        self.dropped_rows = 0
+        self.last_error = ""
+
+    def add(self, sample: Sample) -> None:
+        self.add_rows(to_rows(sample))
+
+    def add_rows(self, rows: list[dict[str, Any]]) -> None:
+        room = (self._buffer.maxlen or 0) - len(self._buffer)
+        self.dropped_rows += max(0, len(rows) - room)
+        self._buffer.extend(rows)
+
+    @property
+    def pending_rows(self) -> int:
+        return len(self._buffer)
+
+    def flush(self, now_s: float | None = None) -> str | None:
+        """Write buffered rows (and apply retention at `now_s`); a note on failure, else None."""
+        import sqlalchemy as sa
+
+        from gpurent.store import create_schema, delete_before, insert_rows
+
+        if not self._buffer and (now_s is None or self._retention_s is None):
+            return None
+        rows = list(self._buffer)
+        try:
+            if not self._ready:
+                self._prepare_path()
+                create_schema(self._engine)
+                self._ready = True
+            with self._engine.begin() as conn:
+                insert_rows(conn, rows)
+                if now_s is not None and self._retention_s is not None:
+                    delete_before(conn, now_s - self._retention_s)
+        except (sa.exc.SQLAlchemyError, OSError) as exc:
+            message = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+            self.last_error = message
+            return (
+                f"store {self.target}: cannot write ({message}); keeping {len(rows)} rows in "
+                f"memory and retrying"
+            )
+        self._buffer.clear()
+        self.written_rows += len(rows)
+        self.last_error = ""
+        return None
+
+    def _prepare_path(self) -> None:
+        if "://" not in self.target:
+            Path(self.target).expanduser().parent.mkdir(parents=True, exist_ok=True)
+
+    def close(self) -> str | None:
+        note = self.flush()
+        self._engine.dispose()
+        return note

@@ -1,0 +1,486 @@
+"""Rules: a window of samples -> findings with evidence and advice. Pure (no I/O, no clock).
+
+Thresholds follow the guide's three-level monitoring: SM utilisation should stay above 70%,
+memory-copy utilisation should peak above 80% in a memory-heavy phase, disk %util should stay
+below 60%. NVIDIA's rule of thumb for SM activity: >= 80% is needed for good use, < 50% is poor
+(RESEARCH.md §4). Where only NVML busy % exists it is used as the activity figure with a warning:
+busy % is an upper bound (it reads 100 while one small kernel runs), so "under-used" is then
+missed rather than invented.
+"""
+
+from __future__ import annotations
+
+import enum
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gpurent.monitor.sample import GpuSample, Sample
+
+THROTTLE_BITS = {
+    0x1: "GpuIdle",
+    0x2: "ApplicationsClocksSetting",
+    0x4: "SwPowerCap",
+    0x8: "HwSlowdown",
+    0x10: "SyncBoost",
+    0x20: "SwThermalSlowdown",
+    0x40: "HwThermalSlowdown",
+    0x80: "HwPowerBrakeSlowdown",
+}
+POWER_BITS = 0x4 | 0x80
+THERMAL_BITS = 0x20 | 0x40
+SLOWDOWN_BITS = POWER_BITS | THERMAL_BITS | 0x8
+APPLICATION_XIDS = frozenset({13, 31, 43, 45, 68})  # NVIDIA k8s device plugin policy
+
+
+class Severity(enum.StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    CRITICAL = "critical"
+
+
+class FindingKind(enum.StrEnum):
+    IDLE = "idle-gpu"
+    UNDERUSED = "under-used-gpu"
+    INPUT_BOUND = "input-pipeline-bound"
+    MEMORY_BOUND = "memory-bandwidth-bound"
+    POWER_THROTTLED = "power-throttled"
+    THERMAL_THROTTLED = "thermal-throttled"
+    PCIE_DEGRADED = "pcie-link-degraded"
+    UNBALANCED = "unbalanced-gpus"
+    ECC = "ecc-errors"
+    XID = "xid-errors"
+    GPU_LOST = "gpu-lost"
+    DISK_BUSY = "disk-busy"
+    BUSY_ONLY = "sm-util-unmeasured"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Thresholds:
+    """Rule thresholds, all configurable (`dataclasses.replace` or CLI flags)."""
+
+    sm_util_low_pct: float = 70.0  # keep SM utilisation above this
+    mem_copy_peak_pct: float = 80.0  # memory-copy utilisation peak that marks a memory-heavy job
+    disk_util_high_pct: float = 60.0  # keep disk %util below this
+    idle_activity_pct: float = 5.0  # at or below this a GPU counts as idle
+    idle_share: float = 0.9  # share of the window idle to call a GPU idle
+    cpu_busy_pct: float = 85.0  # host CPU this busy can starve the GPUs
+    iowait_high_pct: float = 20.0
+    data_wait_high_pct: float = 15.0  # runtime-reported share of step time waiting for data
+    throttle_share: float = 0.2  # share of busy samples with a slowdown bit set
+    temperature_high_c: float = 84.0  # DCGM/GCM health-check warning level
+    imbalance_spread_pct: float = 25.0  # max - min mean activity across busy GPUs
+    min_samples: int = 3
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finding:
+    kind: FindingKind
+    severity: Severity
+    gpus: tuple[int, ...]  # empty: the host
+    summary: str
+    evidence: tuple[str, ...]
+    advice: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuSummary:
+    index: int
+    name: str
+    samples: int
+    activity_source: str  # "sm_util_pct" (GPM) or "gpu_busy_pct" (NVML busy %, upper bound)
+    mean_activity_pct: float | None
+    mean_busy_pct: float | None
+    mean_sm_util_pct: float | None
+    peak_mem_copy_util_pct: float | None
+    mean_power_w: float | None
+    max_temperature_c: float | None
+    idle_share: float  # share of samples at or below the idle threshold
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Diagnosis:
+    start_s: float
+    end_s: float
+    samples: int
+    gpus: tuple[GpuSummary, ...]
+    mean_cpu_util_pct: float | None
+    mean_disk_util_pct: float | None
+    mean_iowait_pct: float | None
+    findings: tuple[Finding, ...]
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return statistics.fmean(values) if values else None
+
+
+def _vals(gs: Sequence[GpuSample], attr: str) -> list[float]:
+    return [float(v) for g in gs if (v := getattr(g, attr)) is not None]
+
+
+def is_idle(g: GpuSample, t: Thresholds) -> bool:
+    activity = g.activity_pct
+    return activity is not None and activity <= t.idle_activity_pct
+
+
+def diagnose(samples: Sequence[Sample], t: Thresholds | None = None) -> Diagnosis:
+    """Findings over a window of samples, most severe first."""
+    t = t or Thresholds()
+    per_gpu: dict[int, list[GpuSample]] = {}
+    for s in samples:
+        for g in s.gpus:
+            per_gpu.setdefault(g.index, []).append(g)
+    hosts = [s.host for s in samples]
+    cpu = _mean([h.cpu_util_pct for h in hosts if h.cpu_util_pct is not None])
+    disk = _mean([h.disk_util_pct for h in hosts if h.disk_util_pct is not None])
+    iowait = _mean([h.iowait_pct for h in hosts if h.iowait_pct is not None])
+    data_wait = _mean([h.data_wait_pct for h in hosts if h.data_wait_pct is not None])
+    load = _HostLoad(cpu=cpu, disk=disk, iowait=iowait, data_wait=data_wait)
+    summaries = tuple(_summarise(i, gs, t) for i, gs in sorted(per_gpu.items()))
+    findings: list[Finding] = []
+    if len(samples) >= t.min_samples:
+        for summary in summaries:
+            findings.extend(_gpu_findings(summary, per_gpu[summary.index], t, load))
+        findings.extend(_imbalance(summaries, t))
+        if disk is not None and disk > t.disk_util_high_pct:
+            findings.append(
+                Finding(
+                    kind=FindingKind.DISK_BUSY,
+                    severity=Severity.WARNING,
+                    gpus=(),
+                    summary=f"disk busy {disk:.0f}% on average "
+                    f"(keep below {t.disk_util_high_pct:.0f}%)",
+                    evidence=(f"mean busiest-device %util {disk:.0f}% (/proc/diskstats field 13)",),
+                    advice="cache the data set on local NVMe or in RAM, use larger sequential "
+                    "shards (WebDataset/TFRecord), add loader workers; on NVMe/RAID also compare "
+                    "throughput with the device's measured ceiling",
+                )
+            )
+    order = {Severity.CRITICAL: 0, Severity.WARNING: 1, Severity.INFO: 2}
+    findings.sort(key=lambda f: (order[f.severity], f.kind.value, f.gpus))
+    return Diagnosis(
+        start_s=samples[0].timestamp_s if samples else 0.0,
+        end_s=samples[-1].timestamp_s if samples else 0.0,
+        samples=len(samples),
+        gpus=summaries,
+        mean_cpu_util_pct=cpu,
+        mean_disk_util_pct=disk,
+        mean_iowait_pct=iowait,
+        findings=tuple(findings),
+    )
+
+
+def _summarise(index: int, gs: list[GpuSample], t: Thresholds) -> GpuSummary:
+    live = [g for g in gs if not g.lost]
+    sm = _vals(live, "sm_util_pct")
+    busy = _vals(live, "gpu_busy_pct")
+    source = "sm_util_pct" if sm else "gpu_busy_pct"
+    mem_copy = _vals(live, "mem_copy_util_pct")
+    temps = _vals(live, "temperature_c")
+    measured = [g for g in live if g.activity_pct is not None]
+    idle = sum(1 for g in measured if is_idle(g, t))
+    return GpuSummary(
+        index=index,
+        name=next((g.name for g in gs if g.name), ""),
+        samples=len(gs),
+        activity_source=source,
+        mean_activity_pct=_mean(sm or busy),
+        mean_busy_pct=_mean(busy),
+        mean_sm_util_pct=_mean(sm),
+        peak_mem_copy_util_pct=max(mem_copy) if mem_copy else None,
+        mean_power_w=_mean(_vals(live, "power_w")),
+        max_temperature_c=max(temps) if temps else None,
+        idle_share=idle / len(measured) if measured else 0.0,
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _HostLoad:
+    cpu: float | None
+    disk: float | None
+    iowait: float | None
+    data_wait: float | None
+
+
+def _gpu_findings(
+    s: GpuSummary, gs: list[GpuSample], t: Thresholds, host: _HostLoad
+) -> list[Finding]:
+    cpu, disk, iowait, data_wait = host.cpu, host.disk, host.iowait, host.data_wait
+    out: list[Finding] = []
+    gpu = (s.index,)
+    label = f"GPU {s.index}"
+    out.extend(_health(s, gs, t))
+    if any(g.lost for g in gs):
+        return out
+    if s.idle_share >= t.idle_share:
+        out.append(
+            Finding(
+                kind=FindingKind.IDLE,
+                severity=Severity.WARNING,
+                gpus=gpu,
+                summary=f"{label} idle {s.idle_share:.0%} of the window",
+                evidence=(
+                    f"{s.activity_source} <= {t.idle_activity_pct:.0f}% in {s.idle_share:.0%} "
+                    f"of {s.samples} samples",
+                    f"mean power {s.mean_power_w or 0:.0f} W",
+                ),
+                advice="stop or release the instance (or this GPU) while nothing runs; "
+                "set --idle-action to do it automatically",
+            )
+        )
+        return out
+    busy_samples = [g for g in gs if not is_idle(g, t)]
+    activity = s.mean_activity_pct
+    if s.mean_sm_util_pct is None and s.mean_busy_pct is not None:
+        out.append(
+            Finding(
+                kind=FindingKind.BUSY_ONLY,
+                severity=Severity.INFO,
+                gpus=gpu,
+                summary=f"{label}: SM utilisation not measured, only NVML busy %",
+                evidence=(
+                    f"mean busy {s.mean_busy_pct:.0f}% (share of time any kernel ran)",
+                    "no GPM metrics (needs Hopper or newer) in the samples",
+                ),
+                advice="busy % reads 100 while one small kernel runs: use DCGM profiling "
+                "(DCGM_FI_PROF_SM_ACTIVE) or a Hopper+ GPU to see real SM activity",
+            )
+        )
+    if activity is not None and activity < t.sm_util_low_pct:
+        reasons: list[str] = []
+        if cpu is not None and cpu >= t.cpu_busy_pct:
+            reasons.append(f"host CPU {cpu:.0f}% busy (>= {t.cpu_busy_pct:.0f}%)")
+        if disk is not None and disk >= t.disk_util_high_pct:
+            reasons.append(f"disk {disk:.0f}% busy (>= {t.disk_util_high_pct:.0f}%)")
+        if iowait is not None and iowait >= t.iowait_high_pct:
+            reasons.append(f"iowait {iowait:.0f}% (>= {t.iowait_high_pct:.0f}%)")
+        if data_wait is not None and data_wait >= t.data_wait_high_pct:
+            reasons.append(f"runtime waits for data {data_wait:.0f}% of step time")
+        evidence = (f"mean {s.activity_source} {activity:.0f}% (keep > {t.sm_util_low_pct:.0f}%)",)
+        dram = _mean(_vals(busy_samples, "dram_bw_util_pct"))
+        if reasons:
+            out.append(
+                Finding(
+                    kind=FindingKind.INPUT_BOUND,
+                    severity=Severity.WARNING,
+                    gpus=gpu,
+                    summary=f"{label} waits for input: low SM activity while the host is busy",
+                    evidence=(*evidence, *reasons),
+                    advice="more DataLoader workers, pin_memory, prefetch; decode/augment on "
+                    "the GPU (DALI); cache pre-processed data on local NVMe; pick an instance "
+                    "with more vCPUs per GPU",
+                )
+            )
+        elif dram is not None and dram >= t.mem_copy_peak_pct:
+            out.append(_memory_bound(s, t, f"mean DRAM bandwidth {dram:.0f}% (GPM)", evidence))
+        elif (
+            s.peak_mem_copy_util_pct is not None
+            and (_mean(_vals(busy_samples, "mem_copy_util_pct")) or 0.0) >= t.mem_copy_peak_pct
+        ):
+            out.append(
+                _memory_bound(
+                    s,
+                    t,
+                    f"mean memory-copy utilisation "
+                    f"{_mean(_vals(busy_samples, 'mem_copy_util_pct')) or 0:.0f}%",
+                    evidence,
+                )
+            )
+        else:
+            peak = s.peak_mem_copy_util_pct
+            out.append(
+                Finding(
+                    kind=FindingKind.UNDERUSED,
+                    severity=Severity.WARNING,
+                    gpus=gpu,
+                    summary=f"{label} under-used: {s.activity_source} {activity:.0f}%",
+                    evidence=(
+                        *evidence,
+                        *(
+                            [f"memory-copy peak {peak:.0f}% (< {t.mem_copy_peak_pct:.0f}%)"]
+                            if peak is not None
+                            else []
+                        ),
+                    ),
+                    advice="raise the batch size, use AMP/bf16, fuse small kernels "
+                    "(torch.compile, CUDA graphs), check for CPU-side synchronisation",
+                )
+            )
+    out.extend(_throttle(s, busy_samples, t))
+    out.extend(_pcie(s, busy_samples))
+    return out
+
+
+def _memory_bound(s: GpuSummary, t: Thresholds, what: str, evidence: tuple[str, ...]) -> Finding:
+    return Finding(
+        kind=FindingKind.MEMORY_BOUND,
+        severity=Severity.INFO,
+        gpus=(s.index,),
+        summary=f"GPU {s.index} is memory-bandwidth bound",
+        evidence=(*evidence, f"{what} (>= {t.mem_copy_peak_pct:.0f}%)"),
+        advice="fuse element-wise ops (torch.compile), use bf16/fp8 to move fewer bytes, "
+        "raise arithmetic intensity (larger batch or sequence), or rent a GPU with more HBM "
+        "bandwidth",
+    )
+
+
+def _throttle(s: GpuSummary, gs: list[GpuSample], t: Thresholds) -> list[Finding]:
+    masks = [g.throttle_reasons for g in gs if g.throttle_reasons is not None]
+    if not masks:
+        return []
+    out: list[Finding] = []
+    for kind, bits, advice in (
+        (
+            FindingKind.POWER_THROTTLED,
+            POWER_BITS,
+            "the GPU hits its power cap: check `nvidia-smi -q -d POWER` for a lowered limit; "
+            "ask the provider if the cap is below the datasheet TDP",
+        ),
+        (
+            FindingKind.THERMAL_THROTTLED,
+            THERMAL_BITS | 0x8,
+            "the GPU slows down to cool: report the host to the provider (cooling, fans); "
+            "a rented GPU should not throttle thermally at normal load",
+        ),
+    ):
+        hits = [m for m in masks if m & bits]
+        share = len(hits) / len(masks)
+        if share >= t.throttle_share:
+            names = sorted({n for m in hits for b, n in THROTTLE_BITS.items() if m & b & bits})
+            evidence = [f"{', '.join(names)} set in {share:.0%} of busy samples"]
+            clocks = _vals(gs, "sm_clock_mhz")
+            max_clock = next((g.sm_clock_max_mhz for g in gs if g.sm_clock_max_mhz), None)
+            if clocks and max_clock:
+                evidence.append(
+                    f"mean SM clock {statistics.fmean(clocks):.0f} of {max_clock:.0f} MHz"
+                )
+            if kind is FindingKind.THERMAL_THROTTLED and s.max_temperature_c is not None:
+                evidence.append(f"max temperature {s.max_temperature_c:.0f} C")
+            out.append(
+                Finding(
+                    kind=kind,
+                    severity=Severity.WARNING,
+                    gpus=(s.index,),
+                    summary=f"GPU {s.index} {kind.value.replace('-', ' ')}",
+                    evidence=tuple(evidence),
+                    advice=advice,
+                )
+            )
+    return out
+
+
+def _pcie(s: GpuSummary, gs: list[GpuSample]) -> list[Finding]:
+    """A link below its maximum while the GPU works (links downtrain at idle to save power)."""
+    bad = [
+        g
+        for g in gs
+        if (g.pcie_gen is not None and g.pcie_gen_max is not None and g.pcie_gen < g.pcie_gen_max)
+        or (
+            g.pcie_width is not None
+            and g.pcie_width_max is not None
+            and g.pcie_width < g.pcie_width_max
+        )
+    ]
+    if not gs or len(bad) / len(gs) < 0.5:
+        return []
+    g = bad[-1]
+    return [
+        Finding(
+            kind=FindingKind.PCIE_DEGRADED,
+            severity=Severity.WARNING,
+            gpus=(s.index,),
+            summary=f"GPU {s.index} PCIe link below its maximum while busy",
+            evidence=(
+                f"gen {g.pcie_gen} of {g.pcie_gen_max}, width x{g.pcie_width} of "
+                f"x{g.pcie_width_max} in {len(bad)} of {len(gs)} busy samples",
+            ),
+            advice="host<->GPU copies run slower; reseat/replace is the provider's job: "
+            "report the host or move to another instance",
+        )
+    ]
+
+
+def _health(s: GpuSummary, gs: list[GpuSample], t: Thresholds) -> list[Finding]:
+    out: list[Finding] = []
+    if any(g.lost for g in gs):
+        first = next(i for i, g in enumerate(gs) if g.lost)
+        out.append(
+            Finding(
+                kind=FindingKind.GPU_LOST,
+                severity=Severity.CRITICAL,
+                gpus=(s.index,),
+                summary=f"GPU {s.index} fell off the bus (NVML: GPU is lost)",
+                evidence=(f"lost from sample {first + 1} of {len(gs)}",),
+                advice="the job on this GPU is dead: checkpoint-restart on a healthy host and "
+                "report the host to the provider (a reboot may bring it back)",
+            )
+        )
+    ecc = max(_vals(gs, "ecc_uncorrected"), default=0.0)
+    if ecc > 0:
+        out.append(
+            Finding(
+                kind=FindingKind.ECC,
+                severity=Severity.CRITICAL,
+                gpus=(s.index,),
+                summary=f"GPU {s.index} has {ecc:.0f} uncorrected ECC errors",
+                evidence=(f"volatile uncorrected ECC count {ecc:.0f} (must be 0)",),
+                advice="results may be corrupt: stop, drain the GPU, ask the provider for "
+                "another host",
+            )
+        )
+    xids = [x for g in gs for x in g.xids]
+    if xids:
+        device = sorted({x for x in xids if x not in APPLICATION_XIDS})
+        app = sorted({x for x in xids if x in APPLICATION_XIDS})
+        out.append(
+            Finding(
+                kind=FindingKind.XID,
+                severity=Severity.CRITICAL if device else Severity.WARNING,
+                gpus=(s.index,),
+                summary=f"GPU {s.index} reported Xid "
+                + ", ".join(str(x) for x in sorted(set(xids))),
+                evidence=(
+                    *([f"device Xids {device} mark the GPU unhealthy"] if device else []),
+                    *([f"application Xids {app} (13/31/43/45/68)"] if app else []),
+                ),
+                advice="device Xids: drain the GPU and report the host; application Xids: "
+                "look for an illegal memory access or a killed process in the job's log",
+            )
+        )
+    if s.max_temperature_c is not None and s.max_temperature_c > t.temperature_high_c:
+        out.append(
+            Finding(
+                kind=FindingKind.THERMAL_THROTTLED,
+                severity=Severity.INFO,
+                gpus=(s.index,),
+                summary=f"GPU {s.index} ran hot: {s.max_temperature_c:.0f} C",
+                evidence=(f"max {s.max_temperature_c:.0f} C > {t.temperature_high_c:.0f} C",),
+                advice="watch for thermal slowdown; report persistent heat to the provider",
+            )
+        )
+    return out
+
+
+def _imbalance(summaries: Sequence[GpuSummary], t: Thresholds) -> list[Finding]:
+    busy = [s for s in summaries if s.mean_activity_pct is not None and s.idle_share < t.idle_share]
+    if len(busy) < 2:
+        return []
+    lo = min(busy, key=lambda s: s.mean_activity_pct or 0.0)
+    hi = max(busy, key=lambda s: s.mean_activity_pct or 0.0)
+    spread = (hi.mean_activity_pct or 0.0) - (lo.mean_activity_pct or 0.0)
+    if spread <= t.imbalance_spread_pct:
+        return []
+    return [
+        Finding(
+            kind=FindingKind.UNBALANCED,
+            severity=Severity.WARNING,
+            gpus=tuple(s.index for s in busy),
+            summary=f"GPUs unbalanced: activity spread {spread:.0f} points",
+            evidence=(
+                f"GPU {hi.index} {hi.mean_activity_pct:.0f}% vs GPU {lo.index} "
+                f"{lo.mean_activity_pct:.0f}% ({hi.activity_source})",
+            ),
+            advice="check the sharding/placement (uneven pipeline stages, a rank doing extra "
+            "work such as logging or evaluation), and that every GPU got a process",
+        )
+    ]

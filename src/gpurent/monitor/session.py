@@ -1,0 +1,162 @@
+"""The monitor loop: probes -> sample -> window -> rules, cost, recorder, exporter, idle action.
+
+Clock, wall time and sleep are injected, so a whole session runs deterministically in tests.
+Nothing here stops on a read or write failure: every problem becomes a note (printed once by
+the front end) and the loop goes on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpurent.monitor.cost import CostReport, InstancePrice, meter
+from gpurent.monitor.idle import IdleEvent, IdleWatcher
+from gpurent.monitor.probes.host import HostProbe
+from gpurent.monitor.probes.nvml import NvmlProbe
+from gpurent.monitor.rules import Diagnosis, Thresholds, diagnose
+from gpurent.monitor.sample import Sample
+
+
+@dataclass(slots=True)
+class SessionState:
+    samples_taken: int = 0
+    notes: list[str] = field(default_factory=list)
+    idle_events: list[IdleEvent] = field(default_factory=list)
+    all_samples: list[Sample] = field(default_factory=list)  # for the cost meter (bounded below)
+
+
+class MonitorSession:
+    def __init__(
+        self,
+        *,
+        nvml: NvmlProbe | None,
+        host: HostProbe,
+        thresholds: Thresholds | None = None,
+        price: InstancePrice | None = None,
+        recorder: Any = None,
+        exporter: Any = None,
+        hostname: str = "localhost",
+        idle_watcher: IdleWatcher | None = None,
+        window_s: float = 300.0,
+        wall_clock: Callable[[], float] = time.time,
+        flush_every_s: float = 5.0,
+        keep_samples: int = 86_400,
+    ) -> None:
+        self.nvml = nvml
+        self.host = host
+        self.thresholds = thresholds or Thresholds()
+        self.price = price
+        self.recorder = recorder
+        self.exporter = exporter
+        self.hostname = hostname
+        self.idle_watcher = idle_watcher
+        self.window_s = window_s
+        self._wall = wall_clock
+        self._flush_every_s = flush_every_s
+        self._last_flush_s = 0.0
+        self.window: deque[Sample] = deque()
+        self.state = SessionState()
+        self._keep = keep_samples
+        self._noted: set[str] = set()
+
+    def _note(self, notes: list[str]) -> list[str]:
+        fresh = [n for n in notes if n not in self._noted]
+        self._noted.update(fresh)
+        self.state.notes.extend(fresh)
+        return fresh
+
+    def open(self) -> list[str]:
+        return self._note(self.nvml.open() if self.nvml is not None else [])
+
+    def step(self) -> tuple[Sample, list[str]]:
+        """Take one sample and feed every consumer. Returns it with the new notes."""
+        notes: list[str] = []
+        gpus: tuple[Any, ...] = ()
+        if self.nvml is not None and self.nvml.available:
+            gpus, gpu_notes = self.nvml.read()
+            notes += gpu_notes
+        host, host_notes = self.host.read()
+        notes += host_notes
+        now = self._wall()
+        sample = Sample(timestamp_s=now, host=host, gpus=gpus, notes=tuple(notes))
+        self.window.append(sample)
+        while self.window and now - self.window[0].timestamp_s > self.window_s:
+            self.window.popleft()
+        self.state.samples_taken += 1
+        self.state.all_samples.append(sample)
+        if len(self.state.all_samples) > self._keep:
+            del self.state.all_samples[: len(self.state.all_samples) - self._keep]
+        if self.idle_watcher is not None:
+            event = self.idle_watcher.observe(sample)
+            if event is not None:
+                self.state.idle_events.append(event)
+                notes.append(
+                    f"idle action ran: {event.command!r} -> "
+                    + (f"exit {event.returncode}" if event.error == "" else event.error)
+                )
+        if self.recorder is not None:
+            self.recorder.add(sample)
+            if now - self._last_flush_s >= self._flush_every_s:
+                self._last_flush_s = now
+                note = self.recorder.flush(now)
+                if note:
+                    notes.append(note)
+        if self.exporter is not None:
+            from gpurent.monitor.exporter import render_metrics
+
+            self.exporter.update(
+                render_metrics(
+                    sample,
+                    hostname=self.hostname,
+                    cost=self.cost(),
+                    findings=self.diagnosis().findings,
+                )
+            )
+        return sample, self._note(notes)
+
+    def diagnosis(self) -> Diagnosis:
+        return diagnose(list(self.window), self.thresholds)
+
+    def cost(self) -> CostReport | None:
+        if self.price is None:
+            return None
+        return meter(self.state.all_samples, self.price, self.thresholds)
+
+    def close(self) -> list[str]:
+        notes: list[str] = []
+        if self.recorder is not None:
+            note = self.recorder.close()
+            if note:
+                notes.append(note)
+        if self.nvml is not None:
+            self.nvml.close()
+        return self._note(notes)
+
+    def run(
+        self,
+        *,
+        interval_s: float,
+        duration_s: float | None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        on_sample: Callable[[Sample, list[str]], None] | None = None,
+    ) -> None:
+        """Sample every `interval_s` until `duration_s` passed (forever when None)."""
+        start = clock()
+        next_t = start
+        while True:
+            sample, notes = self.step()
+            if on_sample is not None:
+                on_sample(sample, notes)
+            next_t += interval_s
+            if duration_s is not None and next_t - start > duration_s + 1e-9:
+                return
+            delay = next_t - clock()
+            if delay > 0:
+                sleep(delay)
+            else:
+                next_t = clock()  # fell behind: do not burst to catch up

@@ -1,0 +1,291 @@
+"""Health checks for a supervised job: GPUs, disk, network, the process, and progress.
+
+Each check returns a `HealthResult` (ok / warn / fail with a one-line reason). Thresholds follow
+RESEARCH.md sections 4 and 5: uncorrected volatile ECC errors must be 0; temperature above 84 C
+warns; clock-event reasons HwSlowdown (0x8), SwThermal (0x20), HwThermal (0x40) and
+HwPowerBrake (0x80) warn; Xid 13, 31, 43, 45 and 68 are application errors (warn), any other Xid
+marks the GPU unhealthy (the NVIDIA k8s device plugin's policy), read from kernel log lines
+`NVRM: Xid (...): N`.
+
+NVML is reached only through `check_gpus(nvml, ...)`, which takes the module as a parameter so
+tests and the monitor room's stand-in can pass a fake; `load_nvml()` imports pynvml lazily.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import re
+import shutil
+import socket
+import subprocess
+import time
+import urllib.parse
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+TEMP_WARN_C = 84.0
+THROTTLE_WARN_MASK = 0x8 | 0x20 | 0x40 | 0x80
+APPLICATION_XIDS = frozenset({13, 31, 43, 45, 68})
+_XID_RE = re.compile(r"NVRM: Xid \([^)]*\): (\d+)")
+
+
+class Status(enum.Enum):
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "fail"
+
+
+_RANK = {Status.OK: 0, Status.WARN: 1, Status.FAIL: 2}
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class HealthResult:
+    check: str
+    status: Status
+    reason: str
+
+
+def worst(results: Iterable[HealthResult]) -> Status:
+    """The most severe status among `results` (OK when empty)."""
+    return max((r.status for r in results), key=_RANK.__getitem__, default=Status.OK)
+
+
+# ---- GPUs ---------------------------------------------------------------------------------
+
+
+def load_nvml() -> Any | None:
+    """pynvml, initialised, or None when NVML (driver or nvidia-ml-py) is absent."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+    except Exception:  # ImportError, or NVMLError when no driver: both mean "no NVML"
+        return None
+    return pynvml
+
+
+def parse_xids(kernel_log: str) -> list[int]:
+    """Xid codes in kernel log text (`NVRM: Xid (PCI:0000:3b:00): 79, pid=...`)."""
+    return [int(m.group(1)) for m in _XID_RE.finditer(kernel_log)]
+
+
+def read_kernel_log() -> str | None:
+    """The kernel ring buffer via `dmesg`, or None when it cannot be read (no permission)."""
+    try:
+        proc = subprocess.run(["dmesg"], capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _throttle_reasons(nvml: Any, handle: Any) -> int:
+    getter = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None)
+    if getter is None:  # nvidia-ml-py before 12.535 names it "throttle reasons"
+        getter = nvml.nvmlDeviceGetCurrentClocksThrottleReasons
+    return int(getter(handle))
+
+
+def check_gpus(
+    nvml: Any | None,
+    *,
+    expected_count: int | None = None,
+    temp_warn_c: float = TEMP_WARN_C,
+    new_xids: Sequence[int] = (),
+) -> HealthResult:
+    """Device count, uncorrected ECC, temperature, throttling, and Xids seen since the start."""
+    if nvml is None:
+        return HealthResult(check="gpu", status=Status.OK, reason="no NVML: skipped")
+    fails: list[str] = []
+    warns: list[str] = []
+    count = int(nvml.nvmlDeviceGetCount())
+    if expected_count is not None and count != expected_count:
+        fails.append(f"{count} GPUs visible, expected {expected_count}")
+    for index in range(count):
+        handle = nvml.nvmlDeviceGetHandleByIndex(index)
+        temp_c = float(nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU))
+        if temp_c > temp_warn_c:
+            warns.append(f"GPU {index} at {temp_c:.0f} C (> {temp_warn_c:.0f} C)")
+        try:
+            ecc = int(
+                nvml.nvmlDeviceGetTotalEccErrors(
+                    handle, nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml.NVML_VOLATILE_ECC
+                )
+            )
+        except nvml.NVMLError:  # ECC unsupported (GeForce) or disabled
+            ecc = 0
+        if ecc > 0:
+            fails.append(f"GPU {index} has {ecc} uncorrected ECC errors")
+        try:
+            reasons = _throttle_reasons(nvml, handle)
+        except nvml.NVMLError:
+            reasons = 0
+        if reasons & THROTTLE_WARN_MASK:
+            warns.append(f"GPU {index} throttled (clock event reasons {reasons:#x})")
+    for xid in new_xids:
+        (warns if xid in APPLICATION_XIDS else fails).append(f"Xid {xid}")
+    if fails:
+        return HealthResult(check="gpu", status=Status.FAIL, reason="; ".join(fails + warns))
+    if warns:
+        return HealthResult(check="gpu", status=Status.WARN, reason="; ".join(warns))
+    return HealthResult(check="gpu", status=Status.OK, reason=f"{count} GPUs healthy")
+
+
+class XidTracker:
+    """Reports only the Xids that appeared since the previous call (old ones are history)."""
+
+    def __init__(self, read_log: Callable[[], str | None] = read_kernel_log) -> None:
+        self._read_log = read_log
+        self._seen = self._count()
+
+    def _count(self) -> int:
+        text = self._read_log()
+        return len(parse_xids(text)) if text is not None else 0
+
+    def new_xids(self) -> list[int]:
+        text = self._read_log()
+        if text is None:
+            return []
+        xids = parse_xids(text)
+        new = xids[self._seen :] if len(xids) >= self._seen else xids  # ring buffer wrapped
+        self._seen = len(xids)
+        return new
+
+
+# ---- disk, network ------------------------------------------------------------------------
+
+
+def check_disk(
+    path: str | Path, *, fail_below_bytes: int, warn_below_bytes: int | None = None
+) -> HealthResult:
+    """Free space where checkpoints go (the nearest existing parent of `path`)."""
+    target = Path(path)
+    while not target.exists() and target != target.parent:
+        target = target.parent
+    free = shutil.disk_usage(target).free
+    gib = free / 2**30
+    if free < fail_below_bytes:
+        return HealthResult(
+            check="disk", status=Status.FAIL, reason=f"{gib:.2f} GiB free at {target}"
+        )
+    if warn_below_bytes is not None and free < warn_below_bytes:
+        return HealthResult(
+            check="disk", status=Status.WARN, reason=f"{gib:.2f} GiB free at {target}"
+        )
+    return HealthResult(check="disk", status=Status.OK, reason=f"{gib:.1f} GiB free at {target}")
+
+
+def _host_port(endpoint: str) -> tuple[str, int]:
+    if "://" in endpoint:
+        parsed = urllib.parse.urlsplit(endpoint)
+        default = 443 if parsed.scheme == "https" else 80
+        return parsed.hostname or "", parsed.port or default
+    host, _, port = endpoint.rpartition(":")
+    return host, int(port)
+
+
+class Connect(Protocol):
+    def __call__(self, address: tuple[str, int], timeout: float) -> Any: ...
+
+
+def check_endpoints(
+    endpoints: Sequence[str],
+    *,
+    timeout_s: float = 3.0,
+    connect: Connect = socket.create_connection,
+) -> HealthResult:
+    """TCP reachability of `host:port` or URL endpoints (storage, W&B, a NCCL master...)."""
+    if not endpoints:
+        return HealthResult(check="network", status=Status.OK, reason="no endpoints configured")
+    down: list[str] = []
+    for endpoint in endpoints:
+        try:
+            connect(_host_port(endpoint), timeout_s).close()
+        except (OSError, ValueError) as exc:
+            down.append(f"{endpoint} ({exc.__class__.__name__})")
+    if down:
+        return HealthResult(
+            check="network", status=Status.FAIL, reason="unreachable: " + ", ".join(down)
+        )
+    return HealthResult(
+        check="network", status=Status.OK, reason=f"{len(endpoints)} endpoints reachable"
+    )
+
+
+# ---- process, progress --------------------------------------------------------------------
+
+
+class Polls(Protocol):
+    pid: int
+
+    def poll(self) -> int | None: ...
+
+
+def check_process(proc: Polls) -> HealthResult:
+    code = proc.poll()
+    if code is None:
+        return HealthResult(check="process", status=Status.OK, reason=f"pid {proc.pid} running")
+    status = Status.OK if code == 0 else Status.FAIL
+    return HealthResult(check="process", status=status, reason=f"pid {proc.pid} exited {code}")
+
+
+class ProgressTracker:
+    """Detects a hung job: the heartbeat file's content (a step) or mtime stops advancing.
+
+    The job writes its step to the file (or just touches it); if neither changes for
+    `hang_timeout_s` seconds of `clock`, the job is hung. Before the first heartbeat the
+    timeout counts from `reset()`, so a slow start up to `hang_timeout_s` is tolerated.
+    """
+
+    def __init__(
+        self,
+        heartbeat_file: str | Path,
+        *,
+        hang_timeout_s: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.path = Path(heartbeat_file)
+        self.hang_timeout_s = hang_timeout_s
+        self._clock = clock
+        self._last_mark: tuple[str, float] | None = None
+        self._last_change = clock()
+        self.best_step: int | None = None
+
+    def reset(self) -> None:
+        """Start a new attempt: the hang timer restarts."""
+        self._last_change = self._clock()
+
+    def step(self) -> int | None:
+        """The step last written to the heartbeat file, if it holds an integer."""
+        try:
+            text = self.path.read_text().strip()
+        except OSError:
+            return None
+        try:
+            return int(text.split()[0]) if text else None
+        except ValueError:
+            return None
+
+    def check(self) -> HealthResult:
+        now = self._clock()
+        try:
+            mark = (self.path.read_text().strip(), self.path.stat().st_mtime)
+        except OSError:
+            mark = None
+        if mark is not None and mark != self._last_mark:
+            self._last_mark = mark
+            self._last_change = now
+            step = self.step()
+            if step is not None and (self.best_step is None or step > self.best_step):
+                self.best_step = step
+        idle_s = now - self._last_change
+        if idle_s >= self.hang_timeout_s:
+            return HealthResult(
+                check="progress",
+                status=Status.FAIL,
+                reason=f"no heartbeat for {idle_s:.0f} s (timeout {self.hang_timeout_s:.0f} s)",
+            )
+        return HealthResult(
+            check="progress", status=Status.OK, reason=f"heartbeat {idle_s:.0f} s ago"
+        )

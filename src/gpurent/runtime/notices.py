@@ -1,0 +1,364 @@
+"""Interruption notices: one watcher per cloud metadata service, and SIGTERM.
+
+Endpoints and grace periods (RESEARCH.md section 5):
+
+- AWS: IMDSv2 token (`PUT /latest/api/token`), then `GET /latest/meta-data/spot/instance-action`
+  (404 normally; JSON {"action", "time"} about 2 minutes before the stop) and the rebalance
+  recommendation at `/latest/meta-data/events/recommendations/rebalance` (a hint, not a stop).
+- GCP: `GET /computeMetadata/v1/instance/preempted` with `Metadata-Flavor: Google` -> TRUE/FALSE;
+  30 s of grace for Spot VMs.
+- Azure: Scheduled Events `GET /metadata/scheduledevents?api-version=2020-07-01` with
+  `Metadata: true`; an event with EventType "Preempt" gives >= 30 s.
+- SIGTERM: what torchrun, Kubernetes and systemd send; torchrun SIGKILLs ~30 s later.
+
+Base URLs are constructor arguments so tests point the watchers at servers on 127.0.0.1; all
+HTTP goes through one seam, `Http`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import signal
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from gpurent.errors import InputError
+
+log = logging.getLogger("gpurent.runtime")
+
+AWS_BASE_URL = "http://169.254.169.254"
+GCP_BASE_URL = "http://metadata.google.internal"
+AZURE_BASE_URL = "http://169.254.169.254"
+AWS_GRACE_S = 120.0
+GCP_GRACE_S = 30.0
+AZURE_GRACE_S = 30.0
+SIGTERM_GRACE_S = 30.0  # torchrun's SIGTERM-to-SIGKILL delay
+DEFAULT_POLL_S = 5.0  # AWS recommends polling instance-action every 5 s
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Notice:
+    """An interruption notice. `terminating` is False for hints (AWS rebalance)."""
+
+    provider: str
+    kind: str
+    detail: str
+    grace_s: float
+    terminating: bool = True
+
+
+class Http(Protocol):
+    """The HTTP seam: (status, body); raises OSError when the server cannot be reached."""
+
+    def __call__(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        timeout_s: float,
+        body: bytes | None = None,
+    ) -> tuple[int, bytes]: ...
+
+
+def urllib_http(
+    method: str,
+    url: str,
+    headers: Mapping[str, str],
+    timeout_s: float,
+    body: bytes | None = None,
+) -> tuple[int, bytes]:
+    """`Http` over urllib, ignoring proxies (metadata services are link-local)."""
+    request = urllib.request.Request(url, data=body, method=method, headers=dict(headers))
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(request, timeout=timeout_s) as response:
+            return int(response.status), bytes(response.read())
+    except urllib.error.HTTPError as exc:
+        return int(exc.code), bytes(exc.read() or b"")
+
+
+class NoticeWatcher(Protocol):
+    name: str
+
+    def poll(self) -> Notice | None:
+        """A notice if one is pending now; None otherwise. May raise OSError."""
+        ...
+
+
+class AwsWatcher:
+    """EC2 spot instance-action and rebalance recommendation through IMDSv2."""
+
+    name = "aws"
+
+    def __init__(
+        self,
+        base_url: str = AWS_BASE_URL,
+        *,
+        http: Http = urllib_http,
+        timeout_s: float = 1.0,
+        token_ttl_s: int = 21600,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._http = http
+        self._timeout_s = timeout_s
+        self._token_ttl_s = token_ttl_s
+        self._clock = clock
+        self._token: str | None = None
+        self._token_expiry = 0.0
+
+    def _get_token(self) -> str:
+        if self._token is None or self._clock() >= self._token_expiry:
+            status, body = self._http(
+                "PUT",
+                f"{self.base_url}/latest/api/token",
+                {"X-aws-ec2-metadata-token-ttl-seconds": str(self._token_ttl_s)},
+                self._timeout_s,
+            )
+            if status != 200:
+                raise OSError(f"IMDSv2 token request answered HTTP {status}")
+            self._token = body.decode().strip()
+            self._token_expiry = self._clock() + self._token_ttl_s * 0.9
+        return self._token
+
+    def _get(self, path: str) -> tuple[int, bytes]:
+        headers = {"X-aws-ec2-metadata-token": self._get_token()}
+        status, body = self._http("GET", f"{self.base_url}{path}", headers, self._timeout_s)
+        if status == 401:  # token expired early: fetch a new one once
+            self._token = None
+            headers = {"X-aws-ec2-metadata-token": self._get_token()}
+            status, body = self._http("GET", f"{self.base_url}{path}", headers, self._timeout_s)
+        return status, body
+
+    def poll(self) -> Notice | None:
+        status, body = self._get("/latest/meta-data/spot/instance-action")
+        if status == 200:
+            try:
+                action = json.loads(body)
+            except json.JSONDecodeError:
+                action = {"action": "unknown", "time": body.decode(errors="replace")}
+            return Notice(
+                provider="aws",
+                kind=f"spot-{action.get('action', 'unknown')}",
+                detail=f"instance-action at {action.get('time', '?')}",
+                grace_s=AWS_GRACE_S,
+            )
+        status, body = self._get("/latest/meta-data/events/recommendations/rebalance")
+        if status == 200:
+            return Notice(
+                provider="aws",
+                kind="rebalance",
+                detail=body.decode(errors="replace").strip(),
+                grace_s=AWS_GRACE_S,
+                terminating=False,
+            )
+        return None
+
+
+class GcpWatcher:
+    """GCE `instance/preempted` (Spot and preemptible VMs)."""
+
+    name = "gcp"
+
+    def __init__(
+        self, base_url: str = GCP_BASE_URL, *, http: Http = urllib_http, timeout_s: float = 1.0
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._http = http
+        self._timeout_s = timeout_s
+
+    def poll(self) -> Notice | None:
+        status, body = self._http(
+            "GET",
+            f"{self.base_url}/computeMetadata/v1/instance/preempted",
+            {"Metadata-Flavor": "Google"},
+            self._timeout_s,
+        )
+        if status == 200 and body.strip().upper() == b"TRUE":
+            return Notice(provider="gcp", kind="preempted", detail="preempted=TRUE", grace_s=30.0)
+        return None
+
+
+class AzureWatcher:
+    """Azure Scheduled Events: a `Preempt` event (Spot VMs)."""
+
+    name = "azure"
+
+    def __init__(
+        self, base_url: str = AZURE_BASE_URL, *, http: Http = urllib_http, timeout_s: float = 1.0
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._http = http
+        self._timeout_s = timeout_s
+
+    def poll(self) -> Notice | None:
+        status, body = self._http(
+            "GET",
+            f"{self.base_url}/metadata/scheduledevents?api-version=2020-07-01",
+            {"Metadata": "true"},
+            self._timeout_s,
+        )
+        if status != 200:
+            return None
+        try:
+            events = json.loads(body).get("Events", [])
+        except (json.JSONDecodeError, AttributeError):
+            return None
+        for event in events:
+            if isinstance(event, dict) and event.get("EventType") == "Preempt":
+                return Notice(
+                    provider="azure",
+                    kind="preempt",
+                    detail=f"event {event.get('EventId', '?')} not before "
+                    f"{event.get('NotBefore', '?')}",
+                    grace_s=AZURE_GRACE_S,
+                )
+        return None
+
+
+class SigtermWatcher:
+    """SIGTERM (and optionally SIGINT) turned into a notice; install from the main thread."""
+
+    name = "sigterm"
+
+    def __init__(self) -> None:
+        self._received = threading.Event()
+        self._signal_name = ""
+        self._previous: dict[signal.Signals, Any] = {}
+
+    def install(self, signals: Sequence[signal.Signals] = (signal.SIGTERM,)) -> SigtermWatcher:
+        for sig in signals:
+            self._previous[sig] = signal.signal(sig, self._handler)
+        return self
+
+    def uninstall(self) -> None:
+        """Put back the handlers that were there before `install`."""
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous.clear()
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        self._signal_name = signal.Signals(signum).name
+        self._received.set()
+
+    def poll(self) -> Notice | None:
+        if not self._received.is_set():
+            return None
+        return Notice(
+            provider="signal",
+            kind=self._signal_name.lower(),
+            detail=f"received {self._signal_name}",
+            grace_s=SIGTERM_GRACE_S,
+        )
+
+
+def watchers_for(
+    provider: str, *, http: Http = urllib_http, base_urls: Mapping[str, str] | None = None
+) -> list[NoticeWatcher]:
+    """Watchers for `aws`, `gcp`, `azure`, `auto` (whichever metadata service answers) or `none`."""
+    urls = dict(base_urls or {})
+    make: dict[str, Callable[[], NoticeWatcher]] = {
+        "aws": lambda: AwsWatcher(urls.get("aws", AWS_BASE_URL), http=http),
+        "gcp": lambda: GcpWatcher(urls.get("gcp", GCP_BASE_URL), http=http),
+        "azure": lambda: AzureWatcher(urls.get("azure", AZURE_BASE_URL), http=http),
+    }
+    if provider == "none":
+        return []
+    if provider in make:
+        return [make[provider]()]
+    if provider == "auto":
+        found: list[NoticeWatcher] = []
+        for name in ("aws", "gcp", "azure"):
+            watcher = make[name]()
+            try:
+                watcher.poll()
+            except OSError:
+                continue
+            found.append(watcher)
+            break
+        return found
+    raise InputError(f"--notice must be aws, gcp, azure, auto or none, got {provider!r}")
+
+
+class NoticeMonitor:
+    """Polls watchers on a background thread and calls `on_notice` once per new notice kind."""
+
+    def __init__(
+        self,
+        watchers: Sequence[NoticeWatcher],
+        on_notice: Callable[[Notice], None],
+        *,
+        poll_s: float = DEFAULT_POLL_S,
+    ) -> None:
+        self.watchers = list(watchers)
+        self._on_notice = on_notice
+        self._poll_s = poll_s
+        self._stop = threading.Event()
+        self._seen: set[tuple[str, str]] = set()
+        self._thread: threading.Thread | None = None
+
+    def poll_once(self) -> list[Notice]:
+        """Poll every watcher once; return the notices not reported before."""
+        new: list[Notice] = []
+        for watcher in self.watchers:
+            try:
+                notice = watcher.poll()
+            except OSError as exc:
+                log.debug("notice watcher %s unreachable: %s", watcher.name, exc)
+                continue
+            if notice is not None and (notice.provider, notice.kind) not in self._seen:
+                self._seen.add((notice.provider, notice.kind))
+                new.append(notice)
+                self._on_notice(notice)
+        return new
+
+    def start(self) -> NoticeMonitor:
+        self._thread = threading.Thread(target=self._run, name="gpurent-notices", daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.poll_once()
+            self._stop.wait(self._poll_s)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
+
+
+class _StopTarget(Protocol):
+    def request_stop(self, reason: str) -> None: ...
+
+    def request_checkpoint(self, reason: str) -> None: ...
+
+
+def watch_notices(
+    manager: _StopTarget,
+    watchers: Sequence[NoticeWatcher],
+    *,
+    poll_s: float = DEFAULT_POLL_S,
+) -> NoticeMonitor:
+    """Connect watchers to a `CheckpointManager`: a stop makes `should_save` true and sets
+    `stop_requested`; a hint (AWS rebalance) asks for an early checkpoint only.
+
+    The training loop then does `if mgr.should_save(step): mgr.save_for_exit(...)` or its usual
+    save, and leaves when `mgr.stop_requested`. Steps must be much shorter than the grace
+    period (30 s on GCP, Azure and under torchrun).
+    """
+
+    def on_notice(notice: Notice) -> None:
+        reason = f"{notice.provider} {notice.kind}: {notice.detail}"
+        if notice.terminating:
+            manager.request_stop(reason)
+        else:
+            manager.request_checkpoint(reason)
+
+    return NoticeMonitor(watchers, on_notice, poll_s=poll_s).start()

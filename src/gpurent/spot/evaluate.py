@@ -1,0 +1,23 @@
+"""Run a named policy (online or the hindsight optimum) over a market: the spot room's facade."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gpurent.spot.model import JobSpec, Market
+from gpurent.spot.optimal import simulate_optimal
+from gpurent.spot.policies import ONLINE_POLICIES, OPTIMAL, resolve
+from gpurent.spot.simulator import SimSummary, simulate
+
+
+def run_policy(name: str, market: Market, job: JobSpec, start_ticks: Sequence[int]) -> SimSummary:
+    """Summary of policy `name` (`auto` allowed) over runs starting at `start_ticks`."""
+    key = resolve(name)
+    if key == OPTIMAL:
+        return simulate_optimal(market, job, start_ticks)
+    return simulate(ONLINE_POLICIES[key], market, job, start_ticks)
+
+
+def gap_to_optimal(summary: SimSummary, optimal: SimSummary) -> float:
+    """Relative excess of a policy's mean normalised cost over the hindsight optimum's."""
+    return summary.mean_cost_normalized / optimal.mean_cost_normalized - 1.0

@@ -1,0 +1,62 @@
+"""Online spot lifetime estimates from the trace so far (no look-ahead).
+
+A spell is a maximal run of ticks in which a zone is usable; its length is the lifetime of a
+spot instance taken at its start. Spot lifetimes are heavy tailed (RESEARCH: mean 2-7x the
+median on AWS V100, 2023), so the age of the current spell predicts its remaining life: the
+mean residual life E[L - a | L > a] is estimated from the spells that ended before now.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+IntArr = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class ZoneSpells:
+    """One zone's spells: start tick, end tick (exclusive, the first unusable tick), length."""
+
+    starts: IntArr
+    ends: IntArr
+    lengths: IntArr
+    spell_start_at: IntArr
+    """For each tick, the start of the spell containing it (-1 where unusable)."""
+
+
+def zone_spells(usable: npt.NDArray[np.bool_]) -> ZoneSpells:
+    """Spells of one zone's usability series."""
+    u = usable.astype(np.int8)
+    edges = np.diff(np.concatenate([[0], u, [0]]))
+    starts = np.flatnonzero(edges == 1).astype(np.int64)
+    ends = np.flatnonzero(edges == -1).astype(np.int64)
+    at = np.full(len(u), -1, dtype=np.int64)
+    for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
+        at[s:e] = s
+    # A spell cut by the end of the trace never ended in view: keep it out of the samples.
+    closed = ends < len(u)
+    return ZoneSpells(
+        starts=starts[closed],
+        ends=ends[closed],
+        lengths=(ends - starts)[closed],
+        spell_start_at=at,
+    )
+
+
+def mean_residual_ticks(spells: ZoneSpells, now: int, min_samples: int = 5) -> float:
+    """Expected usable ticks left after tick `now` in the spell holding it, from spells that
+    ended by `now`; with fewer than `min_samples` of them longer than the current age, the age
+    itself (heavy tails: the longer a spell has lasted, the longer it tends to last)."""
+    start = int(spells.spell_start_at[now])
+    if start < 0:
+        return 0.0
+    age = now - start + 1
+    seen = int(np.searchsorted(spells.ends, now, side="right"))
+    lengths = spells.lengths[:seen]
+    longer = lengths[lengths > age]
+    if len(longer) < min_samples:
+        return float(age)
+    return float(longer.mean()) - age

@@ -1,0 +1,300 @@
+"""Read spot traces from files (the I/O edge of the spot room).
+
+Formats, detected from the content:
+- "Can't Be Late" JSON (Wu et al., NSDI'24, public traces):
+  `{"metadata": {"gap_seconds": G, ...}, "data": [n0, n1, ...]}` where each value is the number
+  of spot instances obtainable at that tick. `data` may also be a list of zones (a list of
+  lists); zone names then come from `metadata.zones` when present. Optional metadata:
+  `prices` (list, $/h per tick, or a list per zone), `on_demand_price` ($/h).
+- A price JSON mapping zone name -> per-tick spot prices (`{"us-east-1a_v100_1": [...]}`), read
+  with `load_prices`, matched to traces by name.
+- Availability CSV `date,availability[,price]` (header names matched loosely: a time column,
+  an availability/count column, an optional price column; no header is accepted too).
+- Probe CSV `time,zone,requested,created`: one probe per row; a zone's count at a tick is the
+  number of instances created. One trace per zone.
+
+Timestamps may be ISO 8601 / `YYYY-MM-DD HH:MM:SS` or epoch seconds. The tick gap of a CSV is
+the median of successive differences; rows are then taken as consecutive ticks of that gap
+(irregular ticks are not resampled; `load_trace_with_notes` reports how many gaps are off by
+more than half a tick).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from gpurent.errors import DataError
+from gpurent.spot.trace import Trace
+
+_TIME_KEYS = ("date", "time", "timestamp", "ts", "datetime")
+_AVAIL_KEYS = ("availability", "available", "avail", "count", "value", "capacity")
+_PRICE_KEYS = ("price", "spot_price", "price_usd_per_hour")
+_PROBE_KEYS = ("zone", "requested", "created")
+
+
+def load_trace(path: str | Path) -> list[Trace]:
+    """All zones in one trace file (JSON or CSV), checked; raises DataError on bad content."""
+    return load_trace_with_notes(path)[0]
+
+
+def load_trace_with_notes(path: str | Path) -> tuple[list[Trace], list[str]]:
+    """Like `load_trace`, plus notes for the user (irregular ticks)."""
+    p = Path(path)
+    text = p.read_text(encoding="utf-8-sig")
+    if not text.strip():
+        raise DataError(f"{p}: empty file; give a trace with at least one tick")
+    if text.lstrip()[:1] in "{[":
+        return _parse_json(text, p), []
+    return _parse_csv(text, p)
+
+
+def load_prices(path: str | Path) -> dict[str, tuple[float, ...]]:
+    """A JSON mapping zone name -> list of per-tick spot prices ($/h)."""
+    p = Path(path)
+    try:
+        raw = json.loads(p.read_text(encoding="utf-8-sig"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{p}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    if not isinstance(raw, Mapping):
+        raise DataError(f"{p}: expected a JSON object mapping zone name to a list of prices")
+    return {str(k): _floats(v, f"{p}: prices of {k!r}") for k, v in raw.items()}
+
+
+# ---------------------------------------------------------------------------- JSON
+
+
+def _parse_json(text: str, path: Path) -> list[Trace]:
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    if isinstance(raw, list):
+        raw = {"data": raw}
+    if not isinstance(raw, Mapping) or "data" not in raw:
+        raise DataError(
+            f"{path}: expected a Can't Be Late trace {{'metadata': {{'gap_seconds': G}}, "
+            "'data': [...]}}"
+        )
+    meta = raw.get("metadata") or {}
+    if not isinstance(meta, Mapping):
+        raise DataError(f"{path}: 'metadata' must be an object")
+    gap_s = meta.get("gap_seconds", meta.get("gap"))
+    if gap_s is None:
+        raise DataError(f"{path}: metadata.gap_seconds is missing; add the tick gap in seconds")
+    gap_hours = _positive(gap_s, f"{path}: metadata.gap_seconds") / 3600.0
+    data = raw["data"]
+    if not isinstance(data, list) or not data:
+        raise DataError(f"{path}: 'data' has no ticks; give a non-empty list of counts")
+    zones_data: list[Any] = data if isinstance(data[0], list) else [data]
+    if len(zones_data) > 1 and len(zones_data) > len(zones_data[0]):
+        zones_data = [list(col) for col in zip(*zones_data, strict=False)]  # ticks x zones
+    names = meta.get("zones") or meta.get("regions")
+    if not (isinstance(names, list) and len(names) == len(zones_data)):
+        stem = path.stem
+        names = [stem] if len(zones_data) == 1 else [f"{stem}[{i}]" for i in range(len(zones_data))]
+    prices_meta = meta.get("prices")
+    od = meta.get("on_demand_price", meta.get("on_demand_usd_per_hour"))
+    od_price = None if od is None else _positive(od, f"{path}: metadata.on_demand_price")
+    start = _parse_time(meta["start_time"], path, 0) if "start_time" in meta else None
+    traces = []
+    for i, (name, values) in enumerate(zip(names, zones_data, strict=True)):
+        counts = _counts(values, f"{path}: data of zone {name!r}")
+        prices = None
+        if isinstance(prices_meta, list) and prices_meta:
+            series = prices_meta[i] if isinstance(prices_meta[0], list) else prices_meta
+            prices = _floats(series, f"{path}: metadata.prices of zone {name!r}")
+        traces.append(
+            Trace(
+                name=str(name),
+                gap_hours=gap_hours,
+                available=counts,
+                price_usd_per_hour=prices,
+                on_demand_usd_per_hour=od_price,
+                start_time=start,
+            )
+        )
+    return traces
+
+
+# ---------------------------------------------------------------------------- CSV
+
+
+def _parse_csv(text: str, path: Path) -> tuple[list[Trace], list[str]]:
+    rows = [r for r in csv.reader(io.StringIO(text)) if r and any(c.strip() for c in r)]
+    if not rows:
+        raise DataError(f"{path}: no rows; give a trace with at least one tick")
+    header = [c.strip().lower() for c in rows[0]]
+    has_header = not _is_number(rows[0][-1]) and not _looks_like_time(rows[0][-1])
+    body = rows[1:] if has_header else rows
+    first_line = 2 if has_header else 1
+    if not body:
+        raise DataError(f"{path}: header only, no ticks; give at least one data row")
+    if has_header and all(k in header for k in _PROBE_KEYS):
+        return _parse_probe(header, body, path, first_line)
+    t_col = _find(header, _TIME_KEYS, 0) if has_header else 0
+    a_col = _find(header, _AVAIL_KEYS, 1) if has_header else 1
+    p_col = _find(header, _PRICE_KEYS, None) if has_header else (2 if len(rows[0]) > 2 else None)
+    times: list[datetime] = []
+    counts: list[int] = []
+    prices: list[float] = []
+    for n, row in enumerate(body, start=first_line):
+        if len(row) <= max(t_col, a_col, p_col or 0):
+            raise DataError(f"{path}:{n}: expected at least {max(t_col, a_col) + 1} columns")
+        times.append(_parse_time(row[t_col], path, n))
+        counts.append(_count(row[a_col], f"{path}:{n}: availability"))
+        if p_col is not None:
+            prices.append(_float(row[p_col], f"{path}:{n}: price"))
+    gap_hours, notes = _gap_hours(times, path)
+    return [
+        Trace(
+            name=path.stem,
+            gap_hours=gap_hours,
+            available=tuple(counts),
+            price_usd_per_hour=tuple(prices) if p_col is not None else None,
+            start_time=times[0],
+        )
+    ], notes
+
+
+def _parse_probe(
+    header: list[str], body: list[list[str]], path: Path, first_line: int
+) -> tuple[list[Trace], list[str]]:
+    t_col = _find(header, _TIME_KEYS, 0)
+    z_col, c_col = header.index("zone"), header.index("created")
+    per_zone: dict[str, list[tuple[datetime, int]]] = {}
+    for n, row in enumerate(body, start=first_line):
+        if len(row) <= max(t_col, z_col, c_col):
+            raise DataError(f"{path}:{n}: expected columns time,zone,requested,created")
+        when = _parse_time(row[t_col], path, n)
+        per_zone.setdefault(row[z_col].strip(), []).append(
+            (when, _count(row[c_col], f"{path}:{n}: created"))
+        )
+    traces: list[Trace] = []
+    notes: list[str] = []
+    for zone, probes in per_zone.items():
+        probes.sort(key=lambda x: x[0])
+        times = [t for t, _ in probes]
+        gap_hours, zone_notes = _gap_hours(times, path, zone)
+        notes.extend(zone_notes)
+        traces.append(
+            Trace(
+                name=zone,
+                gap_hours=gap_hours,
+                available=tuple(c for _, c in probes),
+                start_time=times[0],
+            )
+        )
+    return traces, notes
+
+
+def _gap_hours(
+    times: Sequence[datetime], path: Path, zone: str | None = None
+) -> tuple[float, list[str]]:
+    where = f"{path}" + (f" zone {zone!r}" if zone else "")
+    if len(times) < 2:
+        raise DataError(f"{where}: one tick only; the tick gap cannot be inferred")
+    diffs = [(b - a).total_seconds() for a, b in itertools.pairwise(times)]
+    if any(d < 0 for d in diffs):
+        raise DataError(f"{where}: timestamps go backwards; sort the rows by time")
+    gap_s = statistics.median(diffs)
+    if gap_s <= 0:
+        raise DataError(f"{where}: repeated timestamps; the tick gap cannot be inferred")
+    off = sum(1 for d in diffs if abs(d - gap_s) > 0.5 * gap_s)
+    notes = []
+    if off:
+        notes.append(
+            f"{where}: {off} of {len(diffs)} tick gaps differ from the median {gap_s:.0f} s "
+            "by more than half; rows are used as consecutive ticks (no resampling)"
+        )
+    return gap_s / 3600.0, notes
+
+
+# ---------------------------------------------------------------------------- cells
+
+
+def _find(header: list[str], keys: Sequence[str], default: int | None) -> Any:
+    for key in keys:
+        for i, h in enumerate(header):
+            if h == key:
+                return i
+    for key in keys:
+        for i, h in enumerate(header):
+            if key in h:
+                return i
+    return default
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def _looks_like_time(cell: str) -> bool:
+    try:
+        datetime.fromisoformat(cell.strip())
+    except ValueError:
+        return False
+    return True
+
+
+def _parse_time(cell: Any, path: Path, line: int) -> datetime:
+    s = str(cell).strip()
+    if _is_number(s):
+        return datetime.fromtimestamp(float(s), tz=UTC)
+    try:
+        t = datetime.fromisoformat(s.replace("Z", "+00:00"))
+    except ValueError:
+        raise DataError(
+            f"{path}:{line}: bad timestamp {s!r}; use YYYY-MM-DD HH:MM:SS or epoch seconds"
+        ) from None
+    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
+
+
+def _float(cell: Any, where: str) -> float:
+    try:
+        v = float(cell)
+    except (TypeError, ValueError):
+        raise DataError(f"{where}: {cell!r} is not a number") from None
+    if not math.isfinite(v):
+        raise DataError(f"{where}: {cell!r} is not a finite number")
+    return v
+
+
+def _positive(cell: Any, where: str) -> float:
+    v = _float(cell, where)
+    if v <= 0:
+        raise DataError(f"{where}: must be > 0, got {cell!r}")
+    return v
+
+
+def _count(cell: Any, where: str) -> int:
+    if isinstance(cell, bool):
+        return int(cell)
+    v = _float(cell.strip() if isinstance(cell, str) else cell, where)
+    if v < 0:
+        raise DataError(f"{where}: {cell!r} is negative; give instance counts >= 0")
+    return int(v)
+
+
+def _counts(values: Any, where: str) -> tuple[int, ...]:
+    if not isinstance(values, list) or not values:
+        raise DataError(f"{where}: no ticks; give a non-empty list of counts")
+    return tuple(_count(v, f"{where}[{i}]") for i, v in enumerate(values))
+
+
+def _floats(values: Any, where: str) -> tuple[float, ...]:
+    if not isinstance(values, list) or not values:
+        raise DataError(f"{where}: expected a non-empty list of numbers")
+    return tuple(_float(v, f"{where}[{i}]") for i, v in enumerate(values))

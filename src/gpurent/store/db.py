@@ -1,0 +1,37 @@
+"""Engines: a path means a SQLite file (WAL journal, synchronous=NORMAL for ingest speed); a
+string with `://` is used as a SQLAlchemy URL (e.g. postgresql+psycopg://user@host/db).
+Only SQLite is tested here; PostgreSQL works through the same Core statements in principle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gpurent.errors import MissingExtraError
+
+
+def store_url(target: str | Path) -> str:
+    text = str(target)
+    if "://" in text:
+        return text
+    return f"sqlite:///{Path(text).expanduser()}"
+
+
+def open_engine(target: str | Path) -> Any:
+    """A SQLAlchemy Engine for a path or URL. Creates no file until first use."""
+    try:
+        import sqlalchemy as sa
+    except ImportError as exc:
+        raise MissingExtraError("sqlalchemy", "monitor") from exc
+    url = store_url(target)
+    engine = sa.create_engine(url)
+    if url.startswith("sqlite"):
+
+        @sa.event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.close()
+
+    return engine

@@ -1,0 +1,91 @@
+"""GPU spec lookups through the public API and `gpurent gpus`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from gpurent.catalog import all_gpus, find_gpu, get_gpu
+from gpurent.cli.main import app
+from gpurent.errors import NotFoundError
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize(
+    ("name", "canonical"),
+    [
+        ("H100", "H100-SXM5-80GB"),
+        ("h100-sxm", "H100-SXM5-80GB"),
+        ("NVIDIA H100 80GB HBM3", "H100-SXM5-80GB"),
+        ("H100-SXM5-80GB", "H100-SXM5-80GB"),
+        ("A100 80GB SXM4", "A100-SXM4-80GB"),
+        ("RTX 4090", "RTX-4090"),
+        ("rtx4090", "RTX-4090"),
+        ("a100-80gb-pcie", "A100-PCIe-80GB"),
+        ("AMD Instinct MI300X", "MI300X"),
+        ("H100-MEGA", "H100-SXM5-80GB"),
+    ],
+)
+def test_issue_aliases_resolve(name: str, canonical: str) -> None:
+    assert get_gpu(name).name == canonical
+
+
+def test_unknown_name_lists_closest() -> None:
+    with pytest.raises(NotFoundError) as err:
+        get_gpu("H10")
+    assert "H100" in err.value.suggestions
+    assert find_gpu("H10") is None
+
+
+@given(st.sampled_from([a for g in all_gpus() for a in (g.name, *g.aliases)]), st.data())
+def test_any_alias_resolves_whatever_the_case_and_separators(
+    alias: str, data: st.DataObject
+) -> None:
+    flips = data.draw(st.lists(st.booleans(), min_size=len(alias), max_size=len(alias)))
+    mangled = "".join(c.upper() if f else c.lower() for c, f in zip(alias, flips, strict=True))
+    mangled = mangled.replace(" ", data.draw(st.sampled_from([" ", "-", "_", ""])))
+    assert get_gpu(mangled) == get_gpu(alias)
+
+
+def test_every_spec_is_complete_and_dense() -> None:
+    specs = all_gpus()
+    assert len(specs) >= 24
+    assert len({g.name for g in specs}) == len(specs)
+    for g in specs:
+        assert g.memory_gib > 0 and g.memory_bandwidth_gbps > 0 and g.tdp_w > 0
+        assert g.fp16_tflops >= g.fp32_tflops, g.name
+        assert g.source and g.confidence in {"high", "medium", "low"}
+        if g.fp8_tflops is not None:
+            assert g.fp8_tflops >= g.fp16_tflops
+
+
+def test_gpus_json_filters() -> None:
+    r = runner.invoke(app, ["gpus", "--min-memory", "80", "--vendor", "nvidia", "--json"])
+    assert r.exit_code == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["count"] == len(out["gpus"]) > 0
+    assert all(g["memory_gib"] >= 80 and g["vendor"] == "nvidia" for g in out["gpus"])
+    assert {"name", "fp16_tflops", "fp8_tflops", "interconnect", "pcie_gen", "tdp_w"} <= set(
+        out["gpus"][0]
+    )
+
+
+def test_gpus_table_arch_and_name_filters() -> None:
+    r = runner.invoke(app, ["gpus", "--arch", "hopper", "--name", "nvl"])
+    assert r.exit_code == 0
+    assert "H100-NVL" in r.stdout and "A100" not in r.stdout
+
+
+def test_gpus_show_and_unknown() -> None:
+    r = runner.invoke(app, ["gpus", "show", "NVIDIA H100 80GB HBM3", "--json"])
+    assert r.exit_code == 0
+    assert json.loads(r.stdout)["name"] == "H100-SXM5-80GB"
+    bad = runner.invoke(app, ["gpus", "show", "RTX 4900"])
+    assert bad.exit_code == 2
+    assert bad.stderr.count("\n") == 1
+    assert "unknown GPU 'RTX 4900'" in bad.stderr and "RTX 4090" in bad.stderr

@@ -1,0 +1,139 @@
+"""`gpurent catalog update` against a local HTTP server: success, 404, refused, garbage."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+from datetime import UTC, datetime
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from gpurent.catalog.sources import load_offers, read_meta, update_catalogs
+from gpurent.catalog.sources.store import cloud_file
+from gpurent.cli.main import app
+from gpurent.userdata import data_home
+
+runner = CliRunner()
+NOW = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
+
+
+def _publish(root: Path, data: Path, clouds: dict[str, str]) -> None:
+    for cloud, fixture in clouds.items():
+        (root / cloud).mkdir(parents=True, exist_ok=True)
+        shutil.copy(data / fixture, root / cloud / "vms.csv")
+
+
+def test_update_stores_files_and_metadata(http_root: tuple[str, Path], data: Path) -> None:
+    base, root = http_root
+    _publish(root, data, {"aws": "aws_vms.csv", "gcp": "gcp_vms.csv"})
+    home = data_home()
+    seen: list[str] = []
+    result = update_catalogs(
+        base, ["aws", "gcp"], home, now=NOW, on_progress=lambda c, done, total: seen.append(c)
+    )
+    assert [m.cloud for m in result.stored] == ["aws", "gcp"] and not result.failed
+    assert set(seen) == {"aws", "gcp"}
+    meta = read_meta(home)
+    assert meta["aws"].fetched_at == "2026-11-30T10:00:00+00:00"
+    assert meta["aws"].url == f"{base}/aws/vms.csv"
+    assert meta["aws"].offers == 4 and meta["aws"].rows == 9
+    assert cloud_file(home, "gcp").read_bytes() == (data / "gcp_vms.csv").read_bytes()
+    table = load_offers(home=home)
+    providers = {o.provider for o in table.offers}
+    assert {"aws", "gcp", "lambda", "azure"} <= providers  # others from the bundled snapshot
+    assert all(o.as_of == meta["aws"].fetched_at for o in table.offers if o.provider == "aws")
+    assert not any(
+        o.source.endswith("catalogs/v8/aws/vms.csv")
+        and o.provider == "aws"
+        and o.as_of != meta["aws"].fetched_at
+        for o in table.offers
+    )
+    assert table.age.startswith("fetched 2026-11-30 10:00 UTC (aws, gcp); ")
+    assert "bundled snapshot" in table.age
+
+
+def test_cli_update_then_offers_show_fetch_age(http_root: tuple[str, Path], data: Path) -> None:
+    base, root = http_root
+    _publish(root, data, {"lambda": "lambda_vms.csv"})
+    r = runner.invoke(app, ["catalog", "update", "--url-base", base, "--clouds", "lambda"])
+    assert r.exit_code == 0, r.stderr
+    assert "lambda: 4 GPU offers" in r.stdout
+    r = runner.invoke(app, ["offers", "--provider", "lambda", "--json"])
+    out = json.loads(r.stdout)
+    assert out["count"] == 4 and out["age"].startswith("fetched ")
+    info = runner.invoke(app, ["catalog", "info", "--json"])
+    assert json.loads(info.stdout)["fetched"][0]["cloud"] == "lambda"
+
+
+def test_404_fails_one_line_and_keeps_previous(http_root: tuple[str, Path], data: Path) -> None:
+    base, root = http_root
+    _publish(root, data, {"aws": "aws_vms.csv"})
+    assert (
+        runner.invoke(app, ["catalog", "update", "--url-base", base, "--clouds", "aws"]).exit_code
+        == 0
+    )
+    before = cloud_file(data_home(), "aws").read_bytes()
+    (root / "aws" / "vms.csv").unlink()
+    r = runner.invoke(app, ["catalog", "update", "--url-base", base, "--clouds", "aws"])
+    assert r.exit_code == 1
+    assert "HTTP 404" in r.stderr and "previous catalogs kept" in r.stderr
+    assert r.stderr.strip().count("\n") == 0
+    assert cloud_file(data_home(), "aws").read_bytes() == before
+    assert read_meta(data_home())["aws"].offers == 4
+
+
+def test_partial_failure_stores_the_rest(http_root: tuple[str, Path], data: Path) -> None:
+    base, root = http_root
+    _publish(root, data, {"aws": "aws_vms.csv"})
+    r = runner.invoke(app, ["catalog", "update", "--url-base", base, "--clouds", "aws,nosuch"])
+    assert r.exit_code == 1
+    assert "nosuch:" in r.stderr and "HTTP 404" in r.stderr
+    assert set(read_meta(data_home())) == {"aws"}
+
+
+def test_refused_connection_is_an_offline_error(data: Path) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    r = runner.invoke(
+        app, ["catalog", "update", "--url-base", f"http://127.0.0.1:{port}/v8", "--clouds", "aws"]
+    )
+    assert r.exit_code == 1
+    assert "cannot reach" in r.stderr and "offline" in r.stderr
+    assert "Traceback" not in r.stderr and not read_meta(data_home())
+
+
+def test_garbage_is_rejected_and_previous_kept(http_root: tuple[str, Path], data: Path) -> None:
+    base, root = http_root
+    _publish(root, data, {"gcp": "gcp_vms.csv"})
+    assert (
+        runner.invoke(app, ["catalog", "update", "--url-base", base, "--clouds", "gcp"]).exit_code
+        == 0
+    )
+    (root / "gcp" / "vms.csv").write_text("<html><body>rate limited</body></html>\n")
+    r = runner.invoke(app, ["catalog", "update", "--url-base", base, "--clouds", "gcp"])
+    assert r.exit_code == 1 and "not a SkyPilot vms.csv" in r.stderr
+    (root / "gcp" / "vms.csv").write_bytes(b"\xff\xfe\x00garbage")
+    r = runner.invoke(app, ["catalog", "update", "--url-base", base, "--clouds", "gcp"])
+    assert r.exit_code == 1 and "not UTF-8" in r.stderr
+    assert cloud_file(data_home(), "gcp").read_bytes() == (data / "gcp_vms.csv").read_bytes()
+    assert not list(cloud_file(data_home(), "gcp").parent.glob("*.tmp"))
+
+
+def test_url_base_from_environment(http_root: tuple[str, Path], data: Path, monkeypatch) -> None:
+    base, root = http_root
+    _publish(root, data, {"runpod": "runpod_vms.csv"})
+    monkeypatch.setenv("GPURENT_CATALOG_URL", base)
+    r = runner.invoke(app, ["catalog", "update", "--clouds", "runpod"])
+    assert r.exit_code == 0, r.stderr
+    assert read_meta(data_home())["runpod"].url == f"{base}/runpod/vms.csv"
+
+
+def test_corrupt_metadata_is_a_clear_error(tmp_path: Path) -> None:
+    meta = data_home() / "catalog" / "meta.json"
+    meta.parent.mkdir(parents=True)
+    meta.write_text("{not json")
+    r = runner.invoke(app, ["offers"])
+    assert r.exit_code == 1 and "unreadable catalog metadata" in r.stderr

@@ -1,0 +1,197 @@
+from __future__ import annotations
+
+import csv
+import json
+import urllib.request
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from gpurent.cli.main import app
+from gpurent.monitor.exporter import Exporter, render_metrics
+from gpurent.monitor.recorder import Recorder
+from gpurent.monitor.sample import COLUMNS, from_rows, to_rows
+from gpurent.monitor.scenarios import SCENARIOS
+
+from .conftest import Clock, run_probe
+
+runner = CliRunner()
+
+
+def test_exporter_serves_dcgm_names_on_localhost(clock: Clock) -> None:
+    samples, _ = run_probe(SCENARIOS["busy"], clock, steps=2)
+    exporter = Exporter(port=0, host="127.0.0.1").start()
+    try:
+        exporter.update(render_metrics(samples[-1], hostname="node-1"))
+        with urllib.request.urlopen(f"http://127.0.0.1:{exporter.port}/metrics") as resp:
+            body = resp.read().decode()
+            assert resp.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    finally:
+        exporter.stop()
+    assert "# TYPE DCGM_FI_DEV_GPU_UTIL gauge" in body
+    assert 'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-fake' in body
+    assert 'modelName="NVIDIA H100 80GB HBM3",Hostname="node-1"} 100' in body
+    assert 'DCGM_FI_PROF_SM_ACTIVE{gpu="7"' in body and "} 0.82" in body
+    assert "DCGM_FI_DEV_FB_FREE" in body
+
+
+def test_recorder_round_trip_and_retention(tmp_path: Path, clock: Clock) -> None:
+    samples, _ = run_probe(SCENARIOS["lost"], clock, steps=4)
+    db = tmp_path / "sub" / "m.db"
+    rec = Recorder(db, retention_s=2.5)
+    for s in samples:
+        rec.add(s)
+    assert rec.flush() is None and rec.written_rows == 8
+    from gpurent.store import open_engine, select_rows
+
+    engine = open_engine(db)
+    with engine.connect() as conn:
+        back = from_rows(select_rows(conn))
+    assert [s.timestamp_s for s in back] == [s.timestamp_s for s in samples]
+    assert back[-1].gpus[1].lost and back[1].gpus[0].source_of("sm_util_pct") == "nvml-gpm"
+    assert rec.flush(now_s=samples[-1].timestamp_s) is None  # retention: keep the last 2.5 s
+    with engine.connect() as conn:
+        assert len(from_rows(select_rows(conn))) == 3
+    engine.dispose()
+    rec.close()
+
+
+def test_unwritable_store_keeps_running(tmp_path: Path, clock: Clock) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the store's folder should be")
+    samples, _ = run_probe(SCENARIOS["busy"], clock, steps=2)
+    rec = Recorder(blocker / "m.db", max_buffer_rows=10)
+    for s in samples:
+        rec.add(s)
+    note = rec.flush()
+    assert note is not None and "cannot write" in note
+    assert rec.pending_rows == 10 and rec.dropped_rows == 6
+    blocker.unlink()  # the disk has room again
+    assert rec.flush() is None and rec.written_rows == 10
+    rec.close()
+
+
+def write_csv(path: Path, clock: Clock, scenario: str) -> None:
+    samples, _ = run_probe(SCENARIOS[scenario], clock, steps=6)
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        writer.writeheader()
+        for s in samples:
+            writer.writerows(to_rows(s))
+
+
+def test_diagnose_csv_and_jsonl(tmp_path: Path, clock: Clock) -> None:
+    path = tmp_path / "s.csv"
+    write_csv(path, clock, "idle")
+    r = runner.invoke(
+        app, ["monitor", "diagnose", str(path), "--json", "--price-usd-per-hour", "10"]
+    )
+    assert r.exit_code == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert {f["kind"] for f in out["diagnosis"]["findings"]} == {"idle-gpu"}
+    assert out["cost"]["idle_wasted_usd"] > 0
+    jl = tmp_path / "s.jsonl"
+    jl.write_text(
+        "\n".join(
+            json.dumps(
+                {
+                    "timestamp": i,
+                    "gpu": 0,
+                    "gpu_busy_pct": 100,
+                    "sm_util_pct": 20,
+                    "cpu_util_pct": 97,
+                }
+            )
+            for i in range(5)
+        )
+    )
+    r = runner.invoke(app, ["monitor", "diagnose", str(jl)])
+    assert r.exit_code == 0 and "input-pipeline-bound" in r.stdout
+
+
+def test_diagnose_bad_input(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text("timestamp,gpu,sm_util_pct\n1,0,lots\n")
+    r = runner.invoke(app, ["monitor", "diagnose", str(bad)])
+    assert r.exit_code == 1 and "bad.csv:2: bad value" in r.stderr
+    nohdr = tmp_path / "nohdr.csv"
+    nohdr.write_text("a,b\n1,2\n")
+    r = runner.invoke(app, ["monitor", "diagnose", str(nohdr)])
+    assert r.exit_code == 1 and "no 'timestamp' column" in r.stderr
+    r = runner.invoke(app, ["monitor", "diagnose", str(tmp_path / "missing.csv")])
+    assert r.exit_code == 2 and "no such file" in r.stderr
+
+
+def test_cli_run_records_then_reports(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    action_file = tmp_path / "idle-fired"
+    r = runner.invoke(
+        app,
+        [
+            "monitor",
+            "--fake-gpus",
+            "idle",
+            "--duration",
+            "0.3",
+            "--interval",
+            "0.1",
+            "--json",
+            "--record",
+            str(db),
+            "--instance",
+            "p5.48xlarge",
+            "--idle-action",
+            f"touch {action_file}",
+            "--idle-minutes",
+            "0.001",
+        ],
+    )
+    assert r.exit_code == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["gpus"] == 2 and summary["recorded_rows"] == 2 * summary["samples"]
+    assert summary["cost"]["label"].startswith("aws p5.48xlarge")
+    assert action_file.exists() and summary["idle_actions"][0]["returncode"] == 0
+    html = tmp_path / "r.html"
+    r = runner.invoke(
+        app, ["monitor", "report", "--db", str(db), "--html", str(html), "--markdown"]
+    )
+    assert r.exit_code == 0, r.stderr
+    assert "idle-gpu" in r.stdout and "<svg" in html.read_text()
+    r = runner.invoke(app, ["monitor", "report", "--db", str(db), "--since", "1h", "--json"])
+    assert json.loads(r.stdout)["diagnosis"]["samples"] == summary["samples"]
+
+
+def test_cli_no_driver_and_errors(tmp_path: Path) -> None:
+    r = runner.invoke(
+        app,
+        [
+            "monitor",
+            "--fake-gpus",
+            "no-driver",
+            "--duration",
+            "0",
+            "--json",
+            "--proc-root",
+            str(tmp_path / "none"),
+        ],
+    )
+    assert r.exit_code == 0
+    assert "NVML unavailable" in r.stderr and json.loads(r.stdout)["gpus"] == 0
+    for args, text in (
+        (["--interval", "0"], "--interval must be positive"),
+        (["--fake-gpus", "nope"], "built-in: busy"),
+        (["--instance", "p9.mega"], "unknown instance type"),
+        (["--port", "70000", "--exporter"], "--port must be"),
+    ):
+        r = runner.invoke(app, ["monitor", *args, "--duration", "0", "--json"])
+        assert r.exit_code == 2 and text in r.stderr, (args, r.stderr)
+    r = runner.invoke(app, ["monitor", "report", "--db", str(tmp_path / "x.db")])
+    assert r.exit_code == 2 and "no such file" in r.stderr
+
+
+def test_live_view_renders_without_gpm() -> None:
+    r = runner.invoke(
+        app, ["monitor", "--fake-gpus", "ampere", "--duration", "0", "--price-usd-per-hour", "12"]
+    )
+    assert r.exit_code == 0, r.stderr
+    assert "n/a (no" in r.stdout and "cost:" in r.stdout and "no GPM" in r.stderr

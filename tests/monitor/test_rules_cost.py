@@ -1,0 +1,146 @@
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpurent.catalog import bundled_offers
+from gpurent.errors import InputError, NotFoundError
+from gpurent.monitor.cost import InstancePrice, meter, price_from_catalog
+from gpurent.monitor.idle import IdleWatcher
+from gpurent.monitor.rules import FindingKind, Severity, Thresholds, diagnose
+from gpurent.monitor.sample import GpuSample, HostSample, Sample
+from gpurent.monitor.scenarios import SCENARIOS
+
+from .conftest import Clock, run_probe
+
+
+def window(n: int = 10, host: HostSample | None = None, **gpu: object) -> list[Sample]:
+    return [
+        Sample(
+            timestamp_s=float(i),
+            host=host or HostSample(),
+            gpus=(GpuSample(index=0, **gpu),),  # type: ignore[arg-type]
+        )
+        for i in range(n)
+    ]
+
+
+def kinds(samples: list[Sample], t: Thresholds | None = None) -> set[FindingKind]:
+    return {f.kind for f in diagnose(samples, t).findings}
+
+
+def test_scenarios_through_probe_give_expected_findings(clock: Clock) -> None:
+    expected = {
+        "busy": set(),
+        "idle": {FindingKind.IDLE},
+        "throttled": {FindingKind.THERMAL_THROTTLED},
+        "pcie-downtrained": {FindingKind.PCIE_DEGRADED},
+        "ampere": {FindingKind.BUSY_ONLY},
+        "lost": {FindingKind.GPU_LOST, FindingKind.XID},
+    }
+    for name, want in expected.items():
+        samples, _ = run_probe(SCENARIOS[name], clock, steps=6)
+        assert kinds(samples) == want, name
+
+
+def test_starved_gpu_with_busy_cpu_is_input_bound() -> None:
+    host = HostSample(cpu_util_pct=95.0, disk_util_pct=20.0)
+    found = diagnose(window(host=host, sm_util_pct=20.0, gpu_busy_pct=100.0)).findings
+    assert found[0].kind is FindingKind.INPUT_BOUND
+    assert any("CPU 95%" in e for e in found[0].evidence)
+    # the same GPU with a quiet host is just under-used
+    assert kinds(window(host=HostSample(cpu_util_pct=10.0), sm_util_pct=20.0)) == {
+        FindingKind.UNDERUSED
+    }
+    # a runtime data-wait signal alone is enough
+    assert FindingKind.INPUT_BOUND in kinds(
+        window(host=HostSample(data_wait_pct=40.0), sm_util_pct=30.0)
+    )
+
+
+def test_memory_bound_and_disk_busy() -> None:
+    assert kinds(window(sm_util_pct=50.0, dram_bw_util_pct=90.0)) == {FindingKind.MEMORY_BOUND}
+    busy_disk = HostSample(disk_util_pct=80.0)
+    assert {FindingKind.DISK_BUSY, FindingKind.INPUT_BOUND} <= kinds(
+        window(host=busy_disk, sm_util_pct=40.0)
+    )
+
+
+def test_health_findings() -> None:
+    ecc = diagnose(window(sm_util_pct=90.0, ecc_uncorrected=2)).findings
+    assert ecc[0].kind is FindingKind.ECC and ecc[0].severity is Severity.CRITICAL
+    app = diagnose(window(sm_util_pct=90.0, xids=(13,))).findings
+    assert app[0].kind is FindingKind.XID and app[0].severity is Severity.WARNING
+    power = kinds(window(sm_util_pct=90.0, throttle_reasons=0x4))
+    assert power == {FindingKind.POWER_THROTTLED}
+    # a link downtrained at idle is normal (power saving), not a finding
+    assert kinds(window(gpu_busy_pct=0.0, pcie_gen=1, pcie_gen_max=5)) == {FindingKind.IDLE}
+
+
+def test_unbalanced_gpus_and_configurable_thresholds() -> None:
+    samples = [
+        Sample(
+            timestamp_s=float(i),
+            gpus=(GpuSample(index=0, sm_util_pct=95.0), GpuSample(index=1, sm_util_pct=60.0)),
+        )
+        for i in range(5)
+    ]
+    assert FindingKind.UNBALANCED in kinds(samples)
+    relaxed = Thresholds(imbalance_spread_pct=50.0, sm_util_low_pct=50.0)
+    assert kinds(samples, relaxed) == set()
+
+
+def test_cost_meter_math() -> None:
+    price = InstancePrice.given(8.0, gpu_count=2)
+    samples = [
+        Sample(
+            timestamp_s=i * 60.0,
+            gpus=(GpuSample(index=0, sm_util_pct=0.0), GpuSample(index=1, sm_util_pct=75.0)),
+        )
+        for i in range(30)
+    ]
+    report = meter(samples, price)
+    assert report.elapsed_s == 1800.0
+    assert report.spent_usd == pytest.approx(4.0)  # half an hour at $8/h
+    assert report.idle_wasted_usd == pytest.approx(2.0)  # GPU 0: its full half
+    assert report.underused_wasted_usd == pytest.approx(0.5)  # GPU 1: 25% of $2
+    assert report.projected_monthly_usd == pytest.approx(8.0 * 730)
+
+
+@given(
+    st.lists(st.floats(0, 100), min_size=1, max_size=30),
+    st.floats(0.01, 200),
+)
+def test_waste_never_exceeds_spend(activities: list[float], price_per_h: float) -> None:
+    samples = [
+        Sample(timestamp_s=float(i), gpus=(GpuSample(index=0, sm_util_pct=a),))
+        for i, a in enumerate(activities)
+    ]
+    r = meter(samples, InstancePrice.given(price_per_h, gpu_count=1))
+    assert 0 <= r.idle_wasted_usd + r.underused_wasted_usd <= r.spent_usd * (1 + 1e-9) + 1e-12
+
+
+def test_price_from_catalog_and_errors() -> None:
+    offers = bundled_offers()
+    some = next(o for o in offers if o.price_usd_per_hour)
+    price = price_from_catalog(offers, some.instance_type.upper(), provider=some.provider)
+    assert price.gpu_count == some.gpu_count and price.price_usd_per_hour > 0
+    with pytest.raises(NotFoundError):
+        price_from_catalog(offers, "p9.mega")
+    with pytest.raises(InputError):
+        InstancePrice.given(-1.0)
+
+
+def test_idle_action_fires_once_after_n_minutes() -> None:
+    ran: list[str] = []
+    watcher = IdleWatcher("touch stopped", 2.0, runner=lambda c: ran.append(c) or 0)
+    idle = GpuSample(index=0, sm_util_pct=0.0)
+    busy = dataclasses.replace(idle, sm_util_pct=90.0)
+    events = [watcher.observe(Sample(timestamp_s=t * 30.0, gpus=(idle,))) for t in range(6)]
+    fired = [e for e in events if e is not None]
+    assert len(fired) == 1 and fired[0].fired_at_s == 120.0 and ran == ["touch stopped"]
+    assert watcher.observe(Sample(timestamp_s=200.0, gpus=(busy,))) is None
+    assert watcher.observe(Sample(timestamp_s=400.0, gpus=(idle,))) is None  # a new stretch

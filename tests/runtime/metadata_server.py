@@ -1,0 +1,86 @@
+"""Local HTTP servers that answer like the clouds' metadata endpoints (for notice tests)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class MetadataState:
+    """What the fake metadata service currently says."""
+
+    def __init__(self) -> None:
+        self.aws_action: dict[str, str] | None = None
+        self.aws_rebalance: dict[str, str] | None = None
+        self.gcp_preempted = False
+        self.azure_events: list[dict[str, Any]] = []
+        self.requests: list[tuple[str, str]] = []
+        self.token = "tok-123"
+
+
+def _handler(state: MetadataState) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def _send(self, status: int, body: bytes = b"") -> None:
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_PUT(self) -> None:
+            state.requests.append(("PUT", self.path))
+            if self.path == "/latest/api/token" and self.headers.get(
+                "X-aws-ec2-metadata-token-ttl-seconds"
+            ):
+                self._send(200, state.token.encode())
+            else:
+                self._send(400)
+
+        def do_GET(self) -> None:
+            state.requests.append(("GET", self.path))
+            if self.path.startswith("/latest/"):
+                if self.headers.get("X-aws-ec2-metadata-token") != state.token:
+                    self._send(401)
+                elif self.path == "/latest/meta-data/spot/instance-action" and state.aws_action:
+                    self._send(200, json.dumps(state.aws_action).encode())
+                elif (
+                    self.path == "/latest/meta-data/events/recommendations/rebalance"
+                    and state.aws_rebalance
+                ):
+                    self._send(200, json.dumps(state.aws_rebalance).encode())
+                else:
+                    self._send(404)
+            elif self.path == "/computeMetadata/v1/instance/preempted":
+                if self.headers.get("Metadata-Flavor") != "Google":
+                    self._send(403)
+                else:
+                    self._send(200, b"TRUE" if state.gcp_preempted else b"FALSE")
+            elif self.path == "/metadata/scheduledevents?api-version=2020-07-01":
+                if self.headers.get("Metadata") != "true":
+                    self._send(400)
+                else:
+                    body = {"DocumentIncarnation": 1, "Events": state.azure_events}
+                    self._send(200, json.dumps(body).encode())
+            else:
+                self._send(404)
+
+    return Handler
+
+
+@contextmanager
+def metadata_server() -> Iterator[tuple[str, MetadataState]]:
+    state = MetadataState()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", state
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,73 @@
+"""`gpurent run` through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpurent.cli.main import app
+
+from .counter_job import expected_total
+
+JOB = str(Path(__file__).with_name("counter_job.py"))
+
+
+def test_run_supervises_to_success_and_logs_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(sys.path))
+    log = tmp_path / "events.jsonl"
+    result_file = tmp_path / "r.json"
+    r = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--checkpoint-dir", str(tmp_path / "ck"),
+            "--notice", "none",
+            "--log", str(log),
+            "--poll", "0.05",
+            "--json",
+            "--",
+            sys.executable, JOB, "20", str(result_file), "0",
+        ],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [e["event"] for e in events] == ["watching", "start", "exit", "done"]
+    assert [json.loads(line)["event"] for line in r.stdout.splitlines()][-1] == "done"
+    assert json.loads(result_file.read_text())["total"] == expected_total(20)
+
+
+def test_failing_command_runs_rebuild_and_exits_1(tmp_path: Path) -> None:
+    marker = tmp_path / "rebuilt"
+    r = CliRunner().invoke(
+        app,
+        [
+            "run", "--notice", "none", "--backoff", "0", "--poll", "0.05",
+            "--max-failures", "2", "--rebuild-cmd", f"touch {marker}",
+            "--", sys.executable, "-c", "raise SystemExit(3)",
+        ],
+    )  # fmt: skip
+    assert r.exit_code == 1
+    assert marker.exists()
+    assert "rebuild" in r.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "--notice", "none"], "no command to run"),
+        (["run", "--notice", "ibm", "--", "true"], "--notice must be"),
+        (["run", "--hang-timeout", "5", "--", "true"], "needs --heartbeat-file"),
+        (["run", "--max-failures", "0", "--", "true"], "--max-failures must be"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(args: list[str], message: str) -> None:
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 2
+    assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1

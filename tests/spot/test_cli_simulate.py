@@ -1,0 +1,136 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.conftest import run_cli
+
+ARGS = ["--job-hours", "1", "--deadline-hours", "2", "--changeover-hours", "0.1", "--starts", "4"]
+KEYS = {
+    "policy",
+    "runs",
+    "mean_cost_normalized",
+    "p90_cost_normalized",
+    "deadline_misses",
+    "mean_spot_fraction",
+}
+
+
+def pattern(n: int) -> list[int]:
+    return [1 if (i // 7) % 3 else 0 for i in range(n)]
+
+
+def test_simulate_json_single_zone(write_csv) -> None:
+    path = write_csv("z1", pattern(60))
+    code, out, err = run_cli(
+        "spot", "simulate", "--trace", str(path), *ARGS, "--price-ratio", "3", "--json"
+    )
+    assert code == 0, err
+    got = json.loads(out)
+    assert set(got) == KEYS
+    assert got["policy"] == "lifetime-up" and got["runs"] == 4 and got["deadline_misses"] == 0
+    assert 1 / 3 <= got["mean_cost_normalized"] <= got["p90_cost_normalized"] + 1e-12
+
+
+def test_simulate_all_policies_multi_zone_with_trace_prices(write_csv, write_json) -> None:
+    a = write_csv("a", pattern(60), [1.0] * 60)
+    b = write_json("b", [1 - v for v in pattern(60)], prices=[0.5] * 60, on_demand_price=3.0)
+    code, out, err = run_cli(
+        "spot",
+        "simulate",
+        "--trace",
+        str(a),
+        "--trace",
+        str(b),
+        *ARGS,
+        "--policy",
+        "all",
+        "--json",
+    )
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["zones"] == ["a", "b"]
+    by = {r["policy"]: r for r in got["results"]}
+    assert set(by) == {"on-demand", "greedy", "uniform-progress", "lifetime-up", "optimal"}
+    assert all(r["gap_to_optimal"] >= -1e-9 for r in by.values())
+
+
+def test_simulate_table(write_csv) -> None:
+    path = write_csv("z1", pattern(60))
+    code, out, _ = run_cli(
+        "spot",
+        "simulate",
+        "--trace",
+        str(path),
+        *ARGS,
+        "--price-ratio",
+        "2",
+        "--policy",
+        "uniform-progress",
+        "--vs-optimal",
+    )
+    assert code == 0 and "uniform-progress" in out and "optimal" in out
+
+
+def test_truncation_warns(write_csv) -> None:
+    a, b = write_csv("a", pattern(60)), write_csv("b", pattern(50))
+    code, _, err = run_cli(
+        "spot",
+        "simulate",
+        "--trace",
+        str(a),
+        "--trace",
+        str(b),
+        *ARGS,
+        "--price-ratio",
+        "3",
+        "--json",
+    )
+    assert code == 0 and "truncated from 60 to 50" in err
+
+
+def test_price_json_of_wrong_length(write_csv, tmp_path: Path) -> None:
+    path = write_csv("z1", pattern(60))
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"z1": [1.0] * 59}))
+    code, _, err = run_cli(
+        "spot",
+        "simulate",
+        "--trace",
+        str(path),
+        *ARGS,
+        "--prices",
+        str(prices),
+        "--on-demand-price",
+        "3",
+    )
+    assert code != 0 and "59 prices for 60 ticks" in err
+
+
+@pytest.mark.parametrize(
+    ("values", "extra", "needle"),
+    [
+        (None, ["--price-ratio", "3"], "no ticks"),
+        ([1] * 60, ["--price-ratio", "3", "--policy", "uniform-progres"], "did you mean"),
+        ([1] * 60, [], "--price-ratio"),
+        ([1] * 60, ["--price-ratio", "3", "--deadline-hours", "0.5"], "shorter than --job-hours"),
+        ([1] * 10, ["--price-ratio", "3"], "shorter than the deadline"),
+    ],
+)
+def test_bad_input_is_one_clear_line(write_csv, tmp_path: Path, values, extra, needle) -> None:
+    if values is None:
+        path = tmp_path / "empty.csv"
+        path.write_text("date,availability\n")
+    else:
+        path = write_csv("z1", values)
+    code, _, err = run_cli("spot", "simulate", "--trace", str(path), *ARGS, *extra)
+    assert code != 0
+    assert needle in err and err.strip().count("\n") == 0
+
+
+def test_non_numeric_value(tmp_path: Path) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text("date,availability\n2023-01-01 00:00:00,1\n2023-01-01 00:06:00,yes\n")
+    code, _, err = run_cli("spot", "simulate", "--trace", str(path), *ARGS, "--price-ratio", "3")
+    assert code != 0 and "bad.csv:3" in err and "not a number" in err

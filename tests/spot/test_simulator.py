@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpurent.errors import InputError
+from gpurent.spot.evaluate import run_policy
+from gpurent.spot.lifetimes import mean_residual_ticks, zone_spells
+from gpurent.spot.model import JobSpec, Market, build_market, run_starts, tick_plan
+from gpurent.spot.trace import Trace, align_zones
+
+GAP = 0.1
+
+
+def market(*zones: list[int], k: float = 3.0) -> Market:
+    traces = [Trace(name=f"z{i}", gap_hours=GAP, available=tuple(v)) for i, v in enumerate(zones)]
+    return build_market(align_zones(traces), price_ratio=k)
+
+
+JOB = JobSpec(job_hours=1.0, deadline_hours=2.0, changeover_hours=0.2)  # W=10, N=20, D=2
+
+
+def one(policy: str, m: Market, job: JobSpec = JOB) -> tuple[float, int, float]:
+    s = run_policy(policy, m, job, [0])
+    return s.mean_cost_normalized, s.deadline_misses, s.mean_spot_fraction
+
+
+def test_tick_plan_rounds_changeover_and_work_up_deadline_down() -> None:
+    plan = tick_plan(JobSpec(job_hours=0.95, deadline_hours=2.05, changeover_hours=0.15), GAP)
+    assert (plan.work_ticks, plan.deadline_ticks, plan.changeover_ticks) == (10, 20, 2)
+    assert plan.last_tick_hours == pytest.approx(0.05)
+
+
+def test_on_demand_pays_changeover_and_partial_last_tick() -> None:
+    m = market([0] * 30)
+    assert one("on-demand", m)[0] == pytest.approx(1.2)  # (2 + 10) ticks x 0.1 h x 3 / (3 x 1)
+    job = JobSpec(job_hours=0.95, deadline_hours=2.0, changeover_hours=0.2)
+    assert one("on-demand", m, job)[0] == pytest.approx((0.2 + 0.95) * 3 / (3 * 0.95))
+
+
+def test_all_spot_costs_spot_price() -> None:
+    m = market([1] * 30)
+    for policy in ("greedy", "uniform-progress", "lifetime-up", "optimal"):
+        cost, misses, spot = one(policy, m)
+        assert cost == pytest.approx(1.2 / 3) and misses == 0 and spot == pytest.approx(1.0)
+
+
+def test_greedy_preempted_then_on_demand_at_last_safe_moment() -> None:
+    m = market([1] * 5 + [0] * 25)
+    s = run_policy("greedy", m, JOB, [0])
+    r = s.results[0]
+    # 5 spot ticks (2 changeover + 3 work) at 1, then on-demand from slack = 2D: 9 ticks at 3.
+    assert r.cost_usd_per_node == pytest.approx(0.5 + 2.7)
+    assert (r.preemptions, r.changeovers, r.finished) == (1, 2, True)
+    assert r.spot_progress_hours == pytest.approx(0.3)
+    assert one("optimal", m)[0] == pytest.approx(3.2 / 3)
+
+
+def test_lifetime_up_prefers_the_longer_lived_zone() -> None:
+    # History: zone 0 flaps (1-tick spells), zone 1 has long spells; then both are up.
+    z0 = [1, 0] * 30 + [1] * 40
+    z1 = ([1] * 8 + [0] * 2) * 6 + [1] * 40
+    m = market(z0, z1)
+    job = JobSpec(job_hours=2.0, deadline_hours=3.5, changeover_hours=0.1)
+    ours = run_policy("lifetime-up", m, job, [60]).results[0]
+    up = run_policy("uniform-progress", m, job, [60]).results[0]
+    assert ours.cost_usd_per_node <= up.cost_usd_per_node
+    spells = zone_spells(m.usable[1])
+    assert mean_residual_ticks(spells, 60) > mean_residual_ticks(zone_spells(m.usable[0]), 60)
+
+
+def test_run_starts_spread_and_errors() -> None:
+    m = market([1] * 100)
+    job = JobSpec(job_hours=1.0, deadline_hours=5.0, changeover_hours=0.0)
+    assert run_starts(m, job, 5) == [0, 10, 20, 30, 40]
+    with pytest.raises(InputError, match="shorter than the deadline"):
+        run_starts(m, JobSpec(job_hours=1.0, deadline_hours=20.0, changeover_hours=0), 3)
+
+
+def test_job_spec_rejects_deadline_before_job() -> None:
+    with pytest.raises(InputError, match="shorter than --job-hours"):
+        JobSpec(job_hours=5.0, deadline_hours=4.0, changeover_hours=0.1)
+
+
+def test_nodes_all_or_none() -> None:
+    tr = Trace(name="z", gap_hours=GAP, available=(1, 2, 3, 0))
+    m = build_market(align_zones([tr]), nodes=2, price_ratio=2.0)
+    assert m.usable.tolist() == [[False, True, True, False]]
+
+
+def test_trace_prices_need_an_on_demand_price() -> None:
+    tr = Trace(name="z", gap_hours=GAP, available=(1, 1), price_usd_per_hour=(1.0, 2.0))
+    with pytest.raises(InputError, match="--on-demand-price"):
+        build_market(align_zones([tr]))
+    m = build_market(align_zones([tr]), on_demand_usd_per_hour=4.0)
+    assert m.on_demand_usd_per_hour == 4.0 and np.allclose(m.spot_usd_per_hour, [[1.0, 2.0]])

@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpurent.errors import DataError
+from gpurent.spot.trace import Trace, align_zones
+from gpurent.spot.trace_io import load_prices, load_trace, load_trace_with_notes
+
+
+def test_csv_with_header_and_prices(write_csv) -> None:
+    [tr] = load_trace(write_csv("z1", [0, 1, 1, 2], [1.0, 1.1, 1.2, 1.3]))
+    assert tr.name == "z1"
+    assert tr.available == (0, 1, 1, 2)
+    assert tr.price_usd_per_hour == (1.0, 1.1, 1.2, 1.3)
+    assert tr.gap_hours == pytest.approx(0.1)
+    assert tr.start_time is not None and tr.start_time.year == 2023
+
+
+def test_csv_without_header_and_epoch_times(tmp_path: Path) -> None:
+    path = tmp_path / "raw.csv"
+    path.write_text("1000,1\n1060,0\n1120,3\n")
+    [tr] = load_trace(path)
+    assert tr.available == (1, 0, 3)
+    assert tr.gap_hours == pytest.approx(60 / 3600)
+    assert tr.price_usd_per_hour is None
+
+
+def test_irregular_ticks_are_reported(tmp_path: Path) -> None:
+    path = tmp_path / "irr.csv"
+    path.write_text("time,avail\n0,1\n60,1\n120,0\n600,1\n660,1\n")
+    _, notes = load_trace_with_notes(path)
+    assert len(notes) == 1 and "1 of 4 tick gaps" in notes[0]
+
+
+def test_cbl_json_single_and_multi_zone(write_json) -> None:
+    [tr] = load_trace(write_json("cbl", [0, 1, 2, 1]))
+    assert tr.available == (0, 1, 2, 1) and tr.gap_hours == pytest.approx(0.1)
+    trs = load_trace(write_json("multi", [[1, 0, 1, 1], [0, 0, 1, 1]], zones=["a", "b"]))
+    assert [t.name for t in trs] == ["a", "b"]
+    assert trs[1].available == (0, 0, 1, 1)
+
+
+def test_probe_csv_one_trace_per_zone(tmp_path: Path) -> None:
+    path = tmp_path / "probe.csv"
+    path.write_text(
+        "time,zone,requested,created\n"
+        "2023-01-01T00:00:00,a,4,4\n2023-01-01T00:00:00,b,4,0\n"
+        "2023-01-01T00:05:00,a,4,2\n2023-01-01T00:05:00,b,4,4\n"
+        "2023-01-01T00:10:00,a,4,0\n2023-01-01T00:10:00,b,4,1\n"
+    )
+    trs = load_trace(path)
+    assert {t.name: t.available for t in trs} == {"a": (4, 2, 0), "b": (0, 4, 1)}
+    assert trs[0].gap_hours == pytest.approx(5 / 60)
+
+
+def test_price_json(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    path.write_text('{"z1": [1.0, 2.0]}')
+    assert load_prices(path) == {"z1": (1.0, 2.0)}
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ("date,availability\n", "no ticks"),
+        ("date,availability\n2023-01-01 00:00:00,x\n2023-01-01 00:01:00,1\n", "not a number"),
+        ("date,availability\n2023-01-01 00:00:00,1\n", "one tick only"),
+        ("date,availability\nyesterday,1\nnow,1\n", "bad timestamp"),
+        ('{"metadata": {"gap_seconds": 60}, "data": []}', "no ticks"),
+        ('{"metadata": {}, "data": [1]}', "gap_seconds"),
+        ('{"metadata": {"gap_seconds": 60}, "data": [1, "a"]}', "not a number"),
+    ],
+)
+def test_bad_files(tmp_path: Path, content: str, needle: str) -> None:
+    path = tmp_path / ("t.json" if content.startswith("{") else "t.csv")
+    path.write_text(content)
+    with pytest.raises(DataError, match=needle):
+        load_trace(path)
+
+
+def test_trace_rejects_price_series_of_wrong_length() -> None:
+    with pytest.raises(DataError, match="2 prices for 3 ticks"):
+        Trace(name="z", gap_hours=0.1, available=(1, 1, 0), price_usd_per_hour=(1.0, 1.0))
+
+
+def test_align_truncates_to_shortest_and_says_so() -> None:
+    a = Trace(name="a", gap_hours=0.1, available=(1, 1, 1, 1))
+    b = Trace(name="b", gap_hours=0.1, available=(0, 1))
+    zones = align_zones([a, b])
+    assert zones.ticks == 2 and "truncated from 4 to 2" in zones.notes[0]
+    with pytest.raises(DataError, match="share a tick gap"):
+        align_zones([a, Trace(name="c", gap_hours=0.5, available=(1,))])
