@@ -9,6 +9,7 @@ import jsonschema
 import pytest
 from typer.testing import CliRunner
 
+from gpurent.catalog import bundled_offers
 from gpurent.cli.main import app
 from gpurent.cli.plan_cmds import parse_duration_s
 
@@ -30,7 +31,7 @@ def plan_json(*args: str, code: int = 0) -> dict:
 def test_quick_start_preset_plans_on_the_bundled_catalog():
     doc = plan_json("--preset", "llama-lora")
     assert doc["feasible"] and doc["best"] == doc["top"][0]
-    assert doc["stats"]["catalog_offers"] >= 900
+    assert doc["stats"]["catalog_offers"] == len(bundled_offers())
     assert doc["objective"] == "cheapest"
     best = doc["best"]
     assert best["memory"]["total_gib"] <= best["memory"]["capacity_gib"]
@@ -97,10 +98,14 @@ def test_catalog_file_is_used(tmp_path):
         "provider,instance_type,gpu,gpu_count,gpu_memory_gib,region,price_hour_usd\n"
         "acme,one-l4,L4,1,24,moon-1,0.5\n"
         "acme,eight-h100,H100,8,80,moon-1,20\n"
+        "acme,broken,H100,0,80,moon-1,20\n"
     )
-    doc = plan_json("--preset", "llama-lora", "--catalog", str(csv), "--max-nodes", "1")
+    r = run("--preset", "llama-lora", "--catalog", str(csv), "--max-nodes", "1", "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
     assert doc["stats"]["catalog_offers"] == 2
     assert {c["provider"] for c in doc["top"]} == {"acme"}
+    assert "skipped 1 unusable row" in r.stderr and ":4:" in r.stderr
 
 
 @pytest.mark.parametrize(

@@ -86,13 +86,21 @@ def _enum_list(kind: type[E], text: str, flag: str) -> tuple[E, ...]:
 
 
 def load_offers(catalog: Path | None) -> tuple[Offer, ...]:
-    """The offers to plan over: a CSV in the project's offers format, or the bundled snapshot."""
-    from gpurent.catalog import bundled_offers
-    from gpurent.catalog.offers import parse_offers_csv
+    """The offers to plan over: `--catalog FILE` (any format `gpurent catalog` reads), else the
+    catalogs fetched with `gpurent catalog update` plus the bundled snapshot for the rest.
+    Skipped rows are reported on stderr, never guessed."""
+    from gpurent.catalog.sources import load_offers as load
 
-    if catalog is None:
-        return bundled_offers()
-    return parse_offers_csv(catalog.read_text(encoding="utf-8"), str(catalog)).offers
+    table = load(catalog)
+    if table.skipped:
+        first = table.skipped[0]
+        err_console.print(
+            f"warning: skipped {len(table.skipped)} unusable row(s) of {table.source} "
+            f"(first: {first.file}:{first.line}: {first.reason})",
+            highlight=False,
+            soft_wrap=True,
+        )
+    return table.offers
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -13,7 +13,6 @@ Speed matters (a 10,000-offer catalog must plan in well under a second), so the 
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from gpurent.estimate.result import Estimate
 from gpurent.plan.constraints import Constraints, Interconnect, PricingModel
 from gpurent.plan.layouts import EstimatorFn, LayoutChoice, choose_layout
 from gpurent.pricing.costs import (
+    MAX_SPOT_SLOWDOWN,
     CostAssumptions,
     SpotOverhead,
     checkpoint_cost_s,
@@ -376,13 +376,14 @@ def enumerate_candidates(
                         assumptions=assumptions,
                         trains=trains,
                     )
-                    if not math.isfinite(ctx.wall_s):
-                        spot = ctx.spot
-                        mtti_h = spot.mean_time_to_interruption_s / SECONDS_PER_HOUR if spot else 0
+                    spot = ctx.spot
+                    if spot is not None and not spot.finishes:
+                        mtti_h = spot.mean_time_to_interruption_s / SECONDS_PER_HOUR
                         dropped.append(
                             f"spot on {nodes} node(s) of {count}x {gpu_name} at "
-                            f"{ctx.provider}: an interruption every {mtti_h:.1f} h on average "
-                            "outpaces checkpoint + restart: it never finishes"
+                            f"{ctx.provider}: an interruption every {mtti_h:.2g} h on average "
+                            f"outpaces checkpoint + restart (over {MAX_SPOT_SLOWDOWN:g}x the "
+                            "compute time): it never finishes in practice"
                         )
                         continue
                     idx = len(contexts)

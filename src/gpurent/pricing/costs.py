@@ -9,10 +9,11 @@ Spot model (expected values, exponential interruptions, after Daly 2006 and Wu e
 a cluster of `nodes` spot instances is interrupted when any one of them is ("all-or-none"), so its
 rate is nodes x the per-instance rate and the mean time to interruption M = 1 / rate. A training
 job checkpoints every tau = Daly(delta, M) seconds of compute (delta = checkpoint write time),
-spending delta / tau of its time writing checkpoints; each interruption loses on average tau / 2
-of compute plus `restart_s` (new instance, set-up, reload). With T seconds of pure compute the
-expected wall time is W = T (1 + delta / tau) / (1 - (tau / 2 + restart_s) / M); when the bracket
-is <= 0 the job is expected never to finish on spot. Inference loses only the restart time.
+and the expected wall time is T x (1 + overhead), with the overhead (checkpoint writes, restarts
+of `restart_s`, redone work) from the exact renewal formula for exponential lifetimes in
+`gpurent.spot.interval.overhead_exponential` - the same model `gpurent pricing compare` uses.
+Inference loses only the restart time: W = T / (1 - restart_s / M). Beyond a 10x slowdown the
+interruptions outpace progress and spot is not offered for that configuration.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpurent.errors import InputError
-from gpurent.spot.interval import daly_interval_s
+from gpurent.spot.interval import daly_interval_s, overhead_exponential
 from gpurent.units import HOURS_PER_MONTH, SECONDS_PER_HOUR
 
 # Approximate public list prices (US regions, 2025), NOT from the bundled catalog: block storage
@@ -53,6 +54,7 @@ DEFAULT_RESTART_S = 600.0  # provision + set-up + reload after an interruption (
 DEFAULT_CHECKPOINT_WRITE_GIB_PER_S = 1.0  # per node, to local NVMe or block storage (assumed)
 DEFAULT_CHECKPOINT_FIXED_S = 10.0  # serialisation and sync per checkpoint (assumed)
 DEFAULT_NETWORK_GBPS = 25.0  # between instances when the offer does not publish it (assumed)
+MAX_SPOT_SLOWDOWN = 10.0  # beyond this, interruptions outpace progress: spot is not offered
 
 
 def _lookup(table: dict[str | None, float], provider: str) -> float:
@@ -191,7 +193,8 @@ class SpotOverhead:
 
     @property
     def finishes(self) -> bool:
-        return math.isfinite(self.slowdown)
+        """False when the job is expected to take more than `MAX_SPOT_SLOWDOWN` x its compute."""
+        return self.slowdown <= MAX_SPOT_SLOWDOWN
 
 
 def spot_overhead(
@@ -219,28 +222,33 @@ def spot_overhead(
         )
     mtti_s = 1.0 / rate_per_s
     if trains and checkpoint_cost_s > 0:
+        # Exact renewal model for exponential lifetimes (shared with `gpurent pricing compare`):
+        # per second of useful work, `ov.total` seconds go to checkpoints, restarts and redone work.
         interval_s = daly_interval_s(checkpoint_cost_s, mtti_s)
-        ckpt_fraction = checkpoint_cost_s / interval_s
-        lost_per_interruption_s = interval_s / 2.0
+        ov = overhead_exponential(interval_s, checkpoint_cost_s, mtti_s, restart_s)
+        slowdown = ov.slowdown
+        ckpt_s, lost_s, restart_total_s = (
+            compute_s * ov.checkpoint,
+            compute_s * ov.lost_work,
+            compute_s * ov.restart,
+        )
     else:
-        interval_s, ckpt_fraction, lost_per_interruption_s = math.inf, 0.0, 0.0
-    remaining = 1.0 - (lost_per_interruption_s + restart_s) / mtti_s
-    if remaining <= 0:
-        slowdown = math.inf
-        wall_s = math.inf
-    else:
-        slowdown = (1.0 + ckpt_fraction) / remaining
-        wall_s = compute_s * slowdown
-    interruptions = wall_s / mtti_s
+        # Stateless work (inference): an interruption costs only the restart time.
+        interval_s = math.inf
+        remaining = 1.0 - restart_s / mtti_s
+        slowdown = 1.0 / remaining if remaining > 0 else math.inf
+        ckpt_s, lost_s = 0.0, 0.0
+        restart_total_s = compute_s * (slowdown - 1.0)
+    wall_s = compute_s * slowdown
     return SpotOverhead(
         interruptions_per_hour=rate_per_s * SECONDS_PER_HOUR,
         mean_time_to_interruption_s=mtti_s,
         checkpoint_cost_s=checkpoint_cost_s,
         checkpoint_interval_s=interval_s,
-        expected_interruptions=interruptions,
-        checkpoint_time_s=compute_s * ckpt_fraction,
-        lost_work_s=interruptions * lost_per_interruption_s,
-        restart_time_s=interruptions * restart_s,
+        expected_interruptions=wall_s / mtti_s,
+        checkpoint_time_s=ckpt_s,
+        lost_work_s=lost_s,
+        restart_time_s=restart_total_s,
         slowdown=slowdown,
     )
 
