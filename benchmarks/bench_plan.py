@@ -27,13 +27,30 @@ from importlib import resources
 from pathlib import Path
 
 
+def usable_rows() -> tuple[list[str], list[dict[str, str]]]:
+    """The bundled CSV's header and the rows the catalog loader accepts as offers (it skips,
+    e.g., accelerator-only prices), so that every synthetic row is a usable offer."""
+    from gpurent.catalog.sources import load_offers
+
+    text = resources.files("gpurent.catalog.data").joinpath("offers.csv").read_text("utf-8")
+    reader = csv.DictReader(io.StringIO(text))
+    rows = list(reader)
+    with tempfile.TemporaryDirectory() as tmp:
+        probe = Path(tmp) / "bundled.csv"
+        probe.write_text(text, encoding="utf-8")
+        keys = {(o.provider, o.instance_type, o.region) for o in load_offers(probe).offers}
+    usable = [
+        r for r in rows if (r["provider"].strip().lower(), r["instance_type"], r["region"]) in keys
+    ]
+    return list(reader.fieldnames or ()), usable
+
+
 def synthetic_catalog(n_offers: int, seed: int = 0) -> str:
     """`n_offers` rows: the bundled offers copied into more regions, prices jittered +-20%."""
-    text = resources.files("gpurent.catalog.data").joinpath("offers.csv").read_text("utf-8")
-    rows = list(csv.DictReader(io.StringIO(text)))
+    fields, rows = usable_rows()
     rng = random.Random(seed)
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+    writer = csv.DictWriter(out, fieldnames=fields)
     writer.writeheader()
     copy = 0
     written = 0

@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
-from gpurent.catalog.offer import Offer
 from gpurent.cli.common import cli_errors, console, err_console, print_json
 from gpurent.errors import InputError, NotFoundError
 from gpurent.plan.constraints import (
@@ -21,10 +20,13 @@ from gpurent.plan.constraints import (
     Objective,
     PricingModel,
 )
-from gpurent.plan.layouts import EstimatorFn
 from gpurent.plan.scenarios import SCENARIOS, Scenario, get_scenario
 from gpurent.pricing.costs import DEFAULT_RESTART_S, DEFAULT_STORAGE_GB_PER_NODE, CostAssumptions
-from gpurent.workload.spec import Task, Workload
+
+if TYPE_CHECKING:
+    from gpurent.catalog.offer import Offer
+    from gpurent.plan.layouts import EstimatorFn
+    from gpurent.workload.spec import Task, Workload
 
 EXIT_INFEASIBLE = 3
 
@@ -133,7 +135,7 @@ def resolve_workload(
     if workload_file is not None:
         base = wl.load_workload(workload_file)
     elif model is not None:
-        base = Workload(model=model, name=model)
+        base = wl.Workload(model=model, name=model)
     else:
         name = preset or (scenario.default_preset if scenario else None)
         if name is None:
@@ -263,6 +265,8 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     from gpurent.plan.planner import make_plan
 
     scenario = get_scenario(scenario_name) if scenario_name else None
+    from gpurent.workload.spec import Task
+
     task_value = None
     if task is not None:
         try:
