@@ -8,11 +8,10 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
-from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
 from gpurent.catalog import all_gpus, find_gpu, get_gpu
@@ -35,6 +34,9 @@ from gpurent.catalog.sources.store import catalog_dir
 from gpurent.cli.common import cli_errors, console, err_console, print_json, to_jsonable
 from gpurent.errors import InputError
 from gpurent.userdata import data_home
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 SKIPPED_SHOWN = 5
 
@@ -299,6 +301,8 @@ def offers(  # noqa: PLR0917 - typer maps parameters to options
 
 
 def _progress_bar() -> tuple[Progress, dict[str, TaskID]]:
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+
     progress = Progress(
         TextColumn("{task.description:>10}"),
         BarColumn(),

@@ -10,8 +10,6 @@ the clock and the downloader are injected so tests are deterministic.
 
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -49,6 +47,10 @@ def fetch_url(
     url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, on_chunk: Callable[[int, int | None], None]
 ) -> bytes:
     """GET `url` and return its body; raise `FetchError` with one line on any failure."""
+    # urllib.request pulls in http, email and ssl (~40 ms): only pay for it when fetching.
+    import urllib.error
+    import urllib.request
+
     request = urllib.request.Request(url, headers={"User-Agent": "gpurent-catalog-update"})
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as response:

@@ -1,0 +1,146 @@
+"""`GpurentCheckpoint`: a PyTorch Lightning callback that saves and resumes through gpurent.
+
+Saves go through `CheckpointManager` (atomic, verified, rotated; local or fsspec URL) whenever its
+`should_save` trigger fires (every `interval` seconds, `every_steps` steps, Daly's optimum with
+`interval="auto"`, or an interruption notice). A saved state holds the LightningModule's weights,
+every optimizer and LR scheduler, the fit loop's progress (so `global_step`, the epoch and the
+position inside the epoch continue) and the Python/NumPy/torch RNG states. At fit start the
+newest checkpoint that verifies is loaded back in place.
+
+On a notice (`watch_notices(manager, ...)` or `manager.request_stop`), the next batch end saves
+(or finishes the in-flight async save) and sets `trainer.should_stop`; `stop_reason` says why.
+
+Data position: Lightning replays a partly done epoch from its first batch unless the dataloader
+is resumable (`state_dict`/`load_state_dict`); it warns when that happens. Only global rank 0
+writes; every rank loads.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from gpurent.errors import DataError, require
+from gpurent.runtime.callbacks._common import resolve_manager, restore_rng, save_for_exit
+from gpurent.runtime.checkpoint import CheckpointManager
+from gpurent.runtime.serialize import capture_rng
+
+require("lightning.pytorch", "integrations")
+
+import lightning.pytorch as pl  # noqa: E402  (after the one-line MissingExtraError check)
+from lightning.pytorch.callbacks import Callback  # noqa: E402
+
+MODEL_KEY = "model"
+OPTIMIZERS_KEY = "optimizers"
+SCHEDULERS_KEY = "lr_schedulers"
+LOOPS_KEY = "fit_loop"
+RNG_KEY = "rng"
+
+
+class GpurentCheckpoint(Callback):
+    """Checkpoint a Lightning fit with `CheckpointManager` and resume it at the next fit.
+
+    `checkpoint` is a `CheckpointManager`, a directory or fsspec URL, or None for
+    `$GPURENT_CHECKPOINT_DIR`; `manager_options` are `CheckpointManager` arguments (e.g.
+    `interval=900`, `every_steps=500`, `keep_last=3`). `async_save=True` blocks the loop only for
+    the host copy. `resume=False` starts fresh even if checkpoints exist. `save_on_train_end`
+    writes a last checkpoint when fit ends normally, so a restarted job does not redo work.
+    """
+
+    def __init__(
+        self,
+        checkpoint: CheckpointManager | str | os.PathLike[str] | None = None,
+        *,
+        async_save: bool = False,
+        resume: bool = True,
+        save_on_train_end: bool = True,
+        **manager_options: Any,
+    ) -> None:
+        super().__init__()
+        self.manager = resolve_manager(checkpoint, manager_options, os.environ)
+        self.async_save = async_save
+        self.resume = resume
+        self.save_on_train_end = save_on_train_end
+        self.resumed_step: int | None = None
+        self.stop_reason: str | None = None
+        self._last_saved_step: int | None = None
+
+    def state(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> dict[str, Any]:
+        """The state saved at the current step (state dicts are taken by the manager)."""
+        return {
+            MODEL_KEY: pl_module,
+            OPTIMIZERS_KEY: [opt.state_dict() for opt in trainer.optimizers],
+            SCHEDULERS_KEY: [cfg.scheduler.state_dict() for cfg in trainer.lr_scheduler_configs],
+            LOOPS_KEY: trainer.fit_loop.state_dict(),
+            RNG_KEY: capture_rng(),
+        }
+
+    def on_fit_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        if not self.resume:
+            return
+        loaded = self.manager.load_latest()
+        if loaded is None:
+            return
+        step, state = loaded
+        pl_module.load_state_dict(state[MODEL_KEY])
+        _load_list(trainer.optimizers, state[OPTIMIZERS_KEY], "optimizers")
+        _load_list(
+            [cfg.scheduler for cfg in trainer.lr_scheduler_configs],
+            state[SCHEDULERS_KEY],
+            "LR schedulers",
+        )
+        trainer.fit_loop.load_state_dict(state[LOOPS_KEY])
+        restore_rng(state)
+        self.resumed_step = step
+        self._last_saved_step = step
+
+    def on_train_batch_end(
+        self,
+        trainer: pl.Trainer,
+        pl_module: pl.LightningModule,
+        outputs: Any,
+        batch: Any,
+        batch_idx: int,
+    ) -> None:
+        step = trainer.global_step
+        if self.manager.stop_requested:
+            if trainer.is_global_zero:
+                save_for_exit(self.manager, lambda: self.state(trainer, pl_module), step)
+            self._last_saved_step = step
+            self.stop_reason = self.manager.stop_reason
+            trainer.should_stop = True
+            return
+        if step == self._last_saved_step or not self.manager.should_save(step):
+            return
+        if trainer.is_global_zero:
+            if self.async_save:
+                self.manager.save_async(self.state(trainer, pl_module), step)
+            else:
+                self.manager.save(self.state(trainer, pl_module), step)
+        self._last_saved_step = step
+
+    def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        if not trainer.is_global_zero:
+            return
+        self.manager.wait()
+        step = trainer.global_step
+        if self.save_on_train_end and self.stop_reason is None and step != self._last_saved_step:
+            self.manager.save(self.state(trainer, pl_module), step)
+            self._last_saved_step = step
+
+
+def _load_list(targets: list[Any], saved: Any, what: str) -> None:
+    if not isinstance(saved, list) or len(saved) != len(targets):
+        count = len(saved) if isinstance(saved, list) else "no"
+        raise DataError(
+            f"checkpoint has {count} {what}, the trainer has {len(targets)}; "
+            "resume with the same configure_optimizers"
+        )
+    for target, item in zip(targets, saved, strict=True):
+        if not isinstance(item, Mapping):
+            raise DataError(f"checkpoint's {what} entry is not a state dict; it is damaged")
+        target.load_state_dict(item)
+
+
+__all__ = ["GpurentCheckpoint"]
