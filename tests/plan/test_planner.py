@@ -46,6 +46,10 @@ def test_cheapest_picks_min_cost_and_explains():
     assert "cheapest of" in result.explanation.why[0]
     assert result.candidates_evaluated > len(CATALOG)
     assert result.estimator_calls >= len(result.top)
+    for alt in result.explanation.alternatives:
+        if alt.role == "faster for <= 5% more":
+            assert alt.candidate.cost_usd <= best.cost_usd * 1.05 + 1e-9
+            assert alt.candidate.time_s < best.time_s
 
 
 def test_fastest_is_sorted_by_time():

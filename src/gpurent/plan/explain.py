@@ -187,6 +187,7 @@ def explain(
     runner_up: Candidate | None,
     fastest: Candidate | None,
     cheapest: Candidate | None,
+    nearly_as_cheap: Candidate | None = None,
     best_on_demand: Candidate | None,
     feasible_count: int,
     matrix: MatrixComparison | None,
@@ -196,6 +197,7 @@ def explain(
     seen = {(best.label, best.nodes)}
     for alt, role in (
         (runner_up, "runner-up"),
+        (nearly_as_cheap, "faster for <= 5% more"),
         (fastest, "fastest"),
         (cheapest, "cheapest"),
         (best_on_demand if best.pricing is PricingModel.SPOT else None, "best on-demand"),

@@ -222,6 +222,15 @@ class _Builder:
         )
 
 
+NEARLY_AS_CHEAP = 1.05  # "within 5% of the cost" for the faster near-tie alternative
+
+
+def _nearly_as_cheap(b: _Builder, rows: list[Row], best: Row) -> Candidate | None:
+    """The fastest candidate costing at most 5% more than the best, if it is faster."""
+    near = [r for r in rows if r[0] <= best[0] * NEARLY_AS_CHEAP and r[1] < best[1]]
+    return b.candidate(min(near, key=itemgetter(1, 0)), 0) if near else None
+
+
 def _common_notes(en: Enumeration) -> frozenset[str]:
     """Estimator notes that every priced configuration shares: said once, in the assumptions."""
     sets = [frozenset(ctx.estimate.notes) for ctx in en.contexts]
@@ -344,6 +353,7 @@ def make_plan(
             objective=constraints.objective,
             runner_up=top[1] if len(top) > 1 else None,
             fastest=b.candidate(min(extremes, key=itemgetter(1, 0)), 0),
+            nearly_as_cheap=_nearly_as_cheap(b, extremes, shown[0]),
             cheapest=b.candidate(min(extremes), 0),
             best_on_demand=b.candidate(on_demand, 0) if on_demand else None,
             feasible_count=len(ranked),
