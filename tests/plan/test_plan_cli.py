@@ -164,3 +164,21 @@ def test_no_workload_says_what_to_give():
     r = run()
     assert r.exit_code == 2
     assert "--preset" in r.stderr and "--scenario" in r.stderr
+
+
+def test_suspect_catalog_prices_are_flagged():
+    doc = plan_json(
+        "--preset",
+        "llama-lora",
+        "--provider",
+        "gcp",
+        "--gpu",
+        "A100",
+        "--region",
+        "asia-northeast1",
+        "--pricing",
+        "on-demand",
+        "--max-nodes",
+        "1",
+    )
+    assert any(n.startswith("price suspect") for n in doc["best"]["notes"])
