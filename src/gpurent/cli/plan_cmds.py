@@ -1,9 +1,365 @@
-"""CLI verbs of the plan room (filled in by its issue)."""
+"""`gpurent plan`: what to rent for a job, where, how to pay, and what it costs to finish."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, TypeVar
+
 import typer
+
+from gpurent.cli.common import cli_errors, console, err_console, print_json
+from gpurent.errors import InputError, NotFoundError
+from gpurent.plan.constraints import (
+    DEFAULT_MAX_GPUS,
+    DEFAULT_MAX_NODES,
+    DEFAULT_TOP_N,
+    Constraints,
+    Interconnect,
+    Objective,
+    PricingModel,
+)
+from gpurent.plan.scenarios import SCENARIOS, Scenario, get_scenario
+from gpurent.pricing.costs import DEFAULT_RESTART_S, DEFAULT_STORAGE_GB_PER_NODE, CostAssumptions
+
+if TYPE_CHECKING:
+    from gpurent.catalog.offer import Offer
+    from gpurent.plan.layouts import EstimatorFn
+    from gpurent.workload.spec import Task, Workload
+
+EXIT_INFEASIBLE = 3
+
+_HELP = """What to rent for a deep-learning job, where, how to pay, and what it costs to finish.
+
+Enumerates every catalog offer x node count x parallel layout that fits in memory x pricing
+model (on-demand, spot with its expected overhead, reserved), ranks them by the objective, and
+explains the pick: why, memory per GPU, what limits it, what the alternatives trade. Works
+offline on the bundled catalog.
+
+Examples:
+
+  gpurent plan --preset llama-lora
+
+  gpurent plan --scenario inference --json
+
+  gpurent plan --preset bert-large-pretrain --deadline 12h --objective deadline --provider aws,gcp
+
+  gpurent plan --workload job.toml --budget 500 --pricing on-demand --html plan.html
+
+Exit codes: 0 a plan; 2 bad input; 3 nothing meets the request (the reasons and the closest
+alternatives are printed).
+"""
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|hr|hours?|d|days?|w|weeks?)?\s*$")
+_DURATION_S = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hr": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration_s(text: str, flag: str = "--deadline") -> float:
+    """'3d', '72h', '90min', '1.5w', '3600s'; a bare number is hours."""
+    match = _DURATION.match(text.lower())
+    if not match:
+        raise InputError(f"{flag}: cannot read {text!r} as a duration; use e.g. 3d, 72h, 90min")
+    unit = (match.group(2) or "h").rstrip("s") or "s"
+    unit = {"hour": "h", "day": "d", "week": "w", "second": "s"}.get(unit, unit)
+    value = float(match.group(1)) * _DURATION_S.get(unit, 3600)
+    if value <= 0:
+        raise InputError(f"{flag} must be positive, got {text!r}")
+    return value
+
+
+def _split(text: str | None) -> tuple[str, ...]:
+    if not text:
+        return ()
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+E = TypeVar("E", Objective, PricingModel, Interconnect)
+
+
+def _enum_list(kind: type[E], text: str, flag: str) -> tuple[E, ...]:
+    out = []
+    for part in _split(text):
+        try:
+            out.append(kind(part.lower()))
+        except ValueError:
+            raise NotFoundError(flag.lstrip("-"), part, [e.value for e in kind]) from None
+    return tuple(out)
+
+
+def load_offers(catalog: Path | None) -> tuple[Offer, ...]:
+    """The offers to plan over: `--catalog FILE` (any format `gpurent catalog` reads), else the
+    catalogs fetched with `gpurent catalog update` plus the bundled snapshot for the rest.
+    Skipped rows are reported on stderr, never guessed."""
+    from gpurent.catalog.sources import load_offers as load
+
+    table = load(catalog)
+    if catalog is not None and table.skipped:  # the bundled snapshot's skips are documented
+        first = table.skipped[0]
+        err_console.print(
+            f"warning: skipped {len(table.skipped)} unusable row(s) of {table.source} "
+            f"(first: {first.file}:{first.line}: {first.reason})",
+            highlight=False,
+            soft_wrap=True,
+        )
+    return table.offers
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Overrides:
+    """Workload fields given as flags (None: keep the preset's or file's value)."""
+
+    task: Task | None = None
+    token_budget: float | None = None
+    epochs: float | None = None
+    batch_size_per_gpu: int | None = None
+
+
+def resolve_workload(
+    preset: str | None,
+    workload_file: Path | None,
+    model: str | None,
+    scenario: Scenario | None,
+    overrides: Overrides,
+) -> Workload:
+    """The workload from exactly one of --preset, --workload, --model (or the scenario's)."""
+    from gpurent import workload as wl
+
+    given = [
+        flag
+        for flag, v in (("--preset", preset), ("--workload", workload_file), ("--model", model))
+        if v
+    ]
+    if len(given) > 1:
+        raise InputError(f"give one of {', '.join(given)}, not several")
+    if workload_file is not None:
+        base = wl.load_workload(workload_file)
+    elif model is not None:
+        base = wl.Workload(model=model, name=model)
+    else:
+        name = preset or (scenario.default_preset if scenario else None)
+        if name is None:
+            raise InputError(
+                "say what to run: --preset NAME (e.g. llama-lora), --workload FILE, "
+                "--model NAME or --scenario training|inference|cost-sensitive"
+            )
+        base = wl.preset(name)
+    if overrides.task is not None:
+        base = replace(base, task=overrides.task)
+    if overrides.token_budget is not None:
+        base = replace(base, token_budget=overrides.token_budget)
+    if overrides.epochs is not None:
+        base = replace(base, epochs=overrides.epochs)
+    if overrides.batch_size_per_gpu is not None:
+        base = replace(base, batch_size_per_gpu=overrides.batch_size_per_gpu)
+    return base
+
+
+def _estimator() -> EstimatorFn:
+    from gpurent.plan.estimator import default_estimator
+
+    return default_estimator
+
+
+_H = {
+    "preset": "A workload preset: llama-lora, resnet50-imagenet, bert-large-pretrain, "
+    "llm-inference.",
+    "workload": "A workload file (TOML/YAML).",
+    "model": "A model-zoo name, run with the workload defaults.",
+    "task": "training | finetune-full | finetune-lora | finetune-qlora | inference.",
+    "tokens": "Amount of work in tokens (LLMs), e.g. 2e9.",
+    "epochs": "Epochs over the dataset.",
+    "batch": "Micro-batch per GPU (lowered automatically when it does not fit).",
+    "scenario": "The guide's scenario matrix: training | inference | cost-sensitive. Sets the "
+    "memory floor, interconnect, storage, objective and a default workload.",
+    "deadline": "Finish within, e.g. 3d, 72h, 90min (a bare number is hours).",
+    "budget": "Most USD to spend on the whole job.",
+    "provider": "Only these providers, comma list, e.g. aws,gcp,lambda.",
+    "region": "Only these regions, comma list; a prefix matches, e.g. us-,europe-west4.",
+    "gpu": "Only these GPUs, comma list, e.g. H100,A100-80GB.",
+    "max_gpus": "Most GPUs in total.",
+    "max_nodes": "Most instances (nodes) for one job.",
+    "min_mem": "Least memory per GPU, GiB.",
+    "interconnect": "Between a node's GPUs: nvlink | pcie | any.",
+    "pricing": "Pricing models to consider, comma list of on-demand, spot, reserved.",
+    "objective": "cheapest | fastest | deadline | throughput-per-dollar. Default: deadline "
+    "with --deadline, else cheapest (throughput-per-dollar when the workload has no amount).",
+    "top": "Rows in the ranked table.",
+    "storage": f"Block storage per node, GB (default {DEFAULT_STORAGE_GB_PER_NODE:g}; "
+    "scenarios set their own).",
+    "storage_price": "Storage price, USD per GB-month (default: per provider, stated).",
+    "egress": "Data moved out of the cloud, GB (e.g. downloading the trained model).",
+    "egress_price": "Egress price, USD per GB (default: per provider, stated).",
+    "spot_rate": "Expected spot interruptions per instance-hour (default: per provider, stated).",
+    "checkpoint": "Seconds to write one checkpoint (default: from the state size at 1 GiB/s).",
+    "restart": "Seconds lost per spot interruption to get a new instance and resume.",
+    "commit": "Price 'reserved' as this fraction off on-demand, e.g. 0.35.",
+    "catalog": "An offers CSV in the project's format (default: the bundled snapshot).",
+    "json": "Print the plan as JSON (stable format: docs/plan-json-schema.md).",
+    "markdown": "Print the plan as Markdown.",
+    "html": "Also write a self-contained HTML report with a cost-vs-time chart to this file.",
+}
+
+
+@cli_errors
+def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
+    preset: Annotated[str | None, typer.Option("--preset", "-p", help=_H["preset"])] = None,
+    workload_file: Annotated[
+        Path | None, typer.Option("--workload", "-w", help=_H["workload"], dir_okay=False)
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", "-m", help=_H["model"])] = None,
+    task: Annotated[str | None, typer.Option("--task", help=_H["task"])] = None,
+    tokens: Annotated[float | None, typer.Option("--tokens", help=_H["tokens"])] = None,
+    epochs: Annotated[float | None, typer.Option("--epochs", help=_H["epochs"])] = None,
+    batch_size: Annotated[int | None, typer.Option("--batch-size", help=_H["batch"])] = None,
+    scenario_name: Annotated[
+        str | None, typer.Option("--scenario", "-s", help=_H["scenario"])
+    ] = None,
+    deadline: Annotated[str | None, typer.Option("--deadline", help=_H["deadline"])] = None,
+    budget: Annotated[float | None, typer.Option("--budget", help=_H["budget"])] = None,
+    provider: Annotated[str | None, typer.Option("--provider", help=_H["provider"])] = None,
+    region: Annotated[str | None, typer.Option("--region", help=_H["region"])] = None,
+    gpu: Annotated[str | None, typer.Option("--gpu", help=_H["gpu"])] = None,
+    max_gpus: Annotated[int, typer.Option("--max-gpus", help=_H["max_gpus"])] = DEFAULT_MAX_GPUS,
+    max_nodes: Annotated[
+        int, typer.Option("--max-nodes", help=_H["max_nodes"])
+    ] = DEFAULT_MAX_NODES,
+    min_gpu_memory: Annotated[
+        float | None, typer.Option("--min-gpu-memory", help=_H["min_mem"])
+    ] = None,
+    interconnect: Annotated[
+        str | None, typer.Option("--interconnect", help=_H["interconnect"])
+    ] = None,
+    pricing: Annotated[str, typer.Option("--pricing", help=_H["pricing"])] = "on-demand,spot",
+    objective: Annotated[
+        str | None, typer.Option("--objective", "-o", help=_H["objective"])
+    ] = None,
+    top: Annotated[int, typer.Option("--top", "-n", help=_H["top"])] = DEFAULT_TOP_N,
+    storage_gb: Annotated[float | None, typer.Option("--storage-gb", help=_H["storage"])] = None,
+    storage_price: Annotated[
+        float | None, typer.Option("--storage-usd-per-gb-month", help=_H["storage_price"])
+    ] = None,
+    egress_gb: Annotated[float, typer.Option("--egress-gb", help=_H["egress"])] = 0.0,
+    egress_price: Annotated[
+        float | None, typer.Option("--egress-usd-per-gb", help=_H["egress_price"])
+    ] = None,
+    spot_rate: Annotated[
+        float | None, typer.Option("--spot-interruptions-per-hour", help=_H["spot_rate"])
+    ] = None,
+    checkpoint_s: Annotated[
+        float | None, typer.Option("--checkpoint-s", help=_H["checkpoint"])
+    ] = None,
+    restart_s: Annotated[
+        float, typer.Option("--restart-s", help=_H["restart"])
+    ] = DEFAULT_RESTART_S,
+    commit_discount: Annotated[
+        float | None, typer.Option("--commit-discount", help=_H["commit"])
+    ] = None,
+    catalog: Annotated[
+        Path | None, typer.Option("--catalog", help=_H["catalog"], dir_okay=False)
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help=_H["json"])] = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help=_H["markdown"])] = False,
+    html: Annotated[Path | None, typer.Option("--html", help=_H["html"], dir_okay=False)] = None,
+) -> None:
+    from gpurent.plan.planner import make_plan
+
+    scenario = get_scenario(scenario_name) if scenario_name else None
+    from gpurent.workload.spec import Task
+
+    task_value = None
+    if task is not None:
+        try:
+            task_value = Task(task.lower())
+        except ValueError:
+            raise NotFoundError("task", task, [t.value for t in Task]) from None
+    overrides = Overrides(
+        task=task_value, token_budget=tokens, epochs=epochs, batch_size_per_gpu=batch_size
+    )
+    workload = resolve_workload(preset, workload_file, model, scenario, overrides)
+    deadline_s = parse_duration_s(deadline) if deadline else None
+    if objective:
+        chosen = _enum_list(Objective, objective, "--objective")
+        if len(chosen) != 1:
+            raise InputError("--objective takes one value")
+        goal = chosen[0]
+    elif deadline_s is not None:
+        goal = Objective.DEADLINE
+    elif scenario is not None:
+        goal = scenario.objective
+    elif not (workload.token_budget or workload.dataset_samples):
+        goal = Objective.THROUGHPUT_PER_DOLLAR
+    else:
+        goal = Objective.CHEAPEST
+    link = (
+        _enum_list(Interconnect, interconnect, "--interconnect")[0]
+        if interconnect
+        else (scenario.interconnect if scenario else Interconnect.ANY)
+    )
+    gpus: tuple[str, ...] = ()
+    if gpu:
+        from gpurent.catalog import get_gpu
+
+        gpus = tuple(get_gpu(name).name for name in _split(gpu))
+    constraints = Constraints(
+        deadline_s=deadline_s,
+        budget_usd=budget,
+        providers=tuple(p.lower() for p in _split(provider)),
+        regions=_split(region),
+        gpus=gpus,
+        max_gpus=max_gpus,
+        max_nodes=max_nodes,
+        min_gpu_memory_gib=(
+            min_gpu_memory
+            if min_gpu_memory is not None
+            else (scenario.min_gpu_memory_gib if scenario else None)
+        ),
+        interconnect=link,
+        pricing=_enum_list(PricingModel, pricing, "--pricing"),
+        objective=goal,
+        top_n=top,
+    )
+    assumptions = CostAssumptions(
+        storage_gb_per_node=(
+            storage_gb
+            if storage_gb is not None
+            else (scenario.storage_gb_per_node if scenario else DEFAULT_STORAGE_GB_PER_NODE)
+        ),
+        storage_usd_per_gb_month=storage_price,
+        egress_gb=egress_gb,
+        egress_usd_per_gb=egress_price,
+        spot_interruptions_per_hour=spot_rate,
+        restart_s=restart_s,
+        checkpoint_s=checkpoint_s,
+        commit_discount=commit_discount,
+    )
+    offers = load_offers(catalog)
+    result = make_plan(workload, offers, constraints, assumptions, _estimator(), scenario=scenario)
+    if html is not None:
+        from gpurent.report.plan_html import render_html
+
+        html.write_text(render_html(result), encoding="utf-8")
+    if as_json:
+        from gpurent.report.plan_json import plan_to_dict
+
+        print_json(plan_to_dict(result))
+    elif markdown:
+        from gpurent.report.plan_markdown import render_markdown
+
+        typer.echo(render_markdown(result))
+    else:
+        from gpurent.report.plan_terminal import render_terminal
+
+        render_terminal(result, console)
+    if html is not None:
+        err_console.print(f"wrote {html}", highlight=False)
+    if not result.feasible:
+        raise typer.Exit(EXIT_INFEASIBLE)
 
 
 def register(app: typer.Typer) -> None:
-    """Attach this module's commands to the root app."""
+    """Attach `gpurent plan` to the root app."""
+    app.command("plan", help=_HELP, no_args_is_help=False)(plan_command)
+
+
+__all__ = ["SCENARIOS", "parse_duration_s", "plan_command", "register"]

@@ -1,0 +1,403 @@
+"""Enumeration: offers that pass the constraints x node counts x layout x pricing model.
+
+Speed matters (a 10,000-offer catalog must plan in well under a second), so the work is split:
+
+1. `filter_offers` drops offers that break a constraint, keeping per-stage counts so an empty
+   result can say which constraint emptied it and what came closest.
+2. Offers are grouped by (GPU, GPUs per instance, network); each distinct configuration
+   (GPU, GPUs per node, nodes, network) gets one layout search (`choose_layout`), cached.
+3. For each configuration x pricing model x provider x billing granularity, the wall time, spot
+   overhead and cost coefficients (cost = a x price + b) are computed once; each offer is then one
+   multiply-add. The result is a flat list of `Row`s that `rank` sorts without building objects.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from gpurent.catalog.gpu import GpuSpec
+from gpurent.catalog.offer import Offer
+from gpurent.catalog.specs import find_gpu
+from gpurent.estimate.result import Estimate
+from gpurent.plan.constraints import Constraints, Interconnect, PricingModel
+from gpurent.plan.layouts import EstimatorFn, LayoutChoice, choose_layout
+from gpurent.pricing.costs import (
+    MAX_SPOT_SLOWDOWN,
+    CostAssumptions,
+    SpotOverhead,
+    checkpoint_cost_s,
+    cost_coefficients,
+    spot_overhead,
+)
+from gpurent.units import HOURS_PER_MONTH, SECONDS_PER_HOUR
+from gpurent.workload.spec import Workload
+
+NVLINK_MIN_NETWORK_GBPS = 100.0
+UNSPECIFIED_WORK_S = 3600.0  # priced when the workload gives no amount of work (as SkyPilot does)
+
+Row = tuple[float, float, int, int, float]
+"""(cost_usd, wall_s, offer index, context index, price_usd_per_hour) of one candidate."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FilterReport:
+    """Offers kept by the constraints; when none are, the reasons with the closest offers."""
+
+    catalog_offers: int
+    kept: tuple[Offer, ...]
+    reasons: tuple[str, ...]
+    unknown_gpus: tuple[str, ...]  # GPU names without a spec (cannot be estimated)
+
+
+def _closest(offers: Sequence[Offer], key: Callable[[Offer], float], n: int = 3) -> str:
+    seen: set[tuple[str, int]] = set()
+    picks: list[str] = []
+    for offer in sorted(offers, key=key):
+        ident = (offer.gpu_name, offer.gpu_count)
+        if ident in seen:
+            continue
+        seen.add(ident)
+        picks.append(
+            f"{offer.gpu_count}x {offer.gpu_name} ({offer.gpu_memory_gib:g} GiB) "
+            f"{offer.provider} {offer.instance_type} {offer.region}"
+        )
+        if len(picks) == n:
+            break
+    return "; ".join(picks)
+
+
+def _has_price(offer: Offer, pricing: tuple[PricingModel, ...], discount: bool) -> bool:
+    for p in pricing:
+        if p is PricingModel.ON_DEMAND and offer.price_usd_per_hour is not None:
+            return True
+        if p is PricingModel.SPOT and offer.spot_price_usd_per_hour is not None:
+            return True
+        if p is PricingModel.RESERVED and (
+            offer.reserved or (discount and offer.price_usd_per_hour is not None)
+        ):
+            return True
+    return False
+
+
+def _interconnect_ok(offer: Offer, need: Interconnect) -> bool:
+    if need is Interconnect.ANY or offer.gpu_count == 1:
+        return True
+    link = (offer.gpu_interconnect or "PCIe").lower()
+    return ("nvlink" in link) == (need is Interconnect.NVLINK)
+
+
+def filter_offers(
+    offers: Sequence[Offer], constraints: Constraints, assumptions: CostAssumptions
+) -> FilterReport:
+    """Apply the offer-level constraints in order, stopping with reasons at the first empty one."""
+    c = constraints
+    discount = assumptions.commit_discount is not None
+    providers = {p.lower() for p in c.providers}
+    gpus = {g.lower() for g in c.gpus}
+    where = f" in region {', '.join(c.regions)}" if c.regions else ""
+    stages: list[tuple[Callable[[Offer], bool], Callable[[list[Offer]], str]]] = [
+        (
+            lambda o: not providers or o.provider in providers,
+            lambda prev: (
+                f"no offer from provider {', '.join(c.providers)}; the catalog has "
+                + ", ".join(sorted({o.provider for o in prev}))
+            ),
+        ),
+        (
+            lambda o: c.region_allowed(o.region),
+            lambda prev: (
+                f"no offer in region {', '.join(c.regions)}; regions with offers: "
+                + ", ".join(sorted({o.region for o in prev})[:12])
+            ),
+        ),
+        (
+            lambda o: not gpus or o.gpu_name.lower() in gpus,
+            lambda prev: (
+                f"no offer with GPU {', '.join(c.gpus)}{where}; GPUs there: "
+                + ", ".join(sorted({o.gpu_name for o in prev})[:12])
+            ),
+        ),
+        (
+            lambda o: o.gpu_count <= c.max_gpus,
+            lambda prev: (
+                f"every offer{where} has more than --max-gpus {c.max_gpus} GPUs; "
+                "the smallest: " + _closest(prev, lambda o: o.gpu_count)
+            ),
+        ),
+        (
+            lambda o: c.min_gpu_memory_gib is None or o.gpu_memory_gib >= c.min_gpu_memory_gib,
+            lambda prev: (
+                f"no offer has >= {c.min_gpu_memory_gib:g} GiB per GPU{where}; "
+                "the closest are " + _closest(prev, lambda o: -o.gpu_memory_gib)
+            ),
+        ),
+        (
+            lambda o: _interconnect_ok(o, c.interconnect),
+            lambda prev: (
+                f"no multi-GPU offer with {c.interconnect.value} between its GPUs"
+                f"{where}; the largest: " + _closest(prev, lambda o: -o.gpu_count)
+            ),
+        ),
+        (
+            lambda o: _has_price(o, c.pricing, discount),
+            lambda prev: (
+                f"no offer{where} has a {'/'.join(p.value for p in c.pricing)} price"
+                + (
+                    " (the catalog has no reserved prices: pass --commit-discount 0.3 for a "
+                    "30% committed-use discount)"
+                    if PricingModel.RESERVED in c.pricing
+                    else ""
+                )
+            ),
+        ),
+    ]
+    current = list(offers)
+    for keep, explain in stages:
+        nxt = [o for o in current if keep(o)]
+        if not nxt:
+            return FilterReport(
+                catalog_offers=len(offers), kept=(), reasons=(explain(current),), unknown_gpus=()
+            )
+        current = nxt
+    has_spec = {name: find_gpu(name) is not None for name in {o.gpu_name for o in current}}
+    known = [o for o in current if has_spec[o.gpu_name]]
+    unknown = tuple(sorted(name for name, ok in has_spec.items() if not ok))
+    reasons: tuple[str, ...] = ()
+    if not known:
+        reasons = (f"no GPU spec for {', '.join(unknown)}: their speed cannot be estimated",)
+    return FilterReport(
+        catalog_offers=len(offers), kept=tuple(known), reasons=reasons, unknown_gpus=unknown
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Config:
+    """One distinct hardware configuration and the layout chosen for it."""
+
+    gpu: GpuSpec
+    gpus_per_node: int
+    nodes: int
+    inter_node_gbps: float | None
+    network_assumed: bool
+    choice: LayoutChoice
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Context:
+    """What every offer of one config x pricing x provider x billing step shares."""
+
+    config: Config
+    estimate: Estimate
+    pricing: PricingModel
+    provider: str
+    granularity_s: int
+    min_billed_hours: float
+    compute_s: float
+    wall_s: float
+    spot: SpotOverhead | None
+    coef_a: float  # cost = coef_a x price + coef_b
+    coef_b: float
+    work_units_per_s: float  # estimator throughput, in its throughput_unit
+    storage_usd_per_hour: float  # block storage of all nodes, per hour of wall time
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Enumeration:
+    """All priced candidates as rows, their shared contexts, and what was dropped and why."""
+
+    offers: tuple[Offer, ...]
+    contexts: tuple[Context, ...]
+    rows: tuple[Row, ...]
+    context_best: tuple[Row, ...]  # the cheapest row of each context (holds the Pareto front)
+    configs: tuple[Config, ...]
+    estimator_calls: int
+    dropped: tuple[str, ...]  # reasons configurations or pricings produced no candidate
+
+
+def _price(offer: Offer, pricing: PricingModel, discount: float | None) -> float | None:
+    if pricing is PricingModel.ON_DEMAND:
+        return offer.price_usd_per_hour
+    if pricing is PricingModel.SPOT:
+        return offer.spot_price_usd_per_hour
+    if offer.reserved:
+        return min(t.price_usd_per_hour for t in offer.reserved)
+    if discount is not None and offer.price_usd_per_hour is not None:
+        return offer.price_usd_per_hour * (1.0 - discount)
+    return None
+
+
+def _reserved_term_hours(offer: Offer, pricing: PricingModel) -> float:
+    if pricing is not PricingModel.RESERVED or not offer.reserved:
+        return 0.0
+    term = min(offer.reserved, key=lambda t: t.price_usd_per_hour)
+    return term.term_months * HOURS_PER_MONTH
+
+
+def _context(
+    *,
+    config: Config,
+    est: Estimate,
+    pricing: PricingModel,
+    offer: Offer,
+    term_h: float,
+    assumptions: CostAssumptions,
+    trains: bool,
+) -> Context:
+    """Wall time, spot overhead and cost coefficients shared by every offer of one sub-group."""
+    nodes = config.nodes
+    compute_s = est.time_to_finish_s or UNSPECIFIED_WORK_S
+    spot = None
+    wall_s = compute_s
+    if pricing is PricingModel.SPOT:
+        state_gib = (est.memory.weights_gib + est.memory.optimizer_gib) * config.gpus_per_node
+        spot = spot_overhead(
+            compute_s=compute_s,
+            nodes=nodes,
+            interruptions_per_hour_per_instance=assumptions.interruptions_per_hour(offer.provider),
+            checkpoint_cost_s=checkpoint_cost_s(state_gib, assumptions),
+            restart_s=assumptions.restart_s,
+            trains=trains,
+        )
+        wall_s = compute_s * spot.slowdown
+    a, b = cost_coefficients(
+        wall_s=wall_s,
+        nodes=nodes,
+        granularity_s=offer.billing_granularity_s,
+        provider=offer.provider,
+        assumptions=assumptions,
+        min_billed_hours=term_h,
+    )
+    return Context(
+        config=config,
+        estimate=est,
+        pricing=pricing,
+        provider=offer.provider,
+        granularity_s=offer.billing_granularity_s,
+        min_billed_hours=term_h,
+        compute_s=compute_s,
+        wall_s=wall_s,
+        spot=spot,
+        coef_a=a,
+        coef_b=b,
+        work_units_per_s=est.throughput,
+        storage_usd_per_hour=nodes
+        * assumptions.storage_gb_per_node
+        * assumptions.storage_rate(offer.provider)
+        / HOURS_PER_MONTH,
+    )
+
+
+def enumerate_candidates(
+    workload: Workload,
+    offers: Sequence[Offer],
+    constraints: Constraints,
+    assumptions: CostAssumptions,
+    estimator: EstimatorFn,
+) -> Enumeration:
+    """Price every (offer, nodes, pricing) that fits; see the module doc for the caching.
+
+    Offers are grouped by hardware (GPU, count, network) for the layout search, and within a
+    group by everything else a context depends on (provider, billing step, reserved term), so
+    the inner loop is one multiply-add per offer.
+    """
+    discount = assumptions.commit_discount
+    # hardware key -> sub-group key -> pricing -> [(offer index, price)]
+    groups: dict[
+        tuple[str, int, float | None],
+        dict[tuple[str, int, float], dict[PricingModel, list[tuple[int, float]]]],
+    ] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for i, offer in enumerate(offers):
+        hardware = groups[(offer.gpu_name, offer.gpu_count, offer.network_gbps)]
+        for pricing in constraints.pricing:
+            if pricing is PricingModel.ON_DEMAND:
+                price, term_h = offer.price_usd_per_hour, 0.0
+            elif pricing is PricingModel.SPOT:
+                price, term_h = offer.spot_price_usd_per_hour, 0.0
+            else:
+                price, term_h = (
+                    _price(offer, pricing, discount),
+                    _reserved_term_hours(offer, pricing),
+                )
+            if price is None:
+                continue
+            sub = (offer.provider, offer.billing_granularity_s, term_h)
+            hardware[sub][pricing].append((i, price))
+    configs: dict[tuple[str, int, int, float | None], Config] = {}
+    contexts: list[Context] = []
+    rows: list[Row] = []
+    context_best: list[Row] = []
+    dropped: list[str] = []
+    calls = 0
+    trains = workload.task.trains
+    need_nvlink = constraints.interconnect is Interconnect.NVLINK
+    for (gpu_name, count, network), subgroups in groups.items():
+        gpu = find_gpu(gpu_name)
+        if gpu is None:
+            continue
+        max_nodes = min(constraints.max_nodes, constraints.max_gpus // count)
+        for nodes in range(1, max_nodes + 1):
+            if nodes > 1 and need_nvlink and (network or 0.0) < NVLINK_MIN_NETWORK_GBPS:
+                break
+            gbps = None if nodes == 1 else (network or assumptions.default_network_gbps)
+            key = (gpu_name, count, nodes, gbps)
+            config = configs.get(key)
+            if config is None:
+                choice = choose_layout(
+                    estimator,
+                    workload,
+                    gpu=gpu,
+                    gpus_per_node=count,
+                    nodes=nodes,
+                    inter_node_gbps=gbps,
+                )
+                calls += choice.tried
+                config = Config(
+                    gpu=gpu,
+                    gpus_per_node=count,
+                    nodes=nodes,
+                    inter_node_gbps=gbps,
+                    network_assumed=nodes > 1 and network is None,
+                    choice=choice,
+                )
+                configs[key] = config
+            est = config.choice.estimate
+            if config.choice.layout is None or est is None:
+                continue
+            for (_, _, term_h), by_pricing in subgroups.items():
+                for pricing, priced in by_pricing.items():
+                    ctx = _context(
+                        config=config,
+                        est=est,
+                        pricing=pricing,
+                        offer=offers[priced[0][0]],
+                        term_h=term_h,
+                        assumptions=assumptions,
+                        trains=trains,
+                    )
+                    spot = ctx.spot
+                    if spot is not None and not spot.finishes:
+                        mtti_h = spot.mean_time_to_interruption_s / SECONDS_PER_HOUR
+                        dropped.append(
+                            f"spot on {nodes} node(s) of {count}x {gpu_name} at "
+                            f"{ctx.provider}: an interruption every {mtti_h:.2g} h on average "
+                            f"outpaces checkpoint + restart (over {MAX_SPOT_SLOWDOWN:g}x the "
+                            "compute time): it never finishes in practice"
+                        )
+                        continue
+                    idx = len(contexts)
+                    contexts.append(ctx)
+                    a, b, wall = ctx.coef_a, ctx.coef_b, ctx.wall_s
+                    new = [(a * p + b, wall, i, idx, p) for i, p in priced]
+                    rows.extend(new)
+                    context_best.append(min(new))
+    return Enumeration(
+        offers=tuple(offers),
+        contexts=tuple(contexts),
+        rows=tuple(rows),
+        context_best=tuple(context_best),
+        configs=tuple(configs.values()),
+        estimator_calls=calls,
+        dropped=tuple(dict.fromkeys(dropped)),
+    )

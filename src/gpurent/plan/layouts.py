@@ -1,0 +1,199 @@
+"""Parallel layouts: the cheapest way to lay a workload out on n GPUs so that it fits in memory.
+
+Layouts are tried in order of communication cost, and the first one that fits is kept (not all
+of them: the planner needs one good layout per configuration, and each try is an estimator call):
+
+training: plain data parallel; ZeRO-1 (optimizer states sharded), ZeRO-2 (+ gradients), ZeRO-3 /
+FSDP (+ weights); ZeRO-3 with activation recomputation; tensor parallel inside a node (2, 4, 8,
+dividing the GPUs per node and the attention heads) with ZeRO-1 across replicas; tensor parallel
+over the node and pipeline parallel across nodes (big models). If none fits, the micro-batch is
+halved (gradient accumulation doubled, so the global batch is unchanged) and the most
+memory-frugal layouts are tried again, down to a micro-batch of 1.
+inference: replicas; tensor parallel inside a node; pipeline across nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from gpurent.catalog.gpu import GpuSpec
+from gpurent.errors import GpurentError
+from gpurent.estimate.result import Estimate
+from gpurent.workload.spec import Sharding, Workload
+
+
+class EstimatorFn(Protocol):
+    """The estimator seam: how fast and how big `workload` is on `num_gpus` GPUs over `nodes`."""
+
+    def __call__(
+        self,
+        workload: Workload,
+        gpu: GpuSpec,
+        num_gpus: int,
+        nodes: int,
+        inter_node_gbps: float | None,
+    ) -> Estimate: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Layout:
+    """How the job is split over `num_gpus` GPUs."""
+
+    num_gpus: int
+    sharding: Sharding
+    tensor_parallel: int
+    pipeline_parallel: int
+    activation_checkpointing: bool
+    batch_size_per_gpu: int
+    gradient_accumulation: int
+
+    @property
+    def data_parallel(self) -> int:
+        return self.num_gpus // (self.tensor_parallel * self.pipeline_parallel)
+
+    @property
+    def label(self) -> str:
+        """Short description, e.g. 'ZeRO-3 DP8 +recompute' or 'TP4 PP2 DP1'."""
+        parts = []
+        if self.sharding is not Sharding.NONE:
+            parts.append(f"ZeRO-{self.sharding.value[-1]}")
+        if self.tensor_parallel > 1:
+            parts.append(f"TP{self.tensor_parallel}")
+        if self.pipeline_parallel > 1:
+            parts.append(f"PP{self.pipeline_parallel}")
+        if self.data_parallel > 1 or not parts:
+            parts.append(f"DP{self.data_parallel}")
+        if self.activation_checkpointing:
+            parts.append("+recompute")
+        return " ".join(parts)
+
+    def apply(self, workload: Workload) -> Workload:
+        return replace(
+            workload,
+            sharding=self.sharding,
+            tensor_parallel=self.tensor_parallel,
+            pipeline_parallel=self.pipeline_parallel,
+            activation_checkpointing=self.activation_checkpointing,
+            batch_size_per_gpu=self.batch_size_per_gpu,
+            gradient_accumulation=self.gradient_accumulation,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LayoutChoice:
+    """The first layout that fits, with its estimate; or the closest miss and why."""
+
+    layout: Layout | None
+    estimate: Estimate | None  # the fitting estimate, or the closest miss (least overshoot)
+    tried: int  # estimator calls made
+    closest_layout: Layout | None = None  # the layout of the closest miss
+    reason: str = ""  # why nothing fits ("" when a layout fits)
+
+
+def _tp_degrees(workload: Workload, gpus_per_node: int) -> list[int]:
+    heads = workload.shape.heads if workload.shape is not None else None
+    return [
+        t
+        for t in (2, 4, 8)
+        if t <= gpus_per_node and gpus_per_node % t == 0 and (heads is None or heads % t == 0)
+    ]
+
+
+def candidate_layouts(workload: Workload, gpus_per_node: int, nodes: int) -> Iterator[Layout]:
+    """Layouts to try, cheapest communication first (see the module doc)."""
+    num_gpus = gpus_per_node * nodes
+    seen: set[Layout] = set()
+    batch = max(1, workload.batch_size_per_gpu)
+    accumulation = max(1, workload.gradient_accumulation)
+    trains = workload.task.trains
+    first = True
+    while True:
+        options: list[tuple[Sharding, int, int, bool]] = []
+        if first and (workload.tensor_parallel > 1 or workload.pipeline_parallel > 1):
+            tp, pp = workload.tensor_parallel, workload.pipeline_parallel
+            if tp <= gpus_per_node and num_gpus % (tp * pp) == 0:
+                options.append((workload.sharding, tp, pp, workload.activation_checkpointing))
+        if trains:
+            ckpt = workload.activation_checkpointing
+            shardings = [Sharding.NONE]
+            if num_gpus > 1:
+                shardings += [Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3]
+            if first:
+                options += [(s, 1, 1, ckpt) for s in shardings]
+            options.append((shardings[-1], 1, 1, True))
+            for tp in _tp_degrees(workload, gpus_per_node):
+                dp_sharding = Sharding.ZERO1 if num_gpus // tp > 1 else Sharding.NONE
+                options.append((dp_sharding, tp, 1, True))
+            if nodes > 1:
+                options.append((Sharding.NONE, gpus_per_node, nodes, True))
+        else:
+            options.append((Sharding.NONE, 1, 1, False))
+            options += [
+                (Sharding.NONE, tp, 1, False) for tp in _tp_degrees(workload, gpus_per_node)
+            ]
+            if nodes > 1:
+                options.append((Sharding.NONE, gpus_per_node, nodes, False))
+        for sharding, tp, pp, ckpt in options:
+            if tp > 1 and gpus_per_node % tp:
+                continue
+            layout = Layout(
+                num_gpus=num_gpus,
+                sharding=sharding,
+                tensor_parallel=tp,
+                pipeline_parallel=pp,
+                activation_checkpointing=ckpt,
+                batch_size_per_gpu=batch,
+                gradient_accumulation=accumulation,
+            )
+            if layout not in seen:
+                seen.add(layout)
+                yield layout
+        if batch == 1:
+            return
+        batch, accumulation, first = max(1, batch // 2), accumulation * 2, False
+
+
+def choose_layout(
+    estimator: EstimatorFn,
+    workload: Workload,
+    *,
+    gpu: GpuSpec,
+    gpus_per_node: int,
+    nodes: int,
+    inter_node_gbps: float | None,
+) -> LayoutChoice:
+    """The first layout (in `candidate_layouts` order) whose estimate fits in GPU memory."""
+    closest: Estimate | None = None
+    closest_label = ""
+    closest_layout: Layout | None = None
+    tried = 0
+    errors: list[str] = []
+    for layout in candidate_layouts(workload, gpus_per_node, nodes):
+        tried += 1
+        try:
+            est = estimator(
+                layout.apply(workload), gpu, gpus_per_node * nodes, nodes, inter_node_gbps
+            )
+        except GpurentError as exc:  # a layout the estimator cannot model (e.g. TP vs heads)
+            errors.append(exc.message)
+            continue
+        if est.fits:
+            return LayoutChoice(layout=layout, estimate=est, tried=tried)
+        if closest is None or est.memory.headroom_gib > closest.memory.headroom_gib:
+            closest, closest_layout, closest_label = est, layout, layout.label
+    if closest is not None:
+        n = gpus_per_node * nodes
+        reason = (
+            f"needs {closest.memory.total_gib:.1f} GiB per GPU at best on "
+            f"{gpus_per_node * nodes}x {gpu.name} ({closest_label})"
+            f", which has {closest.memory.capacity_gib:.0f} GiB "
+            f"({closest.memory.total_gib * n:,.0f} GiB needed across the {n} GPUs, "
+            f"{closest.memory.capacity_gib * n:,.0f} GiB there)"
+        )
+    else:
+        reason = errors[0] if errors else "no layout applies"
+    return LayoutChoice(
+        layout=None, estimate=closest, tried=tried, closest_layout=closest_layout, reason=reason
+    )

@@ -1,0 +1,111 @@
+"""Ranking candidate rows by objective, the time-vs-cost Pareto front, and constraint checks.
+
+Rows are plain tuples (see `enumerate.Row`) so that sorting tens of thousands of them stays fast;
+objects are built only for the few that are shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import Any
+
+from gpurent.plan.constraints import Constraints, Objective
+from gpurent.plan.enumerate import Row
+from gpurent.units import format_duration, format_usd
+
+RowKey = Callable[[Row], Any] | None  # None: the rows' natural order (cost, then time)
+
+
+def objective_key(objective: Objective, work_per_usd: Callable[[Row], float]) -> RowKey:
+    """Sort key (ascending = better) for `objective`; ties broken by the other axis."""
+    if objective is Objective.FASTEST:
+        return itemgetter(1, 0)
+    if objective is Objective.THROUGHPUT_PER_DOLLAR:
+        return lambda r: (-work_per_usd(r), r[0])
+    return None  # CHEAPEST, and DEADLINE once filtered: rows sort natively by (cost, time)
+
+
+def pareto_front(rows: Iterable[Row]) -> list[Row]:
+    """Rows not dominated in (wall time, cost): none other is at least as fast and as cheap and
+    strictly better in one. Returned fastest first (and so most expensive first)."""
+    front: list[Row] = []
+    best_cost = float("inf")
+    for row in sorted(rows, key=itemgetter(1, 0)):
+        if row[0] < best_cost:
+            front.append(row)
+            best_cost = row[0]
+    return front
+
+
+def distinct(rows: Iterable[Row], identity: Callable[[Row], object], limit: int) -> list[Row]:
+    """The first `limit` rows with distinct `identity` (the best of each, as `rows` are ranked)."""
+    picked: list[Row] = []
+    seen: set[object] = set()
+    for row in rows:
+        ident = identity(row)
+        if ident in seen:
+            continue
+        seen.add(ident)
+        picked.append(row)
+        if len(picked) == limit:
+            break
+    return picked
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ranking:
+    """Rows meeting every constraint, ranked; or, when none does, the closest and why not."""
+
+    feasible: bool
+    ranked: list[Row]  # all rows meeting the constraints, best first (or the closest misses)
+    reasons: tuple[str, ...]
+
+
+def within(rows: Iterable[Row], constraints: Constraints) -> list[Row]:
+    """Rows meeting the deadline and the budget."""
+    deadline, budget = constraints.deadline_s, constraints.budget_usd
+    return [
+        r
+        for r in rows
+        if (deadline is None or r[1] <= deadline) and (budget is None or r[0] <= budget)
+    ]
+
+
+def rank_rows(
+    rows: Sequence[Row],
+    constraints: Constraints,
+    key: RowKey,
+    describe: Callable[[Row], str],
+) -> Ranking:
+    """Filter by deadline and budget, then sort by `key`. Infeasible: say which limit failed,
+    with the nearest candidates ranked by the limit they miss."""
+    deadline = constraints.deadline_s
+    budget = constraints.budget_usd
+    on_time = list(rows) if deadline is None else [r for r in rows if r[1] <= deadline]
+    ok = on_time if budget is None else [r for r in on_time if r[0] <= budget]
+    if ok:
+        return Ranking(feasible=True, ranked=sorted(ok, key=key), reasons=())
+    reasons: list[str] = []
+    if not rows:
+        return Ranking(feasible=False, ranked=[], reasons=())
+    if deadline is not None and not on_time:
+        fastest = min(rows, key=lambda r: (r[1], r[0]))
+        reasons.append(
+            f"no candidate finishes within the deadline of {format_duration(deadline)}: the "
+            f"fastest, {describe(fastest)}, takes {format_duration(fastest[1])} and costs "
+            f"{format_usd(fastest[0])}; raise --max-gpus/--max-nodes or relax the deadline"
+        )
+        closest = sorted(rows, key=itemgetter(1, 0))
+    else:
+        assert budget is not None
+        cheapest = min(on_time, key=lambda r: (r[0], r[1]))
+        within = " that meet the deadline" if deadline is not None else ""
+        reasons.append(
+            f"no candidate{within} fits the budget of {format_usd(budget)}: the cheapest, "
+            f"{describe(cheapest)}, costs {format_usd(cheapest[0])} and takes "
+            f"{format_duration(cheapest[1])}"
+        )
+        closest = sorted(on_time)
+    return Ranking(feasible=False, ranked=closest, reasons=tuple(reasons))

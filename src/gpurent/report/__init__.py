@@ -1,0 +1,1 @@
+"""Renderers of result objects: terminal (rich), Markdown, HTML with inline SVG, JSON."""

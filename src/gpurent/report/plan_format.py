@@ -1,0 +1,112 @@
+"""Cell formatting shared by the plan renderers (terminal, Markdown, HTML): one wording."""
+
+from __future__ import annotations
+
+from gpurent.plan.result import Candidate, Plan
+from gpurent.units import format_duration, format_usd
+
+TABLE_HEADERS = (
+    "#",
+    "provider",
+    "instance",
+    "region",
+    "GPUs",
+    "layout",
+    "pricing",
+    "time",
+    "cost",
+    "$/unit",
+    "bottleneck",
+    "notes",
+)
+PARETO_HEADERS = ("time", "cost", "GPUs", "offer", "pricing")
+
+
+def region_cell(c: Candidate) -> str:
+    return f"{c.region} (+{c.also_in_regions})" if c.also_in_regions else c.region
+
+
+def gpus_cell(c: Candidate) -> str:
+    return c.gpus_label
+
+
+def small_usd(amount: float) -> str:
+    """USD with two significant digits below a dollar ($0.0037), else `format_usd`."""
+    if 0 < amount < 1:
+        return f"${amount:.2g}"
+    return format_usd(amount)
+
+
+def unit_cost_cell(c: Candidate) -> str:
+    """Cost per epoch where the workload has epochs, else per unit of work (1M tokens...)."""
+    if c.cost_per_epoch_usd is not None:
+        return f"{small_usd(c.cost_per_epoch_usd)}/epoch"
+    return f"{small_usd(c.cost_per_unit_usd)}/{c.cost_unit}"
+
+
+def pricing_cell(c: Candidate) -> str:
+    return f"{c.pricing.value} {format_usd(c.price_usd_per_hour)}/h"
+
+
+def notes_cell(c: Candidate) -> str:
+    """Short risk tags for table cells; the full notes are in the JSON and the explanation."""
+    tags: list[str] = []
+    if c.within_budget is False:
+        tags.append("over budget")
+    if c.meets_deadline is False:
+        tags.append("misses deadline")
+    if c.spot is not None and c.spot.expected_interruptions > 0:
+        tags.append(
+            f"~{c.spot.expected_interruptions:.1f} interruptions, +{(c.spot.slowdown - 1):.0%} time"
+        )
+    for note in c.notes:
+        if note.startswith("spot:"):
+            continue
+        tags.append(note.split(":")[0] if ":" in note else note)
+    return "; ".join(tags)
+
+
+def candidate_row(c: Candidate) -> tuple[str, ...]:
+    return (
+        str(c.rank) if c.rank else "-",
+        c.provider,
+        c.instance_type + (f" x{c.nodes}" if c.nodes > 1 else ""),
+        region_cell(c),
+        gpus_cell(c),
+        c.layout.label,
+        pricing_cell(c),
+        format_duration(c.time_s),
+        format_usd(c.cost_usd),
+        unit_cost_cell(c),
+        c.bottleneck.value,
+        notes_cell(c),
+    )
+
+
+def pareto_row(c: Candidate) -> tuple[str, ...]:
+    return (
+        format_duration(c.time_s),
+        format_usd(c.cost_usd),
+        gpus_cell(c),
+        f"{c.provider} {c.instance_type} {c.region}",
+        c.pricing.value,
+    )
+
+
+def title(plan: Plan) -> str:
+    w = plan.workload
+    scenario = f" [{plan.scenario} scenario]" if plan.scenario else ""
+    return f"Plan for {w.name}: {w.model} {w.task}, {w.precision}, {w.work}{scenario}"
+
+
+def stats_line(plan: Plan) -> str:
+    return (
+        f"{plan.catalog_offers:,} offers in the catalog, {plan.offers_considered:,} met the "
+        f"constraints; {plan.configurations:,} configurations, {plan.estimator_calls:,} "
+        f"estimates, {plan.candidates_evaluated:,} priced candidates"
+    )
+
+
+def price_age_line(plan: Plan) -> str:
+    ages = ", ".join(plan.price_as_of) if plan.price_as_of else "unknown"
+    return f"prices as of {ages}: list prices, not live capacity; refresh before you rent"

@@ -1,0 +1,170 @@
+"""The stable `gpurent plan --json` document (schema version 1, see docs/plan-json-schema.md).
+
+Built field by field, not by dumping dataclasses, so that renaming an internal field cannot change
+the public format by accident; `docs/plan.schema.json` is checked against real output in tests.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from gpurent.plan.result import Candidate, Explanation, Plan
+
+SCHEMA_VERSION = "1"
+
+
+def _num(value: float | None) -> float | None:
+    """Floats as JSON numbers; infinities and NaN as null."""
+    if value is None or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def candidate_to_dict(c: Candidate) -> dict[str, Any]:
+    m = c.memory
+    spot = None
+    if c.spot is not None:
+        s = c.spot
+        spot = {
+            "interruptions_per_hour": _num(s.interruptions_per_hour),
+            "mean_time_to_interruption_s": _num(s.mean_time_to_interruption_s),
+            "checkpoint_cost_s": _num(s.checkpoint_cost_s),
+            "checkpoint_interval_s": _num(s.checkpoint_interval_s),
+            "expected_interruptions": _num(s.expected_interruptions),
+            "checkpoint_time_s": _num(s.checkpoint_time_s),
+            "lost_work_s": _num(s.lost_work_s),
+            "restart_time_s": _num(s.restart_time_s),
+            "slowdown": _num(s.slowdown),
+        }
+    lay = c.layout
+    return {
+        "rank": c.rank,
+        "provider": c.provider,
+        "instance_type": c.instance_type,
+        "region": c.region,
+        "also_in_regions": c.also_in_regions,
+        "gpu_name": c.gpu_name,
+        "gpus_per_node": c.gpus_per_node,
+        "nodes": c.nodes,
+        "num_gpus": c.num_gpus,
+        "gpu_memory_gib": _num(c.gpu_memory_gib),
+        "inter_node_gbps": _num(c.inter_node_gbps),
+        "network_assumed": c.network_assumed,
+        "pricing": c.pricing.value,
+        "price_usd_per_hour": _num(c.price_usd_per_hour),
+        "layout": {
+            "label": lay.label,
+            "data_parallel": lay.data_parallel,
+            "tensor_parallel": lay.tensor_parallel,
+            "pipeline_parallel": lay.pipeline_parallel,
+            "sharding": lay.sharding.value,
+            "activation_checkpointing": lay.activation_checkpointing,
+            "batch_size_per_gpu": lay.batch_size_per_gpu,
+            "gradient_accumulation": lay.gradient_accumulation,
+        },
+        "compute_time_s": _num(c.compute_time_s),
+        "time_s": _num(c.time_s),
+        "cost": {
+            "compute_usd": _num(c.cost.compute_usd),
+            "storage_usd": _num(c.cost.storage_usd),
+            "egress_usd": _num(c.cost.egress_usd),
+            "spot_overhead_usd": _num(c.cost.spot_overhead_usd),
+            "total_usd": _num(c.cost.total_usd),
+        },
+        "work_units": _num(c.work_units),
+        "work_unit": c.work_unit,
+        "cost_per_unit_usd": _num(c.cost_per_unit_usd),
+        "cost_unit": c.cost_unit,
+        "cost_per_epoch_usd": _num(c.cost_per_epoch_usd),
+        "throughput": _num(c.throughput),
+        "throughput_unit": c.throughput_unit,
+        "work_per_usd": _num(c.work_per_usd),
+        "bottleneck": c.bottleneck.value,
+        "scaling_efficiency": _num(c.scaling_efficiency),
+        "mfu": _num(c.mfu),
+        "memory": {
+            "weights_gib": _num(m.weights_gib),
+            "gradients_gib": _num(m.gradients_gib),
+            "optimizer_gib": _num(m.optimizer_gib),
+            "activations_gib": _num(m.activations_gib),
+            "kv_cache_gib": _num(m.kv_cache_gib),
+            "overhead_gib": _num(m.overhead_gib),
+            "total_gib": _num(m.total_gib),
+            "capacity_gib": _num(m.capacity_gib),
+            "headroom_gib": _num(m.headroom_gib),
+        },
+        "basis": c.basis,
+        "spot": spot,
+        "meets_deadline": c.meets_deadline,
+        "within_budget": c.within_budget,
+        "as_of": c.as_of,
+        "notes": list(c.notes),
+    }
+
+
+def _explanation(e: Explanation | None) -> dict[str, Any] | None:
+    if e is None:
+        return None
+    matrix = None
+    if e.matrix is not None:
+        mx = e.matrix
+        matrix = {
+            "scenario": mx.scenario,
+            "matrix_gpus": list(mx.matrix_gpus),
+            "agrees": mx.agrees,
+            "summary": mx.summary,
+            "matrix_best": candidate_to_dict(mx.matrix_best) if mx.matrix_best else None,
+        }
+    return {
+        "headline": e.headline,
+        "why": list(e.why),
+        "memory": list(e.memory),
+        "limits": list(e.limits),
+        "risks": list(e.risks),
+        "alternatives": [
+            {
+                "role": t.role,
+                "summary": t.summary,
+                "cost_delta_usd": _num(t.cost_delta_usd),
+                "time_delta_s": _num(t.time_delta_s),
+                "candidate": candidate_to_dict(t.candidate),
+            }
+            for t in e.alternatives
+        ],
+        "matrix": matrix,
+    }
+
+
+def plan_to_dict(plan: Plan) -> dict[str, Any]:
+    """The plan as the stable JSON document."""
+    w = plan.workload
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "workload": {
+            "name": w.name,
+            "model": w.model,
+            "task": w.task,
+            "precision": w.precision,
+            "work": w.work,
+            "work_given": w.work_given,
+        },
+        "scenario": plan.scenario,
+        "objective": plan.objective.value,
+        "constraints": list(plan.constraints),
+        "feasible": plan.feasible,
+        "infeasible_reasons": list(plan.infeasible_reasons),
+        "best": candidate_to_dict(plan.best) if plan.best else None,
+        "top": [candidate_to_dict(c) for c in plan.top],
+        "pareto": [candidate_to_dict(c) for c in plan.pareto],
+        "explanation": _explanation(plan.explanation),
+        "stats": {
+            "catalog_offers": plan.catalog_offers,
+            "offers_considered": plan.offers_considered,
+            "configurations": plan.configurations,
+            "estimator_calls": plan.estimator_calls,
+            "candidates_evaluated": plan.candidates_evaluated,
+        },
+        "price_as_of": list(plan.price_as_of),
+        "assumptions": list(plan.assumptions),
+    }

@@ -1,0 +1,113 @@
+"""A plan in the terminal (rich): ranked table, Pareto front, explanation panel, assumptions."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from gpurent.plan.result import Candidate, Plan
+from gpurent.report.plan_format import (
+    PARETO_HEADERS,
+    TABLE_HEADERS,
+    candidate_row,
+    gpus_cell,
+    pareto_row,
+    price_age_line,
+    pricing_cell,
+    region_cell,
+    stats_line,
+    title,
+    unit_cost_cell,
+)
+from gpurent.units import format_duration, format_usd
+
+_RIGHT = {"#", "time", "cost", "$/unit"}
+WIDE_COLUMNS = 140  # below this, a narrower table (layout, bottleneck, notes are in the panel)
+NARROW_HEADERS = ("#", "offer", "GPUs", "pricing", "time", "cost", "$/unit")
+
+
+def narrow_row(c: Candidate) -> tuple[str, ...]:
+    nodes = f" x{c.nodes}" if c.nodes > 1 else ""
+    return (
+        str(c.rank) if c.rank else "-",
+        f"{c.provider} {c.instance_type}{nodes}\n{region_cell(c)}",
+        gpus_cell(c),
+        pricing_cell(c).replace(" ", "\n", 1),
+        format_duration(c.time_s),
+        format_usd(c.cost_usd),
+        unit_cost_cell(c),
+    )
+
+
+_WIDE_ONLY = {"layout", "bottleneck", "notes"}  # dropped below 140 columns (in the panel anyway)
+WIDE_COLUMNS = 140
+
+
+def render_terminal(plan: Plan, console: Console) -> None:
+    """Print the plan: what to rent first, then the evidence, then the assumptions."""
+    console.print(Text(title(plan), style="bold"))
+    console.print(Text("  " + " | ".join(plan.constraints), style="dim"))
+    if not plan.feasible:
+        console.print(
+            Panel(
+                "\n".join(f"- {r}" for r in plan.infeasible_reasons),
+                title="No plan meets the request",
+                border_style="red",
+            )
+        )
+    if plan.top:
+        table = Table(
+            title="Ranked candidates" if plan.feasible else "Closest alternatives",
+            title_justify="left",
+            header_style="bold",
+        )
+        headers: tuple[str, ...]
+        rows: list[tuple[str, ...]]
+        if console.width >= WIDE_COLUMNS:
+            headers, rows = TABLE_HEADERS, [candidate_row(c) for c in plan.top]
+        else:
+            headers, rows = NARROW_HEADERS, [narrow_row(c) for c in plan.top]
+        for h in headers:
+            table.add_column(
+                h,
+                justify="right" if h in _RIGHT else "left",
+                overflow="fold",
+                max_width=40 if h == "notes" else None,
+            )
+        for n, cells in enumerate(rows):
+            table.add_row(*cells, style="bold green" if n == 0 and plan.feasible else None)
+        console.print(table)
+    if plan.pareto:
+        front = Table(
+            title="Pareto front: no other candidate is both faster and cheaper",
+            title_justify="left",
+            header_style="bold",
+        )
+        for h in PARETO_HEADERS:
+            front.add_column(h, justify="right" if h in _RIGHT else "left")
+        for c in plan.pareto:
+            front.add_row(*pareto_row(c))
+        console.print(front)
+    e = plan.explanation
+    if e is not None:
+        parts: list[Text] = [Text(e.headline, style="bold green")]
+        sections = (
+            ("Why", e.why),
+            ("Memory per GPU", e.memory),
+            ("What limits it", e.limits),
+            ("Risks", e.risks),
+            ("Alternatives", tuple(t.summary for t in e.alternatives)),
+            ("Scenario matrix", (e.matrix.summary,) if e.matrix else ()),
+        )
+        for name, lines in sections:
+            if lines:
+                parts.append(Text(f"\n{name}", style="bold"))
+                parts += [Text(f"  - {line}") for line in lines]
+        console.print(Panel(Group(*parts), title="Recommendation", border_style="green"))
+    console.print(Text(price_age_line(plan), style="yellow"))
+    console.print(Text(stats_line(plan), style="dim"))
+    console.print(Text("Assumptions:", style="bold"))
+    for line in plan.assumptions:
+        console.print(Text(f"  - {line}", style="dim"))
