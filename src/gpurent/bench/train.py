@@ -5,7 +5,8 @@ kernels autotune, allocator grows), then each timed step is measured with CUDA e
 (perf_counter on the CPU); the report gives the median and the 10th/90th percentiles (MLPerf
 reports a spread rather than one run). FLOPs per step are counted once by
 `torch.utils.flop_counter.FlopCounterMode` on a warm-up step (matmuls, convolutions and attention
-of forward and backward, from the model as defined), so MFU = FLOPs / step time / peak.
+of forward and backward, from the model as defined; attention counted over the full s x s square
+as in the PaLM/nanoGPT MFU convention), so MFU = FLOPs / step time / peak.
 
 Scaling: the same per-process batch on n processes joined by DistributedDataParallel (NCCL on
 GPUs, gloo on CPU) against one process; efficiency = throughput_n / (n x throughput_1).
@@ -73,6 +74,7 @@ def measure_steps(
     wrap: Callable[[Any], Any] | None = None,
 ) -> StepTimes:
     """Per-step seconds after `warmup` (>= 1) untimed steps, and FLOPs per step."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.utils.flop_counter import FlopCounterMode
 
     torch.manual_seed(0)
@@ -83,7 +85,10 @@ def measure_steps(
         model = wrap(model)
     step = make_step(torch, cfg, device, precision, model)
     counter = FlopCounterMode(display=False)
-    with counter:
+    # FlopCounterMode has formulas for the GPU attention kernels (flash, efficient, cuDNN) but
+    # not for the CPU's fused one: count the CPU step with the math backend (plain bmm's).
+    backend = sdpa_kernel(SDPBackend.MATH) if device == "cpu" else contextlib.nullcontext()
+    with counter, backend:
         step()
     flops = float(counter.get_total_flops())
     durations = time_calls(

@@ -30,6 +30,22 @@ bench_app = typer.Typer(
 )
 
 
+def _require_torch() -> None:
+    """Fail early, in one plain line, when the bench extra is missing.
+
+    Printed with typer.echo rather than through cli_errors: its rich console would read the
+    `[bench]` of `pip install 'gpurent[bench]'` as markup and drop it.
+    """
+    from gpurent.bench.torchdep import import_torch
+    from gpurent.errors import MissingExtraError
+
+    try:
+        import_torch()
+    except MissingExtraError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(exc.exit_code) from None
+
+
 def _output_mode(json_: bool, markdown_: bool) -> str:
     if json_ and markdown_:
         raise InputError("--json and --markdown: choose one")
@@ -89,6 +105,7 @@ def bench(
     from gpurent.userdata import data_home
 
     mode = _output_mode(json_, markdown_)
+    _require_torch()
     selected = tuple(s.strip() for s in only.split(",") if s.strip()) if only else BENCHMARKS
     cfg = BenchConfig(
         quick=quick,
