@@ -152,3 +152,30 @@ def test_quick_runs_every_benchmark_under_a_minute(tmp_path: Path) -> None:
     assert [run["model"] for run in data["model_runs"]] == ["resnet50", "bert-large", "gpt-decoder"]
     assert not any(m["value"] is None for m in data["measurements"])
     assert elapsed < 60
+
+
+def test_a_failing_benchmark_is_recorded_and_the_run_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gpurent.bench.runner as runner
+
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(runner, "run_disk", full_disk)
+    r = invoke(
+        "bench",
+        "--only",
+        "membw,disk",
+        "--path",
+        str(tmp_path),
+        "--quick",
+        "--json",
+        "--out",
+        str(tmp_path / "r.json"),
+    )
+    assert r.exit_code == 0, r.stderr
+    data = json.loads(r.stdout)
+    row = next(v for v in data["verdict"] if v["check"] == "disk.error")
+    assert row["status"] == "fail" and "No space left on device" in row["cause"]
+    assert any(m["key"] == "membw.copy" and m["value"] for m in data["measurements"])

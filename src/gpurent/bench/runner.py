@@ -37,7 +37,12 @@ Progress = Callable[[str, int, int], None]  # (label, done, total)
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BenchConfig:
-    """What to run. `quick` caps timed steps at 5 and warm-up at 2 and uses small sizes."""
+    """What to run. `quick` caps timed steps at 5 and warm-up at 2 and uses small sizes.
+
+    `max_seconds` bounds the run: each benchmark gets an equal share of the time left and its
+    timing loops stop at the end of its share (after at least 2 timed repeats); benchmarks not
+    started by the bound are skipped and named in the notes.
+    """
 
     quick: bool = False
     only: tuple[str, ...] = BENCHMARKS
@@ -159,6 +164,7 @@ def run_bench(
     device = resolve_device(torch, cfg.device)
     start = clock()
     deadline = start + cfg.max_seconds
+    slot = [deadline]  # the running benchmark's share of the time left (its loops stop there)
     steps = min(cfg.steps, 5) if cfg.quick else cfg.steps
     warmup = min(cfg.warmup, 2) if cfg.quick else cfg.warmup
     sizes = plan_sizes(device, cfg.quick)
@@ -177,7 +183,8 @@ def run_bench(
 
     def bench_models() -> None:
         matmul = next((m for m in measurements if m.key == "matmul.fp32"), None)
-        for name in MODEL_NAMES:
+        for i, name in enumerate(MODEL_NAMES):
+            model_deadline = clock() + (slot[0] - clock()) / (len(MODEL_NAMES) - i)
             if clock() > deadline:
                 notes.append(f"skipped model {name}: --max-seconds reached")
                 continue
@@ -187,8 +194,8 @@ def run_bench(
                 peak, basis = matmul.value, "torch fp32 matmul measured in this run (CPU)"
             else:
                 peak, basis = None, ""
-            runs.append(
-                run_model(
+            try:
+                run = run_model(
                     torch,
                     models[name],
                     config_label="full" if device == "cuda" else "cpu-small",
@@ -198,9 +205,13 @@ def run_bench(
                     steps=steps,
                     peak_tflops=peak,
                     peak_basis=f"{basis} {peak:.4g} TFLOP/s" if peak else "",
-                    deadline=deadline,
+                    deadline=model_deadline,
                 )
-            )
+            except RuntimeError as exc:  # torch.cuda.OutOfMemoryError and kernel failures
+                _release(torch, device)
+                measurements.append(failed(f"model.{name}", "model", exc))
+                continue
+            runs.append(run)
 
     def bench_scaling() -> None:
         world = gpu_count if device == "cuda" else 2
@@ -237,7 +248,7 @@ def run_bench(
                 sizes=sizes.matmul_sizes,
                 precisions=GPU_PRECISIONS if device == "cuda" else CPU_PRECISIONS,
                 repeats=sizes.matmul_repeats,
-                deadline=deadline,
+                deadline=slot[0],
             )
         ),
         "membw": lambda: measurements.extend(
@@ -246,7 +257,7 @@ def run_bench(
                 device=device,
                 array_mib=sizes.membw_mib,
                 repeats=sizes.matmul_repeats,
-                deadline=deadline,
+                deadline=slot[0],
             )
         ),
         "hostdev": lambda: measurements.extend(
@@ -256,7 +267,7 @@ def run_bench(
                 size_mib=sizes.hostdev_mib,
                 repeats=sizes.matmul_repeats,
                 probe_link=probe,
-                deadline=deadline,
+                deadline=slot[0],
             )
         ),
         "allreduce": lambda: measurements.extend(
@@ -273,7 +284,7 @@ def run_bench(
                 cfg.disk_path,
                 file_mib=sizes.disk_mib,
                 random_reads=sizes.disk_random_reads,
-                deadline=deadline,
+                deadline=slot[0],
             )
         ),
         "dataload": lambda: measurements.extend(
@@ -296,18 +307,12 @@ def run_bench(
         if clock() > deadline:
             notes.append(f"skipped {name}: --max-seconds {cfg.max_seconds:g} reached")
             continue
+        slot[0] = clock() + (deadline - clock()) / (len(selected) - done)
+        _release(torch, device)  # spawned workers need the memory this process cached
         try:
             jobs[name]()
-        except (DeviceError, OSError) as exc:
-            measurements.append(
-                Measurement(
-                    key=f"{name}.error",
-                    benchmark=name,
-                    value=None,
-                    unit="",
-                    detail=f"failed: {exc}",
-                )
-            )
+        except (DeviceError, OSError, RuntimeError) as exc:
+            measurements.append(failed(f"{name}.error", name, exc))
     if progress is not None:
         progress("verdict", len(selected), len(selected))
     hw = detect_hardware(torch, device, links[0] if links else None)
@@ -328,6 +333,21 @@ def run_bench(
         calibration_rows=calibration,
         notes=tuple(notes),
     )
+
+
+def failed(key: str, benchmark: str, exc: BaseException) -> Measurement:
+    """A benchmark that raised: recorded (the verdict fails it), and the run goes on."""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return Measurement(key=key, benchmark=benchmark, value=None, unit="", detail=f"failed: {first}")
+
+
+def _release(torch: Any, device: str) -> None:
+    """Free what earlier benchmarks left in torch's CUDA caching allocator."""
+    if device == "cuda":
+        import gc
+
+        gc.collect()
+        torch.cuda.empty_cache()
 
 
 def _loader_workers() -> int:

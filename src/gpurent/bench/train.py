@@ -72,8 +72,10 @@ def measure_steps(
     steps: int,
     deadline: float | None = None,
     wrap: Callable[[Any], Any] | None = None,
+    count_flops: bool = True,
 ) -> StepTimes:
-    """Per-step seconds after `warmup` (>= 1) untimed steps, and FLOPs per step."""
+    """Per-step seconds after `warmup` (>= 1) untimed steps, and FLOPs per step (0 when
+    `count_flops` is off, as in DDP workers, where only the times are wanted)."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.utils.flop_counter import FlopCounterMode
 
@@ -88,9 +90,12 @@ def measure_steps(
     # FlopCounterMode has formulas for the GPU attention kernels (flash, efficient, cuDNN) but
     # not for the CPU's fused one: count the CPU step with the math backend (plain bmm's).
     backend = sdpa_kernel(SDPBackend.MATH) if device == "cpu" else contextlib.nullcontext()
-    with counter, backend:
+    if count_flops:
+        with counter, backend:
+            step()
+    else:
         step()
-    flops = float(counter.get_total_flops())
+    flops = float(counter.get_total_flops()) if count_flops else 0.0
     durations = time_calls(
         torch, step, device=device, warmup=max(0, warmup - 1), repeats=steps, deadline=deadline
     )
@@ -168,6 +173,7 @@ def _ddp_worker(rank: int, world_size: int, args: dict[str, Any]) -> list[float]
             warmup=args["warmup"],
             steps=args["steps"],
             wrap=lambda m: torch.nn.parallel.DistributedDataParallel(m, device_ids=ids),
+            count_flops=False,
         )
         return list(times.durations_s)
     finally:

@@ -80,9 +80,14 @@ def bench(
         int, typer.Option("--warmup", help="Untimed warm-up steps (--quick: at most 2).")
     ] = 10,
     max_seconds: Annotated[
-        float,
-        typer.Option("--max-seconds", help="Time bound: benchmarks past it are skipped."),
-    ] = 900.0,
+        float | None,
+        typer.Option(
+            "--max-seconds",
+            help="Time bound of the run; each benchmark gets a share and stops at its end "
+            "(default: 40 with --quick, 900 otherwise).",
+            show_default=False,
+        ),
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -114,7 +119,7 @@ def bench(
         device=device,
         steps=steps,
         warmup=warmup,
-        max_seconds=max_seconds,
+        max_seconds=max_seconds if max_seconds is not None else (40.0 if quick else 900.0),
     )
     cfg.validate()
     now = datetime.now(UTC)
