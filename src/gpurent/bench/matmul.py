@@ -90,7 +90,7 @@ def run_matmul(
     sizes: Sequence[int],
     precisions: Sequence[str],
     repeats: int,
-    rounds: int = 3,
+    rounds: int = 4,
     deadline: float | None = None,
 ) -> list[Measurement]:
     """Best TFLOP/s over `sizes` for each precision; on the CPU also numpy (fp32) at the size
