@@ -91,11 +91,39 @@ def test_cuda_without_gpu_is_a_device_error() -> None:
     assert "--device cuda: torch sees no CUDA GPU" in r.stderr
 
 
-def test_missing_torch_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "torch", None)  # makes `import torch` raise ImportError
+@pytest.mark.parametrize("module", ["torch", "numpy"])
+def test_missing_extra_is_named(monkeypatch: pytest.MonkeyPatch, module: str) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # makes `import <module>` raise ImportError
     r = invoke("bench", "--quick", "--only", "membw")
     assert r.exit_code == 1
+    assert f"optional package '{module}'" in r.stderr
     assert "pip install 'gpurent[bench]'" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_compare_needs_neither_torch_nor_numpy(tmp_path: Path, bb) -> None:
+    """In a fresh interpreter where torch and numpy cannot be imported, compare still works."""
+    import os
+    import subprocess
+
+    from gpurent.bench.result import save_result
+
+    path = tmp_path / "a.json"
+    save_result(bb.bench_result((bb.meas("membw.copy", 10.0),)), path)
+    code = (
+        "import sys; sys.modules['torch'] = None; sys.modules['numpy'] = None\n"
+        "from gpurent.cli.main import main; sys.argv = ['gpurent', 'bench', 'compare', "
+        f"{str(path)!r}, {str(path)!r}, '--json']; main()"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["rows"][0]["ratio_b_over_a"] == 1.0
 
 
 def test_time_bound_skips_and_says_so(tmp_path: Path) -> None:

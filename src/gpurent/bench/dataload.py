@@ -14,14 +14,16 @@ import importlib.util
 import io
 import time
 import zlib
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from gpurent.bench.result import Measurement
 
-_MEAN = np.array([0.485, 0.456, 0.406], dtype=np.float32).reshape(3, 1, 1)
-_STD = np.array([0.229, 0.224, 0.225], dtype=np.float32).reshape(3, 1, 1)
+if TYPE_CHECKING:
+    import numpy as np
+
+# ImageNet channel statistics, as torchvision's Normalize uses them.
+_MEAN = (0.485, 0.456, 0.406)
+_STD = (0.229, 0.224, 0.225)
 
 
 def has_pillow() -> bool:
@@ -30,6 +32,8 @@ def has_pillow() -> bool:
 
 def synthetic_image(index: int, size: int) -> np.ndarray:
     """A deterministic size x size x 3 uint8 image: gradients plus noise."""
+    import numpy as np
+
     rng = np.random.default_rng(index)
     ramp = np.linspace(0, 255, size, dtype=np.float32)
     base = (ramp[None, :, None] * rng.uniform(0.2, 1.0, 3)) + (ramp[:, None, None] * 0.3)
@@ -61,6 +65,8 @@ class SyntheticImages:
         return len(self.blobs)
 
     def __getitem__(self, index: int) -> np.ndarray:
+        import numpy as np
+
         rng = np.random.default_rng(index)
         side = int(self.src_size * np.sqrt(rng.uniform(0.35, 1.0)))
         x0 = int(rng.integers(0, self.src_size - side + 1))
@@ -81,7 +87,9 @@ class SyntheticImages:
         if rng.random() < 0.5:
             arr = arr[:, ::-1]
         chw = arr.transpose(2, 0, 1).astype(np.float32) / 255.0
-        return np.ascontiguousarray((chw - _MEAN) / _STD)
+        mean = np.array(_MEAN, dtype=np.float32).reshape(3, 1, 1)
+        std = np.array(_STD, dtype=np.float32).reshape(3, 1, 1)
+        return np.ascontiguousarray((chw - mean) / std)
 
 
 def run_dataload(

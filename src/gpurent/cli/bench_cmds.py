@@ -30,20 +30,23 @@ bench_app = typer.Typer(
 )
 
 
-def _require_torch() -> None:
-    """Fail early, in one plain line, when the bench extra is missing.
+def _require_bench_extra() -> None:
+    """Fail early, in one plain line, when the bench extra (numpy, torch) is missing.
 
     Printed with typer.echo rather than through cli_errors: its rich console would read the
     `[bench]` of `pip install 'gpurent[bench]'` as markup and drop it.
     """
-    from gpurent.bench.torchdep import import_torch
+    import importlib
+
     from gpurent.errors import MissingExtraError
 
-    try:
-        import_torch()
-    except MissingExtraError as exc:
-        typer.echo(f"error: {exc.message}", err=True)
-        raise typer.Exit(exc.exit_code) from None
+    for module in ("numpy", "torch"):
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            error = MissingExtraError(module, "bench")
+            typer.echo(f"error: {error.message}", err=True)
+            raise typer.Exit(error.exit_code) from None
 
 
 def _output_mode(json_: bool, markdown_: bool) -> str:
@@ -103,14 +106,14 @@ def bench(
     """Benchmark this machine (see `gpurent bench --help`)."""
     if ctx.invoked_subcommand is not None:
         return
+    mode = _output_mode(json_, markdown_)
+    _require_bench_extra()
     from gpurent.bench import BenchConfig, estimator_expectations, markdown, run_bench
     from gpurent.bench.report import tables
     from gpurent.bench.result import result_to_dict, save_result
     from gpurent.bench.runner import BENCHMARKS
     from gpurent.userdata import data_home
 
-    mode = _output_mode(json_, markdown_)
-    _require_torch()
     selected = tuple(s.strip() for s in only.split(",") if s.strip()) if only else BENCHMARKS
     cfg = BenchConfig(
         quick=quick,
