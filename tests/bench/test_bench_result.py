@@ -104,3 +104,22 @@ def test_bad_status_and_bad_row_are_named(bb, tmp_path: Path) -> None:
     path.write_text(json.dumps(data))
     with pytest.raises(DataError, match=r"measurements\[0\]"):
         load_result(path)
+
+
+@pytest.mark.parametrize(
+    ("section", "field", "bad"),
+    [
+        ("measurements", "value", "fast"),
+        ("measurements", "unit", 3),
+        ("model_runs", "batch_size", 2.5),
+        ("hardware", "gpu_count", True),
+    ],
+)
+def test_wrongly_typed_fields_are_refused(bb, tmp_path: Path, section, field, bad) -> None:
+    data = result_to_dict(bb.bench_result((bb.meas("membw.copy", 1.0),), (bb.model_run(),)))
+    target = data[section] if section == "hardware" else data[section][0]
+    target[field] = bad
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(DataError, match=f"field '{field}' has a bad value"):
+        load_result(path)

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from gpurent.errors import DataError
 
@@ -151,12 +152,33 @@ def save_result(result: BenchResult, path: Path) -> None:
     path.write_text(json.dumps(result_to_dict(result), indent=2) + "\n", encoding="utf-8")
 
 
+def _fits(value: Any, hint: Any) -> bool:
+    """Whether a JSON value fits a field's type (float accepts int; enums are checked apart)."""
+    if get_origin(hint) in (Union, UnionType):
+        return any(_fits(value, arg) for arg in get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    return True
+
+
 def _build(cls: type[Any], data: Any, where: str) -> Any:
     if not isinstance(data, Mapping):
         raise DataError(f"{where}: expected an object, got {type(data).__name__}")
-    names = set(cls.__dataclass_fields__)
+    hints = get_type_hints(cls)
+    kwargs = {k: v for k, v in data.items() if k in hints}
+    for key, value in kwargs.items():
+        if not _fits(value, hints[key]):
+            raise DataError(f"{where}: field {key!r} has a bad value {value!r}")
     try:
-        return cls(**{k: v for k, v in data.items() if k in names})
+        return cls(**kwargs)
     except TypeError as exc:
         raise DataError(f"{where}: {exc}") from None
 
