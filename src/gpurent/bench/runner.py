@@ -171,6 +171,12 @@ def run_bench(
     gpu_count = int(torch.cuda.device_count()) if device == "cuda" else 0
     spec = find_gpu(str(torch.cuda.get_device_properties(0).name)) if device == "cuda" else None
     models = FULL if device == "cuda" else CPU_SMALL
+    # Mixed precision as current stacks train: bf16 autocast, fp16 on GPUs without bf16 (V100,
+    # T4; no loss scaler is needed to time synthetic steps); fp32 on the CPU.
+    if device == "cuda":
+        model_precision = "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    else:
+        model_precision = "fp32"
     measurements: list[Measurement] = []
     runs: list[ModelRun] = []
     notes: list[str] = []
@@ -189,7 +195,8 @@ def run_bench(
                 notes.append(f"skipped model {name}: --max-seconds reached")
                 continue
             if device == "cuda" and spec is not None:
-                peak, basis = spec.peak_tflops(Precision.BF16), f"{spec.name} datasheet bf16"
+                peak = spec.peak_tflops(Precision(model_precision))
+                basis = f"{spec.name} datasheet {model_precision}"
             elif device == "cpu" and matmul is not None and matmul.value:
                 peak, basis = matmul.value, "torch fp32 matmul measured in this run (CPU)"
             else:
@@ -200,7 +207,7 @@ def run_bench(
                     models[name],
                     config_label="full" if device == "cuda" else "cpu-small",
                     device=device,
-                    precision="bf16" if device == "cuda" else "fp32",
+                    precision=model_precision,
                     warmup=warmup,
                     steps=steps,
                     peak_tflops=peak,
@@ -233,7 +240,7 @@ def run_bench(
                 model,
                 device=device,
                 world_size=world,
-                precision="bf16" if device == "cuda" else "fp32",
+                precision=model_precision,
                 warmup=warmup,
                 steps=steps,
                 timeout_s=max(60.0, deadline - clock() + 60.0),
