@@ -194,3 +194,12 @@ def test_worst_orders_statuses(bb) -> None:
         build_expectations(bb.h200_hw, H200, (bb.meas("membw.copy", 4500.0),), ()),
     )
     assert worst(rows) is Status.OK
+
+
+def test_nvlink_bridge_beyond_a_pair_falls_back_to_pcie(bb) -> None:
+    nvl = replace(bb.h200_hw, gpu_name="H200 NVL", gpu_catalog_name="H200-NVL-141GB")
+    row = _row(bb, "allreduce.busbw", 40.0, hw=nvl)
+    assert row.expected == pytest.approx(pcie_gbps(5, 16)) and row.threshold == 0.5
+    assert "pairs only" in row.source and row.status is Status.OK
+    pair = replace(nvl, gpu_count=2)
+    assert _row(bb, "allreduce.busbw", 400.0, hw=pair).expected == 450.0

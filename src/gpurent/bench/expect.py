@@ -12,8 +12,9 @@ notes, distilled from nccl-tests, stas00/ml-engineering, nvbandwidth and STREAM 
   (nvbandwidth on 8xH200: 55 GB/s H2D = 88% of PCIe 5 x16).
 - PCIe link: current gen x width == maximum (a downtrained link is a classic bad rental).
 - all-reduce busbw >= 0.70 of unidirectional NVLink (interconnect_gbps / 2); ring busbw reaches
-  ~78-82% (H200 ~368 of 450 GB/s). PCIe-only GPUs: >= 0.5 of the PCIe link (gpurent's rule:
-  rentals often disable peer-to-peer, sending the ring through host memory).
+  ~78-82% (H200 ~368 of 450 GB/s). PCIe-only GPUs, and NVLink-bridged cards beyond a pair:
+  >= 0.5 of the PCIe link (gpurent's rule: rentals often disable peer-to-peer, sending the ring
+  through host memory).
 - DDP scaling >= 0.90 on GPUs (Lambda: H100-SXM 1->8 GPUs 0.94-0.99).
 - model throughput >= 0.70 of the estimator's figure, when the estimator is installed.
 - CPU matmul (torch) >= 0.50 of numpy's BLAS at the same size in the same run (the issue's rule).
@@ -110,7 +111,10 @@ def _gpu_expectations(
                 value=pcie_gbps(gen, width), unit="GB/s", source=link, threshold=HOSTDEV_MIN
             )
     if hw.gpu_count >= 2:
-        if spec.interconnect_gbps:
+        # An NVLink *bridge* joins pairs (or quads) of cards only: a ring over more GPUs than
+        # a pair crosses PCIe somewhere, so the PCIe rule applies there.
+        bridged_only = "bridge" in spec.interconnect.lower() and hw.gpu_count > 2
+        if spec.interconnect_gbps and not bridged_only:
             out["allreduce.busbw"] = Expectation(
                 value=spec.interconnect_gbps / 2,
                 unit="GB/s",
@@ -121,7 +125,8 @@ def _gpu_expectations(
             out["allreduce.busbw"] = Expectation(
                 value=pcie_gbps(gen, width),
                 unit="GB/s",
-                source=f"PCIe gen{gen} x{width}",
+                source=f"PCIe gen{gen} x{width}"
+                + (f" ({spec.interconnect} joins pairs only)" if bridged_only else ""),
                 threshold=ALLREDUCE_PCIE_MIN,
             )
         for m in measurements:
