@@ -1,9 +1,188 @@
-"""CLI verbs of the bench room (filled in by its issue)."""
+"""`gpurent bench`: check that a rented machine delivers, and compare two machines."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
 import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from gpurent.cli.common import cli_errors, console, err_console, print_json
+from gpurent.errors import InputError
+
+bench_app = typer.Typer(
+    help=(
+        "Benchmark this machine and judge it against the catalog and the estimator.\n\n"
+        "Runs dense matmul per precision, device memory bandwidth, host-device (PCIe) "
+        "bandwidth, all-reduce bus bandwidth, disk, data-loading, and training steps of "
+        "resnet50 / bert-large / a GPT decoder, then flags every figure below its stated "
+        "fraction with the likely cause.\n\n"
+        "Examples:\n\n"
+        "  gpurent bench --quick                      # every benchmark, small, < 60 s\n\n"
+        "  gpurent bench --only matmul,membw --json   # two benchmarks, JSON on stdout\n\n"
+        "  gpurent bench --path /mnt/ckpt --out a.json\n\n"
+        "  gpurent bench compare a.json b.json"
+    ),
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _require_bench_extra() -> None:
+    """Fail early, in one plain line, when the bench extra (numpy, torch) is missing.
+
+    Printed with typer.echo rather than through cli_errors: its rich console would read the
+    `[bench]` of `pip install 'gpurent[bench]'` as markup and drop it.
+    """
+    import importlib
+
+    from gpurent.errors import MissingExtraError
+
+    for module in ("numpy", "torch"):
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            error = MissingExtraError(module, "bench")
+            typer.echo(f"error: {error.message}", err=True)
+            raise typer.Exit(error.exit_code) from None
+
+
+def _output_mode(json_: bool, markdown_: bool) -> str:
+    if json_ and markdown_:
+        raise InputError("--json and --markdown: choose one")
+    return "json" if json_ else "markdown" if markdown_ else "table"
+
+
+@bench_app.callback(invoke_without_command=True)
+@cli_errors
+def bench(
+    ctx: typer.Context,
+    *,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Every benchmark at small sizes, 5 timed steps.")
+    ] = False,
+    only: Annotated[
+        str,
+        typer.Option(
+            "--only",
+            help="Comma-separated subset: matmul,membw,hostdev,allreduce,disk,dataload,"
+            "models,scaling.",
+            show_default=False,
+        ),
+    ] = "",
+    path: Annotated[
+        Path, typer.Option("--path", help="Directory for the disk benchmark (your checkpoints).")
+    ] = Path("."),
+    device: Annotated[str, typer.Option("--device", help="auto, cpu or cuda.")] = "auto",
+    steps: Annotated[
+        int, typer.Option("--steps", help="Timed training steps per model (--quick: at most 5).")
+    ] = 100,
+    warmup: Annotated[
+        int, typer.Option("--warmup", help="Untimed warm-up steps (--quick: at most 2).")
+    ] = 10,
+    max_seconds: Annotated[
+        float | None,
+        typer.Option(
+            "--max-seconds",
+            help="Time bound of the run; each benchmark gets a share and stops at its end "
+            "(default: 40 with --quick, 900 otherwise).",
+            show_default=False,
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Where to save the result JSON (default: $GPURENT_HOME/bench/bench-TIME.json).",
+        ),
+    ] = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    markdown_: Annotated[
+        bool, typer.Option("--markdown", help="Print the result as Markdown.")
+    ] = False,
+) -> None:
+    """Benchmark this machine (see `gpurent bench --help`)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    mode = _output_mode(json_, markdown_)
+    _require_bench_extra()
+    from gpurent.bench import BenchConfig, estimator_expectations, markdown, run_bench
+    from gpurent.bench.report import tables
+    from gpurent.bench.result import result_to_dict, save_result
+    from gpurent.bench.runner import BENCHMARKS
+    from gpurent.userdata import data_home
+
+    selected = tuple(s.strip() for s in only.split(",") if s.strip()) if only else BENCHMARKS
+    cfg = BenchConfig(
+        quick=quick,
+        only=selected,
+        disk_path=path,
+        device=device,
+        steps=steps,
+        warmup=warmup,
+        max_seconds=max_seconds if max_seconds is not None else (40.0 if quick else 900.0),
+    )
+    cfg.validate()
+    now = datetime.now(UTC)
+    with Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("bench", total=len(selected))
+
+        def progress(label: str, done: int, total: int) -> None:
+            bar.update(task, description=f"bench: {label}", completed=done, total=total)
+
+        result = run_bench(
+            cfg,
+            created_at=now.isoformat(timespec="seconds"),
+            progress=progress,
+            model_expect=estimator_expectations(),
+        )
+    target = out or data_home() / "bench" / f"bench-{now.strftime('%Y%m%dT%H%M%SZ')}.json"
+    save_result(result, target)
+    if mode == "json":
+        print_json(result_to_dict(result))
+    elif mode == "markdown":
+        typer.echo(markdown(result), nl=False)
+    else:
+        for item in tables(result):
+            console.print(item)
+    err_console.print(f"saved {target}", highlight=False)
+
+
+@bench_app.command("compare")
+@cli_errors
+def compare_cmd(
+    a: Annotated[Path, typer.Argument(help="First result JSON (from `gpurent bench --out`).")],
+    b: Annotated[Path, typer.Argument(help="Second result JSON.")],
+    *,
+    json_: Annotated[bool, typer.Option("--json", help="Print rows as JSON.")] = False,
+    markdown_: Annotated[bool, typer.Option("--markdown", help="Print a Markdown table.")] = False,
+) -> None:
+    """Show two machines' bench results side by side, with B / A for every figure.
+
+    Example: gpurent bench compare vendor1.json vendor2.json --markdown
+    """
+    from gpurent.bench import compare, load_result
+    from gpurent.bench.report import compare_markdown, compare_table
+
+    mode = _output_mode(json_, markdown_)
+    rows = compare(load_result(a), load_result(b))
+    if mode == "json":
+        print_json({"a": str(a), "b": str(b), "rows": rows})
+    elif mode == "markdown":
+        typer.echo(compare_markdown(rows, str(a), str(b)), nl=False)
+    else:
+        console.print(compare_table(rows, str(a), str(b)))
 
 
 def register(app: typer.Typer) -> None:
-    """Attach this module's commands to the root app."""
+    """Attach `gpurent bench` (and `gpurent bench compare`) to the root app."""
+    app.add_typer(bench_app, name="bench")
