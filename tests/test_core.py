@@ -66,3 +66,22 @@ def test_cli_version_and_help() -> None:
 def test_cli_unknown_command_fails() -> None:
     result = CliRunner().invoke(app, ["no-such-verb"])
     assert result.exit_code != 0
+
+
+def test_error_lines_keep_square_brackets() -> None:
+    """`pip install 'gpurent[bench]'` must reach the user intact, not eaten as rich markup."""
+    import typer
+
+    from gpurent.cli.common import cli_errors
+
+    demo = typer.Typer()
+
+    @demo.command()
+    @cli_errors
+    def needs_torch() -> None:
+        require("surely_not_a_module_xyz", "bench")
+
+    result = CliRunner().invoke(demo, [])
+    assert result.exit_code == 1
+    assert "pip install 'gpurent[bench]'" in result.stderr
+    assert result.stderr.count("\n") == 1

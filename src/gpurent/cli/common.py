@@ -15,6 +15,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from gpurent.errors import GpurentError
 
@@ -27,7 +28,7 @@ err_console = Console(stderr=True)
 
 def fail(message: str, exit_code: int = 1) -> typer.Exit:
     """Print `error: message` on stderr and return the Exit to raise."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(exit_code)
 
 
