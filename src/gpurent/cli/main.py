@@ -59,5 +59,17 @@ for _module in (
     _module.register(app)
 
 
+def _markdown_help(typer_app: typer.Typer) -> None:
+    """Render every help text as Markdown: paragraphs reflow to the terminal's width (rich mode
+    keeps the docstrings' hard line breaks, which wrap badly on 80 columns)."""
+    typer_app.rich_markup_mode = "markdown"
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _markdown_help(group.typer_instance)
+
+
+_markdown_help(app)
+
+
 def main() -> None:
     app()
