@@ -37,7 +37,7 @@ unit: $(STAMP_DEV)
 test: lint typecheck unit
 
 bench: $(STAMP_DEV)
-	$(BIN)/python -m benchmarks.run_all
+	$(BIN)/python benchmarks/run_all.py $(if $(REFERENCE),--reference $(REFERENCE))
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
