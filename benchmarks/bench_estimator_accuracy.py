@@ -65,9 +65,7 @@ def report(title: str, preds: list[tuple[Row, float]]) -> None:
         by["single-GPU" if r.num_gpus == 1 else "multi-GPU"].append(e)
         if r.num_gpus > 1:
             newer = r.gpu.architecture == "Ada"
-            by[
-                "multi-GPU, Ada (newer stack)" if newer else "multi-GPU, Volta/Ampere (22.09)"
-            ].append(e)
+            by["multi-GPU, Ada" if newer else "multi-GPU, Volta/Ampere"].append(e)
         by["AMP" if r.precision is Precision.AMP else "FP32/TF32"].append(e)
         by[f"gpu {r.gpu.name}"].append(e)
     print("| slice | MAPE |\n|---|---|")

@@ -21,13 +21,22 @@ _FILE = "calibration.json"
 class FamilyCoeffs:
     """step_time_s = a x tensor_s + b x traffic_s + d x cuda_core_s + c_s + c_sample_s x batch
     (a, b >= 1; the last two do not speed up with the GPU: per-step launch and host work, and
-    per-sample host work such as decoding and augmenting inputs)."""
+    per-sample host work such as decoding and augmenting inputs).
+
+    On n > 1 GPUs of one node the step grows by comm_scale x (exposed gradient all-reduce s)
+    + sync_s: comm_scale says how much of the all-reduce this model's training script exposes
+    (0 when its throughput does not depend on the gradient bytes at all), sync_s a per-step
+    multi-GPU cost that no byte count explains (stragglers of variable-length batches, per-rank
+    host work). Both are fitted per model on the multi-GPU rows, comm_scale regularised toward
+    the value pooled over all models."""
 
     a: float
     b: float
     c_s: float
     d: float = 0.0
     c_sample_s: float = 0.0
+    comm_scale: float = 1.0
+    sync_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,6 +62,10 @@ class CommCoeffs:
     sync_per_doubling: float  # throughput kept per doubling of GPUs beyond comm (<= 1)
     default_inter_node_gbps: float  # Gbit/s per node when the caller gives none
     inter_node_efficiency: float
+    # data-parallel (DDP) all-reduce of the non-LLM training scripts: achieved bus bandwidth
+    # never above this, GB/s, whatever the link (0: no cap). Lambda's NGC runs reach 2-15 GB/s
+    # on NVLink and PCIe alike; the LLM (FSDP) path does not use it.
+    ddp_bus_gbps_cap: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,6 +95,8 @@ def _coeffs(d: dict[str, Any]) -> FamilyCoeffs:
         c_s=float(d["c_s"]),
         d=float(d.get("d", 0.0)),
         c_sample_s=float(d.get("c_sample_s", 0.0)),
+        comm_scale=float(d.get("comm_scale", 1.0)),
+        sync_s=float(d.get("sync_s", 0.0)),
     )
 
 

@@ -282,7 +282,9 @@ def _family(
     single = t_c + t_m + overhead
     if num_gpus == 1 or not training:
         return t_c, t_m, 0.0, single, 1.0
-    grad_bytes = model.num_params * (2.0 if p in (Precision.BF16, Precision.FP16) else 4.0)
+    # gradients all-reduced in the training precision's width: AMP scripts of the reference data
+    # behave as if they reduce fp16 gradients (their multi-GPU loss is half the fp32 one's)
+    grad_bytes = model.num_params * (2.0 if p.is_half else 4.0)
     if workload.task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA):
         grad_bytes = lora_params(model, workload.lora_rank) * 4.0
     t_ar = allreduce_time_s(
@@ -294,8 +296,16 @@ def _family(
         inter_node_gbps=inter_node_gbps,
         interconnect=interconnect,
     )
+    per_node = max(1, math.ceil(num_gpus / nodes))
+    if k.comm.ddp_bus_gbps_cap > 0 and per_node > 1:  # the in-node leg never beats the cap
+        cap_s = 2.0 * (per_node - 1) / per_node * grad_bytes / (k.comm.ddp_bus_gbps_cap * 1e9)
+        in_node_s = allreduce_time_s(
+            grad_bytes, gpu, per_node, 1, k.comm, inter_node_gbps=None, interconnect=interconnect
+        )
+        t_ar += max(0.0, cap_s - in_node_s)
     t_ar /= workload.gradient_accumulation
-    exposed = max(0.0, t_ar - k.comm.overlap * (2.0 / 3.0) * (t_c + t_m))
+    exposed = coeffs.comm_scale * max(0.0, t_ar - k.comm.overlap * (2.0 / 3.0) * (t_c + t_m))
+    exposed += coeffs.sync_s
     sync = k.comm.sync_per_doubling ** math.log2(num_gpus)
     step = (single + exposed) / sync
     return t_c, t_m, exposed, step, single / step
