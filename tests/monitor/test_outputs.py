@@ -195,3 +195,15 @@ def test_live_view_renders_without_gpm() -> None:
     )
     assert r.exit_code == 0, r.stderr
     assert "n/a (no" in r.stdout and "cost:" in r.stdout and "no GPM" in r.stderr
+
+
+def test_report_never_writes_to_the_file_it_reads(tmp_path: Path) -> None:
+    """`--db` names something to read: a file that is not a store stays byte for byte."""
+    for content in (b"", b"not a database at all\n"):
+        path = tmp_path / "notes.txt"
+        path.write_bytes(content)
+        r = runner.invoke(app, ["monitor", "report", "--db", str(path), "--json"])
+        assert r.exit_code != 0
+        assert "error:" in r.stderr and "Traceback" not in r.stderr
+        assert path.read_bytes() == content
+        assert not (tmp_path / "notes.txt-wal").exists()

@@ -350,7 +350,7 @@ def report_cmd(
         )
     thresholds = _thresholds(sm_util_low_pct, disk_util_high_pct, idle_pct)
     price = _price(instance, provider, region, price_usd_per_hour)
-    engine = open_engine(db)
+    engine = open_engine(db, read_only=True)
     try:
         with engine.connect() as conn:
             _, latest = time_range(conn)

@@ -10,22 +10,28 @@ from typing import Any
 from gpurent.errors import MissingExtraError
 
 
-def store_url(target: str | Path) -> str:
+def store_url(target: str | Path, *, read_only: bool = False) -> str:
     text = str(target)
     if "://" in text:
         return text
-    return f"sqlite:///{Path(text).expanduser()}"
+    path = Path(text).expanduser()
+    if read_only:
+        # SQLite's URI form opens the file as it is: no journal-mode switch, no write, so a
+        # report over the wrong file can never turn it into a database.
+        return f"sqlite:///file:{path}?mode=ro&uri=true"
+    return f"sqlite:///{path}"
 
 
-def open_engine(target: str | Path) -> Any:
-    """A SQLAlchemy Engine for a path or URL. Creates no file until first use."""
+def open_engine(target: str | Path, *, read_only: bool = False) -> Any:
+    """A SQLAlchemy Engine for a path or URL. Creates no file until first use; with
+    `read_only`, a SQLite file is opened read-only and left byte for byte as it was."""
     try:
         import sqlalchemy as sa
     except ImportError as exc:
         raise MissingExtraError("sqlalchemy", "monitor") from exc
-    url = store_url(target)
+    url = store_url(target, read_only=read_only)
     engine = sa.create_engine(url)
-    if url.startswith("sqlite"):
+    if url.startswith("sqlite") and not read_only:
 
         @sa.event.listens_for(engine, "connect")
         def _pragmas(dbapi_conn: Any, _record: Any) -> None:
