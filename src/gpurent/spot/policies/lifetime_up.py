@@ -46,7 +46,7 @@ class LifetimeUniformProgressPolicy(UniformProgressPolicy):
 
     life_factor = 6.0
     """Predicted remaining spot life must exceed this many k D / (k - 1) ticks."""
-    slack_share = 0.75
+    slack_share = 0.9
     """Slack after the changeover must stay above this share of UP's slack line (plus 3D)."""
 
     def __init__(self) -> None:
