@@ -127,8 +127,10 @@ def _summary_table(
     floor: float | None,
 ) -> None:
     """Per setting: ours vs UP on one zone and on the triples, and the 0.65 x target."""
-    print("\n| d h / C/R | 1 zone: ours vs UP (mean; worst) | 3 zones: failover UP | **ours** |")
-    print("| optimal | ours vs UP (mean; best; worst) | target met | target < optimal |")
+    print(
+        "\n| d h / C/R | 1 zone: ours vs UP (mean; worst) | 3 zones: failover UP | **ours** "
+        "| optimal | ours vs UP (mean; best; worst) | target met | target < optimal |"
+    )
     print("|---" * 8 + "|")
     for key in dict.fromkeys(s[0] for s in summary):
         rows = [s for s in summary if s[0] == key]
