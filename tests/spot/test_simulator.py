@@ -56,17 +56,32 @@ def test_greedy_preempted_then_on_demand_at_last_safe_moment() -> None:
     assert one("optimal", m)[0] == pytest.approx(3.2 / 3)
 
 
-def test_lifetime_up_prefers_the_longer_lived_zone() -> None:
-    # History: zone 0 flaps (1-tick spells), zone 1 has long spells; then both are up.
-    z0 = [1, 0] * 30 + [1] * 40
-    z1 = ([1] * 8 + [0] * 2) * 6 + [1] * 40
-    m = market(z0, z1)
-    job = JobSpec(job_hours=2.0, deadline_hours=3.5, changeover_hours=0.1)
-    ours = run_policy("lifetime-up", m, job, [60]).results[0]
-    up = run_policy("uniform-progress", m, job, [60]).results[0]
-    assert ours.cost_usd_per_node <= up.cost_usd_per_node
-    spells = zone_spells(m.usable[1])
-    assert mean_residual_ticks(spells, 60) > mean_residual_ticks(zone_spells(m.usable[0]), 60)
+def test_lifetime_up_leaves_on_demand_catch_up_early_for_a_long_lived_zone() -> None:
+    # History: long spells (mean residual life > 6 k D / (k - 1) = 9 ticks). Then a 30-tick
+    # outage puts UP behind its line on on-demand; spot returns and stays up. UP's hysteresis
+    # holds on-demand until ahead of ep(t + 2D); ours goes back as soon as
+    # (slack 95 ticks > 3D + 0.9 x UP's slack line ~ 90).
+    hist = ([1] * 60 + [0] * 5) * 6
+    z = hist + [1] * 3 + [0] * 30 + [1] * 1100
+    m = market(z)
+    job = JobSpec(job_hours=90.0, deadline_hours=100.0, changeover_hours=0.1)  # W=900, N=1000
+    start = len(hist)
+    ours = run_policy("lifetime-up", m, job, [start]).results[0]
+    up = run_policy("uniform-progress", m, job, [start]).results[0]
+    assert ours.finished and up.finished
+    assert ours.spot_progress_hours > up.spot_progress_hours + 0.3
+    assert ours.cost_usd_per_node < up.cost_usd_per_node
+    assert mean_residual_ticks(zone_spells(m.usable[0]), start + 34) > 9
+
+
+def test_lifetime_up_stays_on_demand_when_spot_flaps() -> None:
+    # Spells of 2 ticks: predicted life too short to pay a changeover; ours is exactly UP.
+    z = [1, 1, 0, 0] * 150
+    m = market(z)
+    job = JobSpec(job_hours=16.0, deadline_hours=20.0, changeover_hours=0.2)
+    ours = run_policy("lifetime-up", m, job, [300]).results[0]
+    up = run_policy("uniform-progress", m, job, [300]).results[0]
+    assert ours == up
 
 
 def test_run_starts_spread_and_errors() -> None:
