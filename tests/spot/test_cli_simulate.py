@@ -134,3 +134,13 @@ def test_non_numeric_value(tmp_path: Path) -> None:
     path.write_text("date,availability\n2023-01-01 00:00:00,1\n2023-01-01 00:06:00,yes\n")
     code, _, err = run_cli("spot", "simulate", "--trace", str(path), *ARGS, "--price-ratio", "3")
     assert code != 0 and "bad.csv:3" in err and "not a number" in err
+
+
+def test_policy_help_names_every_registered_policy() -> None:
+    """The CLI spells the policy list out (so it need not import numpy to start); keep it true."""
+    from gpurent.cli.spot_cmds import POLICY_HELP
+    from gpurent.spot.policies import DEFAULT_POLICY, ONLINE_POLICIES, OPTIMAL
+
+    for name in (*ONLINE_POLICIES, OPTIMAL, "auto", "all"):
+        assert name in POLICY_HELP
+    assert f"auto (= {DEFAULT_POLICY}" in POLICY_HELP

@@ -8,19 +8,25 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
 from gpurent.cli.common import cli_errors, console, err_console, print_json
 from gpurent.errors import InputError
-from gpurent.spot.evaluate import gap_to_optimal, run_policy
-from gpurent.spot.model import JobSpec, Market, build_market, run_starts, tick_plan
-from gpurent.spot.policies import DEFAULT_POLICY, ONLINE_POLICIES, OPTIMAL, resolve
-from gpurent.spot.simulator import SimSummary
-from gpurent.spot.trace import Trace, align_zones
-from gpurent.spot.trace_io import load_prices, load_trace_with_notes
+
+if TYPE_CHECKING:
+    from gpurent.spot.model import JobSpec, Market
+    from gpurent.spot.simulator import SimSummary
+    from gpurent.spot.trace import Trace
+
+# The simulator pulls in numpy; the CLI imports it only when a spot command runs, so every
+# other command starts fast. tests/spot checks this help text against the policy registry.
+POLICY_HELP = (
+    "auto (= lifetime-up, gpurent's own), on-demand, greedy, uniform-progress, lifetime-up, "
+    "optimal (hindsight) or all."
+)
 
 spot_app = typer.Typer(
     help=(
@@ -46,6 +52,10 @@ def _load_market(
     price_ratio: float | None,
     on_demand_price: float | None,
 ) -> Market:
+    from gpurent.spot.model import build_market
+    from gpurent.spot.trace import align_zones
+    from gpurent.spot.trace_io import load_prices, load_trace_with_notes
+
     traces: list[Trace] = []
     for path in trace_files:
         loaded, notes = load_trace_with_notes(path)
@@ -96,7 +106,7 @@ def simulate_cmd(
         str,
         typer.Option(
             "--policy",
-            help=f"auto (= {DEFAULT_POLICY}), {', '.join(ONLINE_POLICIES)}, optimal or all.",
+            help=POLICY_HELP,
         ),
     ] = "auto",
     price_ratio: Annotated[
@@ -121,6 +131,10 @@ def simulate_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Replay traces with a deadline policy; cost normalised by all-on-demand (k x C)."""
+    from gpurent.spot.evaluate import run_policy
+    from gpurent.spot.model import JobSpec, run_starts, tick_plan
+    from gpurent.spot.policies import ONLINE_POLICIES, OPTIMAL, resolve
+
     key = resolve(policy)
     job = JobSpec(
         job_hours=job_hours,
@@ -155,6 +169,8 @@ def simulate_cmd(
 
 
 def _json(summary: SimSummary, optimal: SimSummary | None) -> dict[str, object]:
+    from gpurent.spot.evaluate import gap_to_optimal
+
     out = summary.as_json()
     if optimal is not None:
         out["gap_to_optimal"] = gap_to_optimal(summary, optimal)
@@ -164,6 +180,8 @@ def _json(summary: SimSummary, optimal: SimSummary | None) -> dict[str, object]:
 def _render(
     summaries: dict[str, SimSummary], optimal: SimSummary | None, market: Market, job: JobSpec
 ) -> None:
+    from gpurent.spot.evaluate import gap_to_optimal
+
     title = (
         f"{len(market.zone_names)} zone(s): {', '.join(market.zone_names)}; C={job.job_hours:g} h, "
         f"R={job.deadline_hours:g} h, d={job.changeover_hours:g} h"
