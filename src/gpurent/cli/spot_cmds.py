@@ -187,10 +187,10 @@ def _render(
         f"R={job.deadline_hours:g} h, d={job.changeover_hours:g} h"
     )
     table = Table(title=title)
-    for col in ("policy", "runs", "mean cost", "p90 cost", "misses", "spot share"):
+    for col in ("policy", "runs", "mean cost", "p90 cost", "misses", "spot"):
         table.add_column(col, justify="left" if col == "policy" else "right", no_wrap=True)
     if optimal is not None:
-        table.add_column("gap to optimal", justify="right")
+        table.add_column("vs optimal", justify="right", no_wrap=True)
     for s in summaries.values():
         cells = [
             s.policy,
