@@ -16,12 +16,13 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from gpurent.errors import DataError, require
 from gpurent.spot.trace import Trace
+from gpurent.spot.trace_io import is_number, parse_time
 
 _AWS_FIELDS = ("AvailabilityZone", "InstanceType", "ProductDescription", "SpotPrice", "Timestamp")
 
@@ -64,22 +65,6 @@ def load_price_history(path: str | Path) -> list[PriceRecord]:
     if text.lstrip()[:1] in "{[":
         return parse_aws_json(text, str(p))
     return parse_archive_tsv(text, str(p))
-
-
-def parse_time(cell: str, where: str) -> datetime:
-    """ISO 8601 (with `Z` or offset; naive means UTC) or epoch seconds, as an aware datetime."""
-    s = cell.strip()
-    try:
-        return datetime.fromtimestamp(float(s), tz=UTC)
-    except ValueError:
-        pass
-    try:
-        t = datetime.fromisoformat(s.replace("Z", "+00:00"))
-    except ValueError:
-        raise DataError(
-            f"{where}: bad timestamp {s!r}; use ISO 8601 like 2022-05-31T18:20:41Z"
-        ) from None
-    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
 
 
 def parse_price(cell: Any, where: str) -> float:
@@ -140,7 +125,7 @@ def parse_archive_tsv(text: str, source: str) -> list[PriceRecord]:
                 f"{source}:{n}: expected 5 tab-separated fields (AZ-ID, InstanceType, "
                 f"ProductDescription, SpotPrice, Timestamp), got {len(cells)}"
             )
-        if n == 1 and not _is_number(cells[3]):
+        if n == 1 and not is_number(cells[3]):
             continue  # a header line
         where = f"{source}:{n}"
         out.append(
@@ -181,11 +166,3 @@ def records_from_traces(traces: Iterable[Trace], instance_type: str = "trace") -
                 )
                 last = price
     return out
-
-
-def _is_number(cell: str) -> bool:
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True

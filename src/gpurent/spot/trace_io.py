@@ -133,7 +133,7 @@ def _parse_csv(text: str, path: Path) -> tuple[list[Trace], list[str]]:
     if not rows:
         raise DataError(f"{path}: no rows; give a trace with at least one tick")
     header = [c.strip().lower() for c in rows[0]]
-    has_header = not _is_number(rows[0][-1]) and not _looks_like_time(rows[0][-1])
+    has_header = not is_number(rows[0][-1]) and not _looks_like_time(rows[0][-1])
     body = rows[1:] if has_header else rows
     first_line = 2 if has_header else 1
     if not body:
@@ -233,7 +233,7 @@ def _find(header: list[str], keys: Sequence[str], default: int | None) -> Any:
     return default
 
 
-def _is_number(cell: str) -> bool:
+def is_number(cell: str) -> bool:
     try:
         float(cell)
     except ValueError:
@@ -249,17 +249,25 @@ def _looks_like_time(cell: str) -> bool:
     return True
 
 
-def _parse_time(cell: Any, path: Path, line: int) -> datetime:
+def parse_time(cell: Any, where: str) -> datetime:
+    """ISO 8601 (with `Z` or an offset; naive means UTC) or epoch seconds, as an aware datetime.
+
+    Shared by every trace and price-history reader; `where` (file:line) leads the error."""
     s = str(cell).strip()
-    if _is_number(s):
+    if is_number(s):
         return datetime.fromtimestamp(float(s), tz=UTC)
     try:
         t = datetime.fromisoformat(s.replace("Z", "+00:00"))
     except ValueError:
         raise DataError(
-            f"{path}:{line}: bad timestamp {s!r}; use YYYY-MM-DD HH:MM:SS or epoch seconds"
+            f"{where}: bad timestamp {s!r}; use ISO 8601 (2023-02-15 22:08:00, "
+            "2022-05-31T18:20:41Z) or epoch seconds"
         ) from None
     return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
+
+
+def _parse_time(cell: Any, path: Path, line: int) -> datetime:
+    return parse_time(cell, f"{path}:{line}")
 
 
 def _float(cell: Any, where: str) -> float:
