@@ -232,6 +232,8 @@ class Method:
     # (median APE over Lambda's multi-GPU rows, round 3) or "dle" (NVIDIA's measured 1 -> n GPU
     # ratios, a stack whose all-reduce is link-bound)
     link_fit_on: str = "lambda"
+    # compute and memory times combine as (t_c^p + t_m^p)^(1/p): 1 = sum, large = max
+    roofline_p: float = 1.0
 
 
 # The variants compared in docs/benchmarks.md; CHOSEN is what fit_estimator.py writes.
@@ -243,13 +245,21 @@ VARIANTS: dict[str, Method] = {
     # and leave-one-architecture-out on the reference data)
     "pooled+host+ridge": Method(per_sample_term=True, pool_precisions=True, host_ridge=0.2),
     "pooled+host+dle-link": Method(per_sample_term=True, pool_precisions=True, link_fit_on="dle"),
+    "pooled+host+p1.5": Method(per_sample_term=True, pool_precisions=True, roofline_p=1.5),
+    "pooled+host+p2": Method(per_sample_term=True, pool_precisions=True, roofline_p=2.0),
+    "pooled+host+p4": Method(per_sample_term=True, pool_precisions=True, roofline_p=4.0),
 }
 CHOSEN = "pooled+host"
 
 
 def fit_family(rows: Sequence[Row], method: Method = Method()) -> FamilyCoeffs:
-    """a, b >= 1 and d, c_s, c_sample_s >= 0 minimising the squared relative error of step time."""
-    xs, ys, ws = [], [], []
+    """a, b >= 1 and d, c_s, c_sample_s >= 0 minimising the squared relative error of step time.
+
+    With a p-norm roofline the model is not linear in (a, b, d); but (A^p + B^p)^(1/p) is
+    homogeneous of degree 1, so it equals gA A + gB B with gA = (A/t)^(p-1), gB = (B/t)^(p-1)
+    (Euler): fixing the g's at the previous solution gives a linear fit, iterated to a fixed
+    point (p = 1: g = 1, one pass)."""
+    feats = []
     for r in rows:
         m = get_model(r.model)
         xc, xm, xv = family_features(
@@ -262,14 +272,36 @@ def fit_family(rows: Sequence[Row], method: Method = Method()) -> FamilyCoeffs:
             bandwidth_exponent=method.bandwidth_exponent,
         )
         t = r.batch * r.num_gpus / (r.throughput / m.units_per_sample(r.seq_len))
-        xs.append([xc, xm, 1.0, xv] + ([float(r.batch)] if method.per_sample_term else []))
-        ys.append(t - xc - xm)
+        feats.append((xc, xm, xv, t, float(r.batch)))
+    p = method.roofline_p
+    coeffs = FamilyCoeffs(a=1.0, b=1.0, c_s=0.0)
+    for _ in range(1 if p == 1.0 else 12):
+        coeffs = _fit_family_once(feats, method, coeffs, len(rows))
+    return coeffs
+
+
+def _fit_family_once(
+    feats: Sequence[tuple[float, float, float, float, float]],
+    method: Method,
+    prev: FamilyCoeffs,
+    n_rows: int,
+) -> FamilyCoeffs:
+    p = method.roofline_p
+    xs, ys, ws = [], [], []
+    for xc, xm, xv, t, batch in feats:
+        ga = gb = 1.0
+        if p != 1.0:
+            big_a, big_b = prev.a * xc + prev.d * xv, prev.b * xm
+            tr = (big_a**p + big_b**p) ** (1.0 / p)
+            ga, gb = (big_a / tr) ** (p - 1.0), (big_b / tr) ** (p - 1.0)
+        xs.append([ga * xc, gb * xm, 1.0, ga * xv] + ([batch] if method.per_sample_term else []))
+        ys.append(t - ga * xc - gb * xm)
         ws.append(1.0 / t)
     if method.host_ridge > 0:
         # pseudo-rows pulling the GPU-independent times toward 0, each in units of the median
         # step: host time is only credited where the GPUs' spread demands it
-        t_med = float(np.median([1.0 / w for w in ws]))
-        b_med = float(np.median([float(r.batch) for r in rows]))
+        t_med = float(np.median([f[3] for f in feats]))
+        b_med = float(np.median([f[4] for f in feats]))
         n_cols = len(xs[0])
         host_cols = [2] + ([4] if method.per_sample_term else [])
         for col in host_cols:
@@ -277,7 +309,7 @@ def fit_family(rows: Sequence[Row], method: Method = Method()) -> FamilyCoeffs:
             row[col] = b_med if col == 4 else 1.0
             xs.append(row)
             ys.append(0.0)
-            ws.append(method.host_ridge * len(rows) ** 0.5 / t_med)
+            ws.append(method.host_ridge * n_rows**0.5 / t_med)
     beta = _nnls_shifted(np.array(xs), np.array(ys), np.array(ws))
     return FamilyCoeffs(
         a=1.0 + beta[0],
@@ -502,6 +534,7 @@ def fit_all(
         decode_bw_efficiency=0.8,
         peak_exponent=method.peak_exponent,
         bandwidth_exponent=method.bandwidth_exponent,
+        roofline_p=method.roofline_p,
     )
     llm = (
         fit_llm(mosaic_rows, k0)
@@ -517,6 +550,7 @@ def fit_all(
         provenance=provenance or {},
         peak_exponent=method.peak_exponent,
         bandwidth_exponent=method.bandwidth_exponent,
+        roofline_p=method.roofline_p,
     )
     if fit_communication:
         k = fit_stacks(lambda_rows, dle_rows, k, method)
