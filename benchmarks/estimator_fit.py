@@ -18,11 +18,17 @@ from typing import Any
 import numpy as np
 
 from gpurent.catalog import GpuSpec, Precision, find_gpu, get_gpu
-from gpurent.estimate.constants import CommCoeffs, Constants, FamilyCoeffs, LlmCoeffs
+from gpurent.estimate.constants import (
+    CommCoeffs,
+    Constants,
+    FamilyCoeffs,
+    LlmCoeffs,
+    StackCoeffs,
+)
 from gpurent.estimate.estimator import LLM_REFERENCE_GPU, estimate, transformer_speed_ratio
 from gpurent.estimate.perf import allreduce_time_s, family_features, llm_training_features
 from gpurent.workload.models import get_model
-from gpurent.workload.spec import Sharding, Task, Workload
+from gpurent.workload.spec import Sharding, Stack, Task, Workload
 
 # GPUs in Lambda's table but not in the catalog: datasheet facts, used for fitting only.
 EXTRA_GPUS = {
@@ -65,6 +71,9 @@ class Row:
     sharding: Sharding = Sharding.NONE
     grad_accum: int = 1
     inter_node_gbps: float | None = None
+    # the software stack the row was measured on: Lambda's reference rows are all NGC 22.09
+    # (the `container` column), NVIDIA's are its tuned DeepLearningExamples
+    stack: Stack = Stack.NGC_24
 
     def workload(self) -> Workload:
         return Workload(
@@ -75,6 +84,7 @@ class Row:
             activation_checkpointing=self.activation_checkpointing,
             sharding=self.sharding,
             gradient_accumulation=self.grad_accum,
+            stack=self.stack,
         )
 
 
@@ -109,9 +119,20 @@ def load_lambda(data_dir: Path) -> list[Row]:
                     batch=int(r["per_gpu_batch_size"]),
                     seq_len=model.default_seq_len,
                     throughput=float(r["throughput"]),
+                    stack=_lambda_stack(r["container"]),
                 )
             )
     return rows
+
+
+def _lambda_stack(container: str) -> Stack:
+    """Lambda's `container` column: "NGC pytorch:22.09-py3" (v1), or "mixed: ... 22.09 (v1) /
+    24.x (v2)" for the combined files, whose rows for the reference GPUs are the v1 runs."""
+    if "22.09" in container:
+        return Stack.NGC_22_09
+    if "24." in container:
+        return Stack.NGC_24
+    raise ValueError(f"lambda_train_throughput.csv: unknown container {container!r}")
 
 
 def load_dle(data_dir: Path) -> list[Row]:
@@ -145,6 +166,7 @@ def load_dle(data_dir: Path) -> list[Row]:
                     seq_len=int(r["seq_len"]) if r["seq_len"] else None,
                     throughput=float(r["throughput"]),
                     inter_node_gbps=1600.0,
+                    stack=Stack.NVIDIA_DLE,
                 )
             )
     return rows
@@ -206,9 +228,12 @@ class Method:
     per_sample_term: bool = False
     pool_precisions: bool = False  # one coefficient set per model for AMP and TF32 rows
     host_ridge: float = 0.0  # ridge toward 0 on the GPU-independent (host) times
-    # multi-GPU: fit the per-model all-reduce exposure, sync time and the DDP bandwidth cap on
-    # the measured 1 -> n GPU ratios (Lambda's NGC 22.09 stack) instead of the link-only model
-    ddp_scaling: bool = False
+    # the link-only scaling of the current stack (ngc-24, nvidia-dle) is fitted on "lambda"
+    # (median APE over Lambda's multi-GPU rows, round 3) or "dle" (NVIDIA's measured 1 -> n GPU
+    # ratios, a stack whose all-reduce is link-bound)
+    link_fit_on: str = "lambda"
+    # compute and memory times combine as (t_c^p + t_m^p)^(1/p): 1 = sum, large = max
+    roofline_p: float = 1.0
 
 
 # The variants compared in docs/benchmarks.md; CHOSEN is what fit_estimator.py writes.
@@ -219,19 +244,22 @@ VARIANTS: dict[str, Method] = {
     # host times shrunk toward 0 (ridge 0.2, chosen among 0.05 / 0.2 / 1 by leave-one-GPU-out
     # and leave-one-architecture-out on the reference data)
     "pooled+host+ridge": Method(per_sample_term=True, pool_precisions=True, host_ridge=0.2),
-    # the NGC 22.09 multi-GPU scaling model (see docs/estimator.md): better on the reference
-    # data, worse on newer stacks (held-out Lambda v2, NVIDIA DLE), so not bundled
-    "ngc22-scaling": Method(per_sample_term=True, pool_precisions=True, ddp_scaling=True),
-    "ngc22-scaling+ridge": Method(
-        per_sample_term=True, pool_precisions=True, host_ridge=0.2, ddp_scaling=True
-    ),
+    "pooled+host+dle-link": Method(per_sample_term=True, pool_precisions=True, link_fit_on="dle"),
+    "pooled+host+p1.5": Method(per_sample_term=True, pool_precisions=True, roofline_p=1.5),
+    "pooled+host+p2": Method(per_sample_term=True, pool_precisions=True, roofline_p=2.0),
+    "pooled+host+p4": Method(per_sample_term=True, pool_precisions=True, roofline_p=4.0),
 }
 CHOSEN = "pooled+host"
 
 
 def fit_family(rows: Sequence[Row], method: Method = Method()) -> FamilyCoeffs:
-    """a, b >= 1 and d, c_s, c_sample_s >= 0 minimising the squared relative error of step time."""
-    xs, ys, ws = [], [], []
+    """a, b >= 1 and d, c_s, c_sample_s >= 0 minimising the squared relative error of step time.
+
+    With a p-norm roofline the model is not linear in (a, b, d); but (A^p + B^p)^(1/p) is
+    homogeneous of degree 1, so it equals gA A + gB B with gA = (A/t)^(p-1), gB = (B/t)^(p-1)
+    (Euler): fixing the g's at the previous solution gives a linear fit, iterated to a fixed
+    point (p = 1: g = 1, one pass)."""
+    feats = []
     for r in rows:
         m = get_model(r.model)
         xc, xm, xv = family_features(
@@ -244,14 +272,36 @@ def fit_family(rows: Sequence[Row], method: Method = Method()) -> FamilyCoeffs:
             bandwidth_exponent=method.bandwidth_exponent,
         )
         t = r.batch * r.num_gpus / (r.throughput / m.units_per_sample(r.seq_len))
-        xs.append([xc, xm, 1.0, xv] + ([float(r.batch)] if method.per_sample_term else []))
-        ys.append(t - xc - xm)
+        feats.append((xc, xm, xv, t, float(r.batch)))
+    p = method.roofline_p
+    coeffs = FamilyCoeffs(a=1.0, b=1.0, c_s=0.0)
+    for _ in range(1 if p == 1.0 else 12):
+        coeffs = _fit_family_once(feats, method, coeffs, len(rows))
+    return coeffs
+
+
+def _fit_family_once(
+    feats: Sequence[tuple[float, float, float, float, float]],
+    method: Method,
+    prev: FamilyCoeffs,
+    n_rows: int,
+) -> FamilyCoeffs:
+    p = method.roofline_p
+    xs, ys, ws = [], [], []
+    for xc, xm, xv, t, batch in feats:
+        ga = gb = 1.0
+        if p != 1.0:
+            big_a, big_b = prev.a * xc + prev.d * xv, prev.b * xm
+            tr = (big_a**p + big_b**p) ** (1.0 / p)
+            ga, gb = (big_a / tr) ** (p - 1.0), (big_b / tr) ** (p - 1.0)
+        xs.append([ga * xc, gb * xm, 1.0, ga * xv] + ([batch] if method.per_sample_term else []))
+        ys.append(t - ga * xc - gb * xm)
         ws.append(1.0 / t)
     if method.host_ridge > 0:
         # pseudo-rows pulling the GPU-independent times toward 0, each in units of the median
         # step: host time is only credited where the GPUs' spread demands it
-        t_med = float(np.median([1.0 / w for w in ws]))
-        b_med = float(np.median([float(r.batch) for r in rows]))
+        t_med = float(np.median([f[3] for f in feats]))
+        b_med = float(np.median([f[4] for f in feats]))
         n_cols = len(xs[0])
         host_cols = [2] + ([4] if method.per_sample_term else [])
         for col in host_cols:
@@ -259,7 +309,7 @@ def fit_family(rows: Sequence[Row], method: Method = Method()) -> FamilyCoeffs:
             row[col] = b_med if col == 4 else 1.0
             xs.append(row)
             ys.append(0.0)
-            ws.append(method.host_ridge * len(rows) ** 0.5 / t_med)
+            ws.append(method.host_ridge * n_rows**0.5 / t_med)
     beta = _nnls_shifted(np.array(xs), np.array(ys), np.array(ws))
     return FamilyCoeffs(
         a=1.0 + beta[0],
@@ -484,6 +534,7 @@ def fit_all(
         decode_bw_efficiency=0.8,
         peak_exponent=method.peak_exponent,
         bandwidth_exponent=method.bandwidth_exponent,
+        roofline_p=method.roofline_p,
     )
     llm = (
         fit_llm(mosaic_rows, k0)
@@ -499,37 +550,88 @@ def fit_all(
         provenance=provenance or {},
         peak_exponent=method.peak_exponent,
         bandwidth_exponent=method.bandwidth_exponent,
+        roofline_p=method.roofline_p,
     )
-    if fit_communication and not method.ddp_scaling:
-        multi = [r for r in lambda_rows if r.num_gpus > 1]
-        k = replace(k, comm=fit_comm_link(multi, k))
-    elif fit_communication:
-        comm, per_model, pooled = fit_comm(lambda_rows, k)
-        fams = {
-            key: {
-                cls: replace(
-                    c,
-                    comm_scale=per_model.get(key, (pooled, 0.0))[0],
-                    sync_s=per_model.get(key, (pooled, 0.0))[1],
-                )
-                for cls, c in v.items()
-            }
-            for key, v in k.families.items()
-        }
-        dflt = {cls: replace(c, comm_scale=pooled) for cls, c in k.default_family.items()}
-        k = replace(k, comm=comm, families=fams, default_family=dflt)
-    if dle_rows:
-        k = replace(k, stack_factors=fit_stack(dle_rows, k))
+    if fit_communication:
+        k = fit_stacks(lambda_rows, dle_rows, k, method)
     return k
 
 
+def fit_stacks(
+    lambda_rows: Sequence[Row], dle_rows: Sequence[Row], k: Constants, method: Method
+) -> Constants:
+    """The per-stack constants: NGC 22.09's per-model scaling (fitted on Lambda's multi-GPU rows,
+    all of that stack), the link-only model of the current stacks, NVIDIA DLE's speed factors."""
+    if method.link_fit_on == "dle" and any(r.num_gpus > 1 for r in dle_rows):
+        link = fit_comm_scaling(_scaling_rows(dle_rows), k)
+    else:
+        link = fit_comm_link([r for r in lambda_rows if r.num_gpus > 1], k)
+    old_comm, per_model, pooled = fit_comm(lambda_rows, k)
+    stacks = {
+        Stack.NGC_22_09.value: StackCoeffs(
+            description=Stack.NGC_22_09.description,
+            comm=old_comm,
+            scaling=per_model,
+            default_scaling=(pooled, 0.0),
+        ),
+        Stack.NGC_24.value: StackCoeffs(description=Stack.NGC_24.description, comm=link),
+    }
+    k = replace(k, comm=link, stacks=stacks)
+    speed = fit_stack(dle_rows, k) if dle_rows else {}
+    stacks[Stack.NVIDIA_DLE.value] = StackCoeffs(
+        description=Stack.NVIDIA_DLE.description, comm=link, speed=speed
+    )
+    return replace(
+        k,
+        stacks=stacks,
+        stack_factors={f"nvidia-tuned:{key}": v for key, v in speed.items()},
+    )
+
+
+def fit_comm_scaling(data: Sequence[tuple[Row, float, float]], k: Constants) -> CommCoeffs:
+    """Link-only constants (overlap, sync per doubling) from measured 1 -> n GPU ratios: the
+    n-GPU throughput is predicted as the measured 1-GPU one times the predicted scaling
+    efficiency (minimum mean APE), so the single-GPU speed of the stack does not enter."""
+    grid: dict[str, list[float]] = {
+        "overlap": [i / 10 for i in range(11)],
+        "sync_per_doubling": [0.90, 0.92, 0.94, 0.96, 0.97, 0.98, 0.99, 1.0],
+    }
+    comm = k.comm
+
+    def loss(c: CommCoeffs) -> float:
+        kk = replace(k, comm=c, stacks={})
+        errs = []
+        for r, tn, t1 in data:
+            eff = estimate(
+                replace(r, stack=Stack.NGC_24).workload(),
+                r.gpu,
+                r.num_gpus,
+                nodes=r.nodes,
+                inter_node_gbps=r.inter_node_gbps,
+                constants=kk,
+            ).scaling_efficiency
+            errs.append(abs(t1 / eff / tn - 1.0))
+        return float(np.mean(errs))
+
+    best = loss(comm)
+    for _ in range(2):
+        for name, values in grid.items():
+            for v in values:
+                cand = replace(comm, **{name: v})
+                val = loss(cand)
+                if val < best - 1e-9:
+                    best, comm = val, cand
+    return comm
+
+
 def fit_stack(dle_rows: Iterable[Row], k: Constants) -> dict[str, float]:
-    """Median measured/predicted ratio of NVIDIA's tuned stack per model (single GPU)."""
+    """Median measured/predicted single-GPU throughput of NVIDIA's tuned stack per model key,
+    predicted with the NGC speed (factor 1)."""
     ratios: dict[str, list[float]] = {}
     for r in dle_rows:
         if r.num_gpus == 1:
-            ratios.setdefault(f"nvidia-tuned:{get_model(r.model).key}", []).append(
-                r.throughput / predict(r, k)
+            ratios.setdefault(get_model(r.model).key, []).append(
+                r.throughput / predict(replace(r, stack=Stack.NGC_24), k)
             )
     return {key: float(np.median(v)) for key, v in sorted(ratios.items())}
 
@@ -570,4 +672,38 @@ def constants_to_json(k: Constants) -> dict[str, Any]:
             "bandwidth_exponent": k.bandwidth_exponent,
         },
         "stack_factors": {key: round(v, 4) for key, v in k.stack_factors.items()},
+        "roofline_p": k.roofline_p,
+        "stacks": {name: _stack_json(sk) for name, sk in k.stacks.items()},
+    }
+
+
+def _stack_json(sk: StackCoeffs) -> dict[str, Any]:
+    return {
+        "description": sk.description,
+        "comm": _comm_json(sk.comm),
+        "scaling": {
+            key: {"comm_scale": round(cs, 4), "sync_s": round(sy, 6)}
+            for key, (cs, sy) in sorted(sk.scaling.items())
+        },
+        "default_scaling": {
+            "comm_scale": round(sk.default_scaling[0], 4),
+            "sync_s": round(sk.default_scaling[1], 6),
+        },
+        "speed": {key: round(v, 4) for key, v in sorted(sk.speed.items())},
+    }
+
+
+def _comm_json(c: CommCoeffs) -> dict[str, float]:
+    return {
+        f: getattr(c, f)
+        for f in (
+            "nvlink_efficiency",
+            "pcie_efficiency",
+            "no_p2p_factor",
+            "overlap",
+            "sync_per_doubling",
+            "default_inter_node_gbps",
+            "inter_node_efficiency",
+            "ddp_bus_gbps_cap",
+        )
     }

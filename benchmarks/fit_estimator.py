@@ -35,7 +35,8 @@ def main() -> None:
     args = ap.parse_args()
     lam, dle, mos = load_lambda(args.data_dir), load_dle(args.data_dir), load_mosaic(args.data_dir)
     provenance = {
-        "stack": "PyTorch NGC containers as in Lambda's benchmarks (no DALI, no channels-last)",
+        "stack": "single-GPU terms: Lambda's NGC 22.09 rows (no DALI, no channels-last); "
+        "per-stack multi-GPU and speed constants under `stacks`",
         "sources": [
             "lambda_train_throughput.csv: lambdal/deeplearning-benchmark commit aa5addb6 "
             "(unflagged rows, de-duplicated; Quadro RTX 8000 with its datasheet facts)",

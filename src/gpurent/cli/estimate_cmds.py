@@ -21,9 +21,15 @@ Examples:
 
   gpurent estimate --preset llama-lora --gpu L40S
 
+  gpurent estimate --model resnet50 --gpu H100 --gpus 8 --stack ngc-22.09
+
   gpurent estimate --from-csv configs.csv --json
       (columns model,gpu,num_gpus,precision,batch_size
-       [,seq_len,activation_checkpointing,sharding])
+       [,seq_len,activation_checkpointing,sharding,stack])
+
+Software stacks (--stack, non-LLM training): ngc-24 (default: current NGC PyTorch
+containers, stock scripts), ngc-22.09 (the old container, whose multi-GPU all-reduce is
+slow), nvidia-dle (NVIDIA's tuned DeepLearningExamples: DALI, channels-last).
 """
 
 CSV_REQUIRED = ("model", "gpu", "num_gpus", "precision", "batch_size")
@@ -36,6 +42,16 @@ def _truthy(value: str, where: str) -> bool:
     if v in ("1", "true", "yes", "y"):
         return True
     raise ValueError(f"{where}: activation_checkpointing must be true or false, got {value!r}")
+
+
+def _stack(value: str, where: str) -> Any:
+    from gpurent.errors import InputError
+    from gpurent.workload.spec import parse_stack
+
+    try:
+        return parse_stack(value)
+    except ValueError as exc:
+        raise InputError(f"{where}: {exc}") from None
 
 
 def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[str, Any]:
@@ -66,6 +82,8 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
         raise InputError(
             f"{where}: sharding {shard_raw!r} is not one of {', '.join(s.value for s in Sharding)}"
         ) from None
+    stack_raw = (row.get("stack") or "").strip()
+    stack = _stack(stack_raw, f"{where}: stack") if stack_raw else cache["stack"]
     gpu = get_gpu(row["gpu"])
     model = get_model(row["model"])
     wl = Workload(
@@ -75,6 +93,7 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
         seq_len=seq,
         activation_checkpointing=ckpt,
         sharding=sharding,
+        stack=stack,
     )
     if model.llm is not None and model.name not in cache["zoo"]:
         wl = replace(wl, shape=model.llm)
@@ -97,16 +116,17 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
         samples_per_s=est.samples_per_s,
         scaling_efficiency=est.scaling_efficiency,
         basis=est.basis,
+        stack=None if model.is_llm else stack.value,
     )
     return out
 
 
-def _from_csv(path: Path, as_json: bool) -> None:
+def _from_csv(path: Path, as_json: bool, stack: Any) -> None:
     from gpurent.errors import GpurentError
     from gpurent.estimate.store import load_calibration
     from gpurent.workload.models import MODELS
 
-    cache: dict[str, Any] = {"cal": load_calibration(), "zoo": MODELS}
+    cache: dict[str, Any] = {"cal": load_calibration(), "zoo": MODELS, "stack": stack}
     with path.open(newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
         header = [h.strip() for h in reader.fieldnames or []]
@@ -224,6 +244,14 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
     interconnect: Annotated[
         str | None, typer.Option("--interconnect", help="Override the GPU link: nvlink or pcie.")
     ] = None,
+    stack: Annotated[
+        str | None,
+        typer.Option(
+            "--stack",
+            help="Software stack of non-LLM training: ngc-24 (default), ngc-22.09, nvidia-dle. "
+            "With --from-csv, the default for rows without a `stack` column.",
+        ),
+    ] = None,
     preset_name: Annotated[
         str | None, typer.Option("--preset", help="Start from a preset (see --list-presets).")
     ] = None,
@@ -251,7 +279,8 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
 
     Throughput is the total across GPUs in the model's unit (images/s, sequences/s, tokens/s,
     ...); memory is per GPU with its breakdown; the bottleneck is compute, memory bandwidth,
-    communication or memory capacity. Assumes Lambda-like PyTorch NGC containers; your own
+    communication or memory capacity. Non-LLM training assumes PyTorch NGC 24.x containers with
+    Lambda's stock scripts (`--stack` picks another), LLMs MosaicML llm-foundry; your own
     measurements (`gpurent calibrate add`) take precedence for their GPU and model.
     """
     from dataclasses import replace
@@ -259,7 +288,7 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
     from gpurent.catalog import get_gpu, parse_precision
     from gpurent.errors import InputError
     from gpurent.workload import get_model, list_models, list_presets, load_workload, preset
-    from gpurent.workload.spec import Sharding, Task, Workload
+    from gpurent.workload.spec import Sharding, Stack, Task, Workload
 
     if list_models_flag:
         names = list_models()
@@ -269,8 +298,9 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         names = list_presets()
         print_json(names) if as_json else console.print("\n".join(names))
         return
+    stack_v = _stack(stack, "--stack") if stack is not None else None
     if from_csv is not None:
-        _from_csv(from_csv, as_json)
+        _from_csv(from_csv, as_json, stack_v or Stack.NGC_24)
         return
     if gpu is None:
         raise InputError("--gpu is required (e.g. --gpu H100); see `gpurent gpus`")
@@ -315,6 +345,8 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
             ) from None
     if checkpointing is not None:
         changes["activation_checkpointing"] = checkpointing
+    if stack_v is not None:
+        changes["stack"] = stack_v
     if tensor_parallel is not None:
         changes["tensor_parallel"] = tensor_parallel
     if pipeline_parallel is not None:

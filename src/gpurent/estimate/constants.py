@@ -69,6 +69,23 @@ class CommCoeffs:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class StackCoeffs:
+    """What one software stack (`gpurent.workload.Stack`) changes in a non-LLM training estimate.
+
+    `comm`: the data-parallel communication constants measured on that stack; `scaling`: per
+    model key (comm_scale, sync_s) of the n-GPU step (see `FamilyCoeffs`), `default_scaling` for
+    models without multi-GPU rows; empty `scaling` means the link-only model (comm_scale 1,
+    sync_s 0). `speed`: per model key, single-GPU throughput relative to the stack the roofline
+    terms were fitted on (Lambda's NGC containers; 1.0 where no measurement says otherwise)."""
+
+    description: str
+    comm: CommCoeffs
+    scaling: dict[str, tuple[float, float]] = field(default_factory=dict)
+    default_scaling: tuple[float, float] = (1.0, 0.0)
+    speed: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Constants:
     families: dict[str, dict[str, FamilyCoeffs]]  # model key -> "half" | "full" -> coeffs
     default_family: dict[str, FamilyCoeffs]
@@ -81,6 +98,15 @@ class Constants:
     peak_exponent: float = 0.0
     bandwidth_exponent: float = 0.0
     provenance: dict[str, Any] = field(default_factory=dict)
+    # software stack name -> its constants; a stack missing here uses `comm` and the families'
+    # own comm_scale/sync_s (calibration files written before stacks existed)
+    stacks: dict[str, StackCoeffs] = field(default_factory=dict)
+    # compute and memory times combine as (t_c^p + t_m^p)^(1/p): 1 = sum, large = max
+    roofline_p: float = 1.0
+
+    def stack(self, name: str) -> StackCoeffs | None:
+        """The constants of software stack `name`, or None when the file has none for it."""
+        return self.stacks.get(name)
 
     def family(self, key: str, half: bool) -> FamilyCoeffs:
         cls = "half" if half else "full"
@@ -100,6 +126,21 @@ def _coeffs(d: dict[str, Any]) -> FamilyCoeffs:
     )
 
 
+def _stack(d: dict[str, Any]) -> StackCoeffs:
+    return StackCoeffs(
+        description=str(d.get("description", "")),
+        comm=CommCoeffs(**{k: float(v) for k, v in d["comm"].items()}),
+        scaling={
+            k: (float(v["comm_scale"]), float(v["sync_s"])) for k, v in d.get("scaling", {}).items()
+        },
+        default_scaling=(
+            float(d.get("default_scaling", {}).get("comm_scale", 1.0)),
+            float(d.get("default_scaling", {}).get("sync_s", 0.0)),
+        ),
+        speed={k: float(v) for k, v in d.get("speed", {}).items()},
+    )
+
+
 def parse_constants(raw: dict[str, Any]) -> Constants:
     """Build `Constants` from the JSON document (raises DataError on a malformed one)."""
     try:
@@ -116,6 +157,8 @@ def parse_constants(raw: dict[str, Any]) -> Constants:
             provenance=dict(raw.get("provenance", {})),
             peak_exponent=float(raw.get("gpu_scaling", {}).get("peak_exponent", 0.0)),
             bandwidth_exponent=float(raw.get("gpu_scaling", {}).get("bandwidth_exponent", 0.0)),
+            stacks={k: _stack(v) for k, v in raw.get("stacks", {}).items()},
+            roofline_p=float(raw.get("roofline_p", 1.0)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"{_FILE}: malformed estimator constants ({exc!r}); refit them") from None

@@ -29,6 +29,7 @@ from gpurent.workload.zoo import ModelInfo, llm_params
 
 LLM_COMM_OVERLAP = 0.9  # FSDP prefetch hides most gathers behind compute (MosaicML, torchtitan)
 LLM_REFERENCE_GPU = "A100-SXM4-80GB"  # where the MosaicML LLM runs were measured
+LLM_STACK = "MosaicML llm-foundry (FSDP, FlashAttention)"
 TRANSFER_MODEL = "bert-large-squad"  # the transformer the Lambda cross-GPU fit knows best
 TRANSFER_BATCH = 32
 
@@ -61,9 +62,7 @@ def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) ->
             bandwidth_exponent=k.bandwidth_exponent,
         )
         return (
-            coeffs.a * xc
-            + coeffs.b * xm
-            + coeffs.d * xv
+            roofline_s(coeffs.a * xc + coeffs.d * xv, coeffs.b * xm, k.roofline_p)
             + coeffs.c_s
             + coeffs.c_sample_s * TRANSFER_BATCH
         )
@@ -76,6 +75,20 @@ def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) ->
 
 
 _RATIO_CACHE: dict[tuple[str, Precision, int], float] = {}
+
+
+def roofline_s(compute_s: float, memory_s: float, p: float) -> float:
+    """Compute and memory time of one step combined as a p-norm, (t_c^p + t_m^p)^(1/p), s.
+
+    p = 1 is the sum (kernels strictly alternate between compute and memory bound), p -> inf
+    the max (each kernel overlaps both); p is fitted on the reference data."""
+    if p == 1.0:
+        return compute_s + memory_s
+    hi = max(compute_s, memory_s)
+    if hi <= 0.0:
+        return 0.0
+    lo = min(compute_s, memory_s)
+    return hi * float((1.0 + (lo / hi) ** p) ** (1.0 / p))
 
 
 def resolve_model(workload: Workload) -> ModelInfo:
@@ -198,8 +211,14 @@ def estimate(
                 f"anchored on your measurement ({ref.num_gpus}x {ref.gpu}, batch {ref.batch_size}: "
                 f"{ref.throughput:g} {model.throughput_unit})"
             )
-    if k.provenance.get("stack"):
-        notes.append(f"software stack assumed: {k.provenance['stack']}")
+    if model.is_llm:
+        notes.append(f"software stack assumed: {LLM_STACK}")
+    else:
+        st = workload.stack
+        notes.append(f"software stack assumed: {st.value} ({st.description})")
+        sk = k.stack(st.value)
+        if sk is not None and sk.speed and model.key not in sk.speed:
+            notes.append(f"no {st.value} measurement of {model.name}: its speed is the NGC one")
 
     bottleneck = _bottleneck(t_c, t_m, t_comm)
     if not mem.fits:
@@ -279,9 +298,19 @@ def _family(
     overhead = (coeffs.c_s if training else coeffs.c_s / 3.0) + coeffs.c_sample_s * (
         workload.batch_size_per_gpu
     )
-    single = t_c + t_m + overhead
+    single = roofline_s(t_c, t_m, k.roofline_p) + overhead
+    sk = k.stack(workload.stack.value)
+    if sk is not None:
+        single /= sk.speed.get(model.key, 1.0)
     if num_gpus == 1 or not training:
         return t_c, t_m, 0.0, single, 1.0
+    comm = sk.comm if sk is not None else k.comm
+    if sk is not None and sk.scaling:
+        comm_scale, sync_s = sk.scaling.get(model.key, sk.default_scaling)
+    elif sk is not None:
+        comm_scale, sync_s = 1.0, 0.0  # link-only scaling
+    else:
+        comm_scale, sync_s = coeffs.comm_scale, coeffs.sync_s
     # gradients all-reduced in the training precision's width: AMP scripts of the reference data
     # behave as if they reduce fp16 gradients (their multi-GPU loss is half the fp32 one's)
     grad_bytes = model.num_params * (2.0 if p.is_half else 4.0)
@@ -292,21 +321,21 @@ def _family(
         gpu,
         num_gpus,
         nodes,
-        k.comm,
+        comm,
         inter_node_gbps=inter_node_gbps,
         interconnect=interconnect,
     )
     per_node = max(1, math.ceil(num_gpus / nodes))
-    if k.comm.ddp_bus_gbps_cap > 0 and per_node > 1:  # the in-node leg never beats the cap
-        cap_s = 2.0 * (per_node - 1) / per_node * grad_bytes / (k.comm.ddp_bus_gbps_cap * 1e9)
+    if comm.ddp_bus_gbps_cap > 0 and per_node > 1:  # the in-node leg never beats the cap
+        cap_s = 2.0 * (per_node - 1) / per_node * grad_bytes / (comm.ddp_bus_gbps_cap * 1e9)
         in_node_s = allreduce_time_s(
-            grad_bytes, gpu, per_node, 1, k.comm, inter_node_gbps=None, interconnect=interconnect
+            grad_bytes, gpu, per_node, 1, comm, inter_node_gbps=None, interconnect=interconnect
         )
         t_ar += max(0.0, cap_s - in_node_s)
     t_ar /= workload.gradient_accumulation
-    exposed = coeffs.comm_scale * max(0.0, t_ar - k.comm.overlap * (2.0 / 3.0) * (t_c + t_m))
-    exposed += coeffs.sync_s
-    sync = k.comm.sync_per_doubling ** math.log2(num_gpus)
+    exposed = comm_scale * max(0.0, t_ar - comm.overlap * (2.0 / 3.0) * (t_c + t_m))
+    exposed += sync_s
+    sync = comm.sync_per_doubling ** math.log2(num_gpus)
     step = (single + exposed) / sync
     return t_c, t_m, exposed, step, single / step
 

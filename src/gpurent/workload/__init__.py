@@ -1,13 +1,22 @@
 """What the user wants to run: workloads, the model zoo and presets.
 
-Public API: `Workload`, `Task`, `Optimizer`, `Sharding`, `LlmShape`, `ModelInfo`, `get_model`,
-`list_models`, `preset`, `list_presets`, `load_workload`, `workload_from_mapping`.
+Public API: `Workload`, `Task`, `Optimizer`, `Sharding`, `Stack` (+ `parse_stack`), `LlmShape`,
+`ModelInfo`, `get_model`, `list_models`, `preset`, `list_presets`, `load_workload`,
+`workload_from_mapping`.
 """
 
 from gpurent.workload.loader import load_workload, workload_from_mapping
 from gpurent.workload.models import get_model, list_models, parse_shape
 from gpurent.workload.presets import list_presets, preset
-from gpurent.workload.spec import LlmShape, Optimizer, Sharding, Task, Workload
+from gpurent.workload.spec import (
+    LlmShape,
+    Optimizer,
+    Sharding,
+    Stack,
+    Task,
+    Workload,
+    parse_stack,
+)
 from gpurent.workload.zoo import ModelInfo
 
 __all__ = [
@@ -15,6 +24,7 @@ __all__ = [
     "ModelInfo",
     "Optimizer",
     "Sharding",
+    "Stack",
     "Task",
     "Workload",
     "get_model",
@@ -22,6 +32,7 @@ __all__ = [
     "list_presets",
     "load_workload",
     "parse_shape",
+    "parse_stack",
     "preset",
     "workload_from_mapping",
 ]

@@ -25,7 +25,7 @@ from gpurent.catalog.precision import parse_precision
 from gpurent.errors import GpurentError, InputError
 from gpurent.workload.models import get_model
 from gpurent.workload.presets import preset
-from gpurent.workload.spec import LlmShape, Optimizer, Sharding, Task, Workload
+from gpurent.workload.spec import LlmShape, Optimizer, Sharding, Task, Workload, parse_stack
 
 _INT = {
     "batch_size_per_gpu",
@@ -98,6 +98,8 @@ def workload_from_mapping(raw: dict[str, Any], where: str) -> Workload:
                 fields[key] = _enum(Sharding, v, key, where)
             elif key == "precision":
                 fields[key] = parse_precision(str(value))
+            elif key == "stack":
+                fields[key] = parse_stack(str(value))
             elif key in ("model", "name"):
                 fields[key] = str(value)
             elif key == "shape":

@@ -41,6 +41,54 @@ class Sharding(StrEnum):
     ZERO3 = "zero3"  # + weights (FSDP FULL_SHARD)
 
 
+class Stack(StrEnum):
+    """The software stack a non-LLM training estimate assumes (RESEARCH §2: the same GPU runs
+    the same model up to 1.5x faster in NVIDIA's tuned examples than in Lambda's stock scripts,
+    and Lambda's NGC 22.09 runs scale far worse across GPUs than its 24.03 ones).
+
+    All three run the DeepLearningExamples-derived PyTorch scripts; they differ in container
+    and tuning. Decoder LLMs always assume MosaicML llm-foundry (FSDP, FlashAttention)."""
+
+    NGC_22_09 = "ngc-22.09"  # Lambda v1: NGC pytorch:22.09, stock scripts, slow DDP all-reduce
+    NGC_24 = "ngc-24"  # Lambda v2: NGC pytorch:24.x, stock scripts, link-bound all-reduce
+    NVIDIA_DLE = "nvidia-dle"  # NVIDIA's tuned DeepLearningExamples (DALI, channels-last)
+
+    @property
+    def description(self) -> str:
+        """One line naming the containers and scripts this stack stands for."""
+        return _STACK_DESCRIPTIONS[self]
+
+
+_STACK_DESCRIPTIONS = {
+    Stack.NGC_22_09: "PyTorch NGC 22.09 container, Lambda's stock scripts (no DALI)",
+    Stack.NGC_24: "PyTorch NGC 24.x container, Lambda's stock scripts (no DALI)",
+    Stack.NVIDIA_DLE: "NVIDIA DeepLearningExamples, tuned (DALI, channels-last)",
+}
+
+
+def parse_stack(value: str) -> Stack:
+    """`Stack` from its name (case-insensitive; "ngc-22", "22.09", "ngc-24.03", "dle" accepted).
+    Raises ValueError listing the choices."""
+    v = value.strip().lower()
+    aliases = {
+        "ngc-22": Stack.NGC_22_09,
+        "22.09": Stack.NGC_22_09,
+        "ngc22": Stack.NGC_22_09,
+        "ngc-24.03": Stack.NGC_24,
+        "24.03": Stack.NGC_24,
+        "ngc24": Stack.NGC_24,
+        "dle": Stack.NVIDIA_DLE,
+    }
+    if v in aliases:
+        return aliases[v]
+    try:
+        return Stack(v)
+    except ValueError:
+        raise ValueError(
+            f"unknown software stack {value!r}: one of {', '.join(s.value for s in Stack)}"
+        ) from None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LlmShape:
     """A decoder-only transformer by shape. `kv_heads` < `heads` means grouped-query attention;
@@ -80,4 +128,6 @@ class Workload:
     pipeline_parallel: int = 1
     gradient_accumulation: int = 1
     lora_rank: int = 16
+    # software stack of non-LLM training (LLMs: llm-foundry whatever this says)
+    stack: Stack = Stack.NGC_24
     name: str = ""  # a label for reports (preset name or file stem)
