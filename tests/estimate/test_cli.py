@@ -192,3 +192,11 @@ def test_calibrate_rejects_bad_files(tmp_path: Path) -> None:
         assert name in err and "Traceback" not in err
     code, _, err = run("calibrate", "add", str(tmp_path / "missing.csv"))
     assert code != 0 and "no such file" in err
+
+
+def test_calibrate_add_of_a_cpu_bench_result_says_why_nothing_was_learned(tmp_path: Path) -> None:
+    bench = tmp_path / "cpu.json"
+    bench.write_text(json.dumps({"schema_version": 1, "calibration_rows": []}))
+    code, _out, err = run("calibrate", "add", str(bench))
+    assert code == 2
+    assert "no GPU model-benchmark rows" in err and "run `gpurent bench` on the GPU" in err

@@ -121,6 +121,11 @@ def parse_measurements(text: str, source: str) -> tuple[MeasuredRow, ...]:
         items = doc.get("calibration_rows") if isinstance(doc, dict) else None
         if not isinstance(items, list):
             raise InputError(f"{source}: JSON needs a top-level list 'calibration_rows'")
+        if not items:
+            raise InputError(
+                f"{source}: no GPU model-benchmark rows to learn from (a bench run on the CPU, or "
+                "with --only that skipped the models, has none); run `gpurent bench` on the GPU"
+            )
         return tuple(
             row_from_mapping(
                 item if isinstance(item, dict) else {}, f"{source}: calibration_rows[{i}]"
