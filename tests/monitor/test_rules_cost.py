@@ -144,3 +144,26 @@ def test_idle_action_fires_once_after_n_minutes() -> None:
     assert len(fired) == 1 and fired[0].fired_at_s == 120.0 and ran == ["touch stopped"]
     assert watcher.observe(Sample(timestamp_s=200.0, gpus=(busy,))) is None
     assert watcher.observe(Sample(timestamp_s=400.0, gpus=(idle,))) is None  # a new stretch
+
+
+def test_same_problem_on_many_gpus_is_one_finding_naming_them() -> None:
+    def node(n_gpus: int) -> list[Sample]:
+        return [
+            Sample(
+                timestamp_s=float(i),
+                gpus=tuple(
+                    GpuSample(index=g, sm_util_pct=45.0, gpu_busy_pct=90.0, mem_copy_util_pct=40.0)
+                    for g in range(n_gpus)
+                ),
+            )
+            for i in range(10)
+        ]
+
+    findings = diagnose(node(4)).findings
+    under = [f for f in findings if f.kind is FindingKind.UNDERUSED]
+    assert len(under) == 1
+    assert under[0].gpus == (0, 1, 2, 3)
+    assert "GPUs 0-3" in under[0].summary
+    # One GPU alone still reads as "GPU 0".
+    single = [f for f in diagnose(node(1)).findings if f.kind is FindingKind.UNDERUSED]
+    assert len(single) == 1 and "GPU 0" in single[0].summary

@@ -172,7 +172,7 @@ def to_html(report: Report, samples: Sequence[Sample], thresholds: Thresholds) -
 def _markdown_to_html(text: str) -> str:
     """Just enough Markdown for our own report: headings, tables, bullets, bold, paragraphs."""
     out: list[str] = []
-    in_table = in_list = False
+    in_table = in_list = in_nested = False
     for raw in text.splitlines():
         line = html.escape(raw)
         if raw.startswith("|"):
@@ -192,11 +192,21 @@ def _markdown_to_html(text: str) -> str:
             if not in_list:
                 out.append("<ul>")
                 in_list = True
+            nested = raw.startswith("  - ")
+            if nested and not in_nested:
+                out.append("<ul>")  # evidence and advice sit under their finding
+                in_nested = True
+            elif not nested and in_nested:
+                out.append("</ul>")
+                in_nested = False
             item = line.lstrip()[2:]
             parts = item.split("**")
             item = "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
             out.append(f"<li>{item}</li>")
             continue
+        if in_nested:
+            out.append("</ul>")
+            in_nested = False
         if in_list:
             out.append("</ul>")
             in_list = False
@@ -208,6 +218,8 @@ def _markdown_to_html(text: str) -> str:
             out.append(f"<p>{line}</p>")
     if in_table:
         out.append("</table>")
+    if in_nested:
+        out.append("</ul>")
     if in_list:
         out.append("</ul>")
     return "\n".join(out)

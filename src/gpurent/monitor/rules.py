@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpurent.monitor.sample import GpuSample, Sample
 
@@ -157,6 +157,7 @@ def diagnose(samples: Sequence[Sample], t: Thresholds | None = None) -> Diagnosi
                 )
             )
     order = {Severity.CRITICAL: 0, Severity.WARNING: 1, Severity.INFO: 2}
+    findings = _merge_across_gpus(_drop_shadowed(findings))
     findings.sort(key=lambda f: (order[f.severity], f.kind.value, f.gpus))
     return Diagnosis(
         start_s=samples[0].timestamp_s if samples else 0.0,
@@ -168,6 +169,57 @@ def diagnose(samples: Sequence[Sample], t: Thresholds | None = None) -> Diagnosi
         mean_iowait_pct=iowait,
         findings=tuple(findings),
     )
+
+
+def _drop_shadowed(findings: list[Finding]) -> list[Finding]:
+    """An info finding says nothing more when a warning of the same kind names the same GPUs."""
+    louder = {(f.kind, f.gpus) for f in findings if f.severity is not Severity.INFO}
+    return [
+        f for f in findings if f.severity is not Severity.INFO or (f.kind, f.gpus) not in louder
+    ]
+
+
+def _gpu_label(gpus: Sequence[int]) -> str:
+    ordered = sorted(gpus)
+    if len(ordered) > 2 and ordered == list(range(ordered[0], ordered[-1] + 1)):
+        return f"GPUs {ordered[0]}-{ordered[-1]}"
+    return "GPUs " + ", ".join(str(i) for i in ordered)
+
+
+def _merge_across_gpus(findings: list[Finding]) -> list[Finding]:
+    """One finding for GPUs that show the same problem with the same evidence, not one per GPU
+    (an 8-GPU node that throttles should read as one line, with the GPUs named)."""
+    groups: dict[tuple[object, ...], list[Finding]] = {}
+    for f in findings:
+        if len(f.gpus) == 1:
+            label = f"GPU {f.gpus[0]}"
+            key: tuple[object, ...] = (
+                f.kind,
+                f.severity,
+                f.summary.replace(label, "\0"),
+                tuple(e.replace(label, "\0") for e in f.evidence),
+                f.advice,
+            )
+        else:
+            key = (id(f),)
+        groups.setdefault(key, []).append(f)
+    merged: list[Finding] = []
+    for group in groups.values():
+        first = group[0]
+        if len(group) == 1:
+            merged.append(first)
+            continue
+        gpus = tuple(sorted(i for f in group for i in f.gpus))
+        label, together = f"GPU {first.gpus[0]}", _gpu_label(gpus)
+        merged.append(
+            replace(
+                first,
+                gpus=gpus,
+                summary=first.summary.replace(label, together),
+                evidence=tuple(e.replace(label, together) for e in first.evidence),
+            )
+        )
+    return merged
 
 
 def _summarise(index: int, gs: list[GpuSample], t: Thresholds) -> GpuSummary:
