@@ -246,6 +246,8 @@ class Method:
     sm_term: bool = False
     # round 5: memory rate min(bandwidth, cap x SM count x clock), cap in bytes per SM-cycle
     sm_cap_bytes_per_cycle: float = 0.0
+    # round 5: one SM-side coefficient e shared by all models (chosen by cross-validation)
+    sm_e_shared: float = 0.0
 
 
 # The variants compared in docs/benchmarks.md; CHOSEN is what fit_estimator.py writes.
@@ -267,6 +269,12 @@ VARIANTS: dict[str, Method] = {
             per_sample_term=True, pool_precisions=True, sm_cap_bytes_per_cycle=cap
         )
         for cap in (6.0, 8.0, 10.0, 12.0)
+    },
+    **{
+        f"pooled+host+sm-shared{e:g}": Method(
+            per_sample_term=True, pool_precisions=True, sm_e_shared=e
+        )
+        for e in (0.1, 0.3)
     },
 }
 CHOSEN = "pooled+host"
@@ -320,7 +328,7 @@ def _fit_family_once(
             + ([batch] if method.per_sample_term else [])
             + ([gb * x_sm] if method.sm_term else [])
         )
-        ys.append(t - ga * xc - gb * xm)
+        ys.append(t - ga * xc - gb * xm - gb * method.sm_e_shared * x_sm)
         ws.append(1.0 / t)
     if method.host_ridge > 0:
         # pseudo-rows pulling the GPU-independent times toward 0, each in units of the median
@@ -342,7 +350,7 @@ def _fit_family_once(
         c_s=float(beta[2]),
         d=float(beta[3]),
         c_sample_s=float(beta[4]) if method.per_sample_term else 0.0,
-        e=float(beta[-1]) if method.sm_term else 0.0,
+        e=float(beta[-1]) if method.sm_term else method.sm_e_shared,
     )
 
 
