@@ -51,7 +51,15 @@ EXTRA_GPUS = {
         pcie_gen=3,
         tdp_w=295,
         confidence="high",
-        source="NVIDIA Quadro RTX 8000 datasheet (16.3 TFLOPS FP32, 130.5 TFLOPS tensor, 672 GB/s)",
+        source=(
+            "NVIDIA Quadro RTX 8000 datasheet (16.3 TFLOPS FP32, 130.5 TFLOPS tensor, 672 GB/s); "
+            "SMs/clock: TU102 with all 72 SMs, 4608 CUDA cores (Turing architecture summary, "
+            "developer.aliyun.com/article/1642215); boost 1770 MHz = the datasheet's 16.3 TFLOPS "
+            "/ (2 x 4608 cores), as listed for the same-board Quadro RTX 6000 (sysrqmts.com, "
+            "TechPowerUp data: 72 SMs, boost 1770 MHz)"
+        ),
+        sm_count=72,
+        boost_clock_mhz=1770.0,
     )
 }
 
@@ -234,6 +242,12 @@ class Method:
     link_fit_on: str = "lambda"
     # compute and memory times combine as (t_c^p + t_m^p)^(1/p): 1 = sum, large = max
     roofline_p: float = 1.0
+    # round 5: an SM-side memory term, traffic / (SM count x clock), fitted per model (e >= 0)
+    sm_term: bool = False
+    # round 5: memory rate min(bandwidth, cap x SM count x clock), cap in bytes per SM-cycle
+    sm_cap_bytes_per_cycle: float = 0.0
+    # round 5: one SM-side coefficient e shared by all models (chosen by cross-validation)
+    sm_e_shared: float = 0.0
 
 
 # The variants compared in docs/benchmarks.md; CHOSEN is what fit_estimator.py writes.
@@ -248,6 +262,20 @@ VARIANTS: dict[str, Method] = {
     "pooled+host+p1.5": Method(per_sample_term=True, pool_precisions=True, roofline_p=1.5),
     "pooled+host+p2": Method(per_sample_term=True, pool_precisions=True, roofline_p=2.0),
     "pooled+host+p4": Method(per_sample_term=True, pool_precisions=True, roofline_p=4.0),
+    # round 5: the SM-side rate (SM count x boost clock) of memory-bound kernels
+    "pooled+host+sm": Method(per_sample_term=True, pool_precisions=True, sm_term=True),
+    **{
+        f"pooled+host+smcap{cap:g}": Method(
+            per_sample_term=True, pool_precisions=True, sm_cap_bytes_per_cycle=cap
+        )
+        for cap in (6.0, 8.0, 10.0, 12.0)
+    },
+    **{
+        f"pooled+host+sm-shared{e:g}": Method(
+            per_sample_term=True, pool_precisions=True, sm_e_shared=e
+        )
+        for e in (0.1, 0.3)
+    },
 }
 CHOSEN = "pooled+host"
 
@@ -262,7 +290,7 @@ def fit_family(rows: Sequence[Row], method: Method = Method()) -> FamilyCoeffs:
     feats = []
     for r in rows:
         m = get_model(r.model)
-        xc, xm, xv = family_features(
+        xc, xm, xv, xs = family_features(
             m,
             r.gpu,
             r.precision,
@@ -270,9 +298,10 @@ def fit_family(rows: Sequence[Row], method: Method = Method()) -> FamilyCoeffs:
             r.seq_len,
             peak_exponent=method.peak_exponent,
             bandwidth_exponent=method.bandwidth_exponent,
+            sm_cap_bytes_per_cycle=method.sm_cap_bytes_per_cycle,
         )
         t = r.batch * r.num_gpus / (r.throughput / m.units_per_sample(r.seq_len))
-        feats.append((xc, xm, xv, t, float(r.batch)))
+        feats.append((xc, xm, xv, t, float(r.batch), xs))
     p = method.roofline_p
     coeffs = FamilyCoeffs(a=1.0, b=1.0, c_s=0.0)
     for _ in range(1 if p == 1.0 else 12):
@@ -281,21 +310,25 @@ def fit_family(rows: Sequence[Row], method: Method = Method()) -> FamilyCoeffs:
 
 
 def _fit_family_once(
-    feats: Sequence[tuple[float, float, float, float, float]],
+    feats: Sequence[tuple[float, float, float, float, float, float]],
     method: Method,
     prev: FamilyCoeffs,
     n_rows: int,
 ) -> FamilyCoeffs:
     p = method.roofline_p
     xs, ys, ws = [], [], []
-    for xc, xm, xv, t, batch in feats:
+    for xc, xm, xv, t, batch, x_sm in feats:
         ga = gb = 1.0
         if p != 1.0:
-            big_a, big_b = prev.a * xc + prev.d * xv, prev.b * xm
+            big_a, big_b = prev.a * xc + prev.d * xv, prev.b * xm + prev.e * x_sm
             tr = (big_a**p + big_b**p) ** (1.0 / p)
             ga, gb = (big_a / tr) ** (p - 1.0), (big_b / tr) ** (p - 1.0)
-        xs.append([ga * xc, gb * xm, 1.0, ga * xv] + ([batch] if method.per_sample_term else []))
-        ys.append(t - ga * xc - gb * xm)
+        xs.append(
+            [ga * xc, gb * xm, 1.0, ga * xv]
+            + ([batch] if method.per_sample_term else [])
+            + ([gb * x_sm] if method.sm_term else [])
+        )
+        ys.append(t - ga * xc - gb * xm - gb * method.sm_e_shared * x_sm)
         ws.append(1.0 / t)
     if method.host_ridge > 0:
         # pseudo-rows pulling the GPU-independent times toward 0, each in units of the median
@@ -317,6 +350,7 @@ def _fit_family_once(
         c_s=float(beta[2]),
         d=float(beta[3]),
         c_sample_s=float(beta[4]) if method.per_sample_term else 0.0,
+        e=float(beta[-1]) if method.sm_term else method.sm_e_shared,
     )
 
 
@@ -535,6 +569,7 @@ def fit_all(
         peak_exponent=method.peak_exponent,
         bandwidth_exponent=method.bandwidth_exponent,
         roofline_p=method.roofline_p,
+        sm_cap_bytes_per_cycle=method.sm_cap_bytes_per_cycle,
     )
     llm = (
         fit_llm(mosaic_rows, k0)
@@ -551,6 +586,7 @@ def fit_all(
         peak_exponent=method.peak_exponent,
         bandwidth_exponent=method.bandwidth_exponent,
         roofline_p=method.roofline_p,
+        sm_cap_bytes_per_cycle=method.sm_cap_bytes_per_cycle,
     )
     if fit_communication:
         k = fit_stacks(lambda_rows, dle_rows, k, method)
@@ -646,6 +682,7 @@ def constants_to_json(k: Constants) -> dict[str, Any]:
             "c_sample_s": round(c.c_sample_s, 10),
             "comm_scale": round(c.comm_scale, 4),
             "sync_s": round(c.sync_s, 6),
+            "e": round(c.e, 6),
         }
 
     return {
@@ -673,6 +710,7 @@ def constants_to_json(k: Constants) -> dict[str, Any]:
         },
         "stack_factors": {key: round(v, 4) for key, v in k.stack_factors.items()},
         "roofline_p": k.roofline_p,
+        "sm_cap_bytes_per_cycle": k.sm_cap_bytes_per_cycle,
         "stacks": {name: _stack_json(sk) for name, sk in k.stacks.items()},
     }
 

@@ -35,6 +35,17 @@ class GpuSpec:
     confidence: str  # "high" | "medium" | "low"
     source: str
     notes: str = ""
+    # streaming multiprocessors (AMD: compute units) and boost clock, MHz; None where no public
+    # source was found. Their product is the SM-side issue rate the estimator's memory term uses.
+    sm_count: int | None = None
+    boost_clock_mhz: float | None = None
+
+    @property
+    def sm_cycles_per_s(self) -> float | None:
+        """SM count x boost clock (SM-cycles per second), None when either is unknown."""
+        if self.sm_count is None or self.boost_clock_mhz is None:
+            return None
+        return self.sm_count * self.boost_clock_mhz * 1e6
 
     def peak_tflops(self, precision: Precision) -> float:
         """Dense peak TFLOP/s for matmul-heavy work in `precision` on this GPU.

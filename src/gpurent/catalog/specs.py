@@ -29,6 +29,11 @@ def _opt_float(value: str) -> float | None:
     return float(value) if value else None
 
 
+def _opt_int(value: str) -> int | None:
+    value = value.strip()
+    return int(value) if value else None
+
+
 def _row_to_spec(row: dict[str, str], line: int) -> GpuSpec:
     try:
         return GpuSpec(
@@ -52,6 +57,8 @@ def _row_to_spec(row: dict[str, str], line: int) -> GpuSpec:
             confidence=row["confidence"],
             source=row["source"],
             notes=row.get("notes") or "",
+            sm_count=_opt_int(row.get("sm_count") or ""),
+            boost_clock_mhz=_opt_float(row.get("boost_clock_mhz") or ""),
         )
     except (KeyError, ValueError) as exc:
         raise DataError(f"{_TABLE} line {line}: bad GPU row ({exc})") from None

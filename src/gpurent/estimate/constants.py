@@ -19,9 +19,10 @@ _FILE = "calibration.json"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FamilyCoeffs:
-    """step_time_s = a x tensor_s + b x traffic_s + d x cuda_core_s + c_s + c_sample_s x batch
-    (a, b >= 1; the last two do not speed up with the GPU: per-step launch and host work, and
-    per-sample host work such as decoding and augmenting inputs).
+    """step_time_s = a x tensor_s + b x traffic_s + e x sm_traffic_s + d x cuda_core_s + c_s
+    + c_sample_s x batch (a, b >= 1; e >= 0; the last two do not speed up with the GPU:
+    per-step launch and host work, and per-sample host work such as decoding and augmenting
+    inputs).
 
     On n > 1 GPUs of one node the step grows by comm_scale x (exposed gradient all-reduce s)
     + sync_s: comm_scale says how much of the all-reduce this model's training script exposes
@@ -37,6 +38,7 @@ class FamilyCoeffs:
     c_sample_s: float = 0.0
     comm_scale: float = 1.0
     sync_s: float = 0.0
+    e: float = 0.0  # x SM-side traffic s (bytes over SM count x clock; perf.family_features)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,6 +105,9 @@ class Constants:
     stacks: dict[str, StackCoeffs] = field(default_factory=dict)
     # compute and memory times combine as (t_c^p + t_m^p)^(1/p): 1 = sum, large = max
     roofline_p: float = 1.0
+    # bytes per SM-cycle capping the memory rate: traffic moves at min(bandwidth, cap x SM count
+    # x clock); 0 = no cap (see perf.family_features)
+    sm_cap_bytes_per_cycle: float = 0.0
 
     def stack(self, name: str) -> StackCoeffs | None:
         """The constants of software stack `name`, or None when the file has none for it."""
@@ -123,6 +128,7 @@ def _coeffs(d: dict[str, Any]) -> FamilyCoeffs:
         c_sample_s=float(d.get("c_sample_s", 0.0)),
         comm_scale=float(d.get("comm_scale", 1.0)),
         sync_s=float(d.get("sync_s", 0.0)),
+        e=float(d.get("e", 0.0)),
     )
 
 
@@ -159,6 +165,7 @@ def parse_constants(raw: dict[str, Any]) -> Constants:
             bandwidth_exponent=float(raw.get("gpu_scaling", {}).get("bandwidth_exponent", 0.0)),
             stacks={k: _stack(v) for k, v in raw.get("stacks", {}).items()},
             roofline_p=float(raw.get("roofline_p", 1.0)),
+            sm_cap_bytes_per_cycle=float(raw.get("sm_cap_bytes_per_cycle", 0.0)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"{_FILE}: malformed estimator constants ({exc!r}); refit them") from None

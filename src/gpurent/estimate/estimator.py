@@ -52,7 +52,7 @@ def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) ->
     coeffs = k.family(model.key, precision.is_half)
 
     def step(g: GpuSpec) -> float:
-        xc, xm, xv = family_features(
+        xc, xm, xv, xs = family_features(
             model,
             g,
             precision,
@@ -60,9 +60,10 @@ def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) ->
             None,
             peak_exponent=k.peak_exponent,
             bandwidth_exponent=k.bandwidth_exponent,
+            sm_cap_bytes_per_cycle=k.sm_cap_bytes_per_cycle,
         )
         return (
-            roofline_s(coeffs.a * xc + coeffs.d * xv, coeffs.b * xm, k.roofline_p)
+            roofline_s(coeffs.a * xc + coeffs.d * xv, coeffs.b * xm + coeffs.e * xs, k.roofline_p)
             + coeffs.c_s
             + coeffs.c_sample_s * TRANSFER_BATCH
         )
@@ -281,7 +282,7 @@ def _family(
     p = workload.precision
     training = workload.task.trains
     coeffs = k.family(model.key, p.is_half)
-    xc, xm, xv = family_features(
+    xc, xm, xv, xs = family_features(
         model,
         gpu,
         p,
@@ -291,9 +292,10 @@ def _family(
         training=training,
         peak_exponent=k.peak_exponent,
         bandwidth_exponent=k.bandwidth_exponent,
+        sm_cap_bytes_per_cycle=k.sm_cap_bytes_per_cycle,
     )
     t_c = coeffs.a * xc + coeffs.d * xv
-    t_m = coeffs.b * xm
+    t_m = coeffs.b * xm + coeffs.e * xs
     # per-step launch/host work shrinks with the forward-only step; per-sample input work does not
     overhead = (coeffs.c_s if training else coeffs.c_s / 3.0) + coeffs.c_sample_s * (
         workload.batch_size_per_gpu

@@ -2,15 +2,17 @@
 
 Non-LLM models (one coefficient set per model and precision class, fitted across GPUs):
 
-    step_s = a * F / P  +  b * D / W  +  d * V / P_cuda  +  c_s    (a, b >= 1; d, c_s >= 0)
+    step_s = a * F / P  +  b * D / W  +  e * D / R_sm  +  d * V / P_cuda  +  c_s
+                                                          (a, b >= 1; d, e, c_s >= 0)
 
 F = training FLOPs of the micro-batch (3x forward, +1 forward with checkpointing), P = the GPU's
 dense peak for the precision (FLOP/s), D = bytes of activations written once plus 24 B/param of
 weight, gradient and optimizer traffic, W = memory bandwidth (B/s), V = 1 % of F as nominal
 non-tensor work (normalisation, activations, optimizer, indexing) on the CUDA cores whose rate
 P_cuda is the GPU's plain fp32 peak (SM count x clock: why an RTX 4090 with half an A100's
-bandwidth reaches 0.8x its ResNet-50 speed), c_s = a per-step time that no GPU spec explains
-(kernel launches, host work, data pipeline). A sum, not a max: in these models
+bandwidth reaches 0.8x its ResNet-50 speed), R_sm = SM count x boost clock (the SM-side rate
+of memory-bound kernels; e = 0 where the fit finds no use for it), c_s = a per-step time that
+no GPU spec explains (kernel launches, host work, data pipeline). A sum, not a max: in these models
 many small kernels alternate between compute and memory bound, so the times add (the Habitat and
 NeuSight papers make the same observation per kernel). With a, b >= 1 the predicted throughput
 never exceeds the roofline of the counted work.
@@ -71,9 +73,17 @@ def family_features(
     training: bool = True,
     peak_exponent: float = 0.0,
     bandwidth_exponent: float = 0.0,
-) -> tuple[float, float, float]:
-    """(tensor compute s, memory traffic s, CUDA-core work s) of one step of `batch`, each at the
-    GPU's peak rate for it times a GPU-dependent efficiency scale.
+    sm_cap_bytes_per_cycle: float = 0.0,
+) -> tuple[float, float, float, float]:
+    """(tensor compute s, memory traffic s, CUDA-core work s, SM-side traffic s) of one step of
+    `batch`, each at the GPU's peak rate for it times a GPU-dependent efficiency scale.
+
+    SM-side traffic is the same bytes over SM count x boost clock (SM-cycles/s): the load/store
+    issue, L2 and latency-hiding limit of the many small memory-bound kernels of CNN/BERT-class
+    training, which grows with SMs x clock and not with HBM bandwidth (GH200 has 1.2x an H100's
+    bandwidth, the same SMs and clock, and measures the same). With `sm_cap_bytes_per_cycle` > 0
+    the memory traffic time uses min(bandwidth, cap x SM-cycles/s) instead of the bandwidth. A GPU
+    without a sourced SM count or clock gets 0 SM-side seconds and no cap (the round-4 model).
 
     The scale is (rate / A100's rate) ** exponent: with a positive exponent the achieved share of
     peak falls on faster GPUs (bigger kernels are needed to fill more, faster SMs; launch gaps
@@ -90,10 +100,15 @@ def family_features(
     bw = bandwidth_bps(gpu)
     cuda = gpu.fp32_tflops * FLOPS_PER_TFLOP
     ref_peak = REF_PEAK_HALF_FLOPS if precision.is_half else REF_PEAK_FULL_FLOPS
+    sm_rate = gpu.sm_cycles_per_s
+    eff_bw = bw
+    if sm_rate is not None and sm_cap_bytes_per_cycle > 0.0:
+        eff_bw = min(bw, sm_cap_bytes_per_cycle * sm_rate)
     return (
         flops / peak * (peak / ref_peak) ** peak_exponent,
-        traffic / bw * (bw / REF_BANDWIDTH_BPS) ** bandwidth_exponent,
+        traffic / eff_bw * (eff_bw / REF_BANDWIDTH_BPS) ** bandwidth_exponent,
         VECTOR_SHARE * flops / cuda * (cuda / REF_CUDA_FLOPS) ** peak_exponent,
+        traffic / sm_rate if sm_rate is not None else 0.0,
     )
 
 
