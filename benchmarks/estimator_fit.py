@@ -277,7 +277,7 @@ VARIANTS: dict[str, Method] = {
         for e in (0.1, 0.3)
     },
 }
-CHOSEN = "pooled+host"
+CHOSEN = "pooled+host+sm"
 
 
 def fit_family(rows: Sequence[Row], method: Method = Method()) -> FamilyCoeffs:
