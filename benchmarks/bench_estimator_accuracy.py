@@ -1,7 +1,9 @@
 """Accuracy of the estimator: leave-one-GPU-out and leave-one-architecture-out cross-validation.
 
-    PYTHONPATH=src python benchmarks/bench_estimator_accuracy.py \
-        --data-dir ../shared/data/throughput
+    PYTHONPATH=src python benchmarks/bench_estimator_accuracy.py --data-dir DIR
+
+DIR is the reference data's throughput folder (the Lambda, NVIDIA and MosaicML CSVs; see
+docs/benchmarks.md for the command as run).
 
 For every held-out GPU (or architecture) the constants are refitted on the other GPUs' rows and
 the held-out rows are predicted, each with the software stack it was measured on (Lambda's

@@ -1,7 +1,9 @@
 """Fit the estimator's constants on measured throughput tables and write calibration.json.
 
-    PYTHONPATH=src python benchmarks/fit_estimator.py --data-dir ../shared/data/throughput \
+    PYTHONPATH=src python benchmarks/fit_estimator.py --data-dir DIR \
         --out src/gpurent/estimate/data/calibration.json
+
+DIR is the reference data's throughput folder (see docs/estimator.md for its provenance).
 
 Deterministic: the same tables give the same file (apart from the `fitted_on` date).
 """
