@@ -161,7 +161,19 @@ class AwsWatcher:
         return None
 
 
-class GcpWatcher:
+class _MetadataWatcher:
+    """A watcher that polls one cloud metadata endpoint over the injected `Http` seam."""
+
+    def __init__(self, base_url: str, *, http: Http = urllib_http, timeout_s: float = 1.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._http = http
+        self._timeout_s = timeout_s
+
+    def _fetch(self, path: str, headers: dict[str, str]) -> tuple[int, bytes]:
+        return self._http("GET", f"{self.base_url}{path}", headers, self._timeout_s)
+
+
+class GcpWatcher(_MetadataWatcher):
     """GCE `instance/preempted` (Spot and preemptible VMs)."""
 
     name = "gcp"
@@ -169,23 +181,18 @@ class GcpWatcher:
     def __init__(
         self, base_url: str = GCP_BASE_URL, *, http: Http = urllib_http, timeout_s: float = 1.0
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self._http = http
-        self._timeout_s = timeout_s
+        super().__init__(base_url, http=http, timeout_s=timeout_s)
 
     def poll(self) -> Notice | None:
-        status, body = self._http(
-            "GET",
-            f"{self.base_url}/computeMetadata/v1/instance/preempted",
-            {"Metadata-Flavor": "Google"},
-            self._timeout_s,
+        status, body = self._fetch(
+            "/computeMetadata/v1/instance/preempted", {"Metadata-Flavor": "Google"}
         )
         if status == 200 and body.strip().upper() == b"TRUE":
             return Notice(provider="gcp", kind="preempted", detail="preempted=TRUE", grace_s=30.0)
         return None
 
 
-class AzureWatcher:
+class AzureWatcher(_MetadataWatcher):
     """Azure Scheduled Events: a `Preempt` event (Spot VMs)."""
 
     name = "azure"
@@ -193,16 +200,11 @@ class AzureWatcher:
     def __init__(
         self, base_url: str = AZURE_BASE_URL, *, http: Http = urllib_http, timeout_s: float = 1.0
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self._http = http
-        self._timeout_s = timeout_s
+        super().__init__(base_url, http=http, timeout_s=timeout_s)
 
     def poll(self) -> Notice | None:
-        status, body = self._http(
-            "GET",
-            f"{self.base_url}/metadata/scheduledevents?api-version=2020-07-01",
-            {"Metadata": "true"},
-            self._timeout_s,
+        status, body = self._fetch(
+            "/metadata/scheduledevents?api-version=2020-07-01", {"Metadata": "true"}
         )
         if status != 200:
             return None
