@@ -48,7 +48,7 @@ def test_terminal_output_has_table_front_panel_and_assumptions():
         "Ranked candidates",
         "Pareto front",
         "Recommendation",
-        "prices as of",
+        "prices dated",
         "Assumptions",
     ):
         assert part in r.stdout

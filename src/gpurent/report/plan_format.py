@@ -108,5 +108,11 @@ def stats_line(plan: Plan) -> str:
 
 
 def price_age_line(plan: Plan) -> str:
-    ages = ", ".join(plan.price_as_of) if plan.price_as_of else "unknown"
-    return f"prices as of {ages}: list prices, not live capacity; refresh before you rent"
+    if not plan.price_as_of:
+        return "prices: date unknown; list prices, not live capacity; refresh before you rent"
+    dated = " and ".join(plan.price_as_of)
+    which = "each offer's date is in --json" if len(plan.price_as_of) > 1 else "all offers"
+    return (
+        f"prices dated {dated} ({which}): list prices, not live capacity; "
+        "refresh (`gpurent catalog update`) before you rent"
+    )
