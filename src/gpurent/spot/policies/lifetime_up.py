@@ -35,7 +35,7 @@ import numpy as np
 
 from gpurent.spot.lifetimes import ZoneSpells, mean_residual_ticks, zone_spells
 from gpurent.spot.model import ON_DEMAND, Market
-from gpurent.spot.policies.base import RunView, first_zone
+from gpurent.spot.policies.base import RunView
 from gpurent.spot.policies.baselines import UniformProgressPolicy
 
 
@@ -78,7 +78,7 @@ class LifetimeUniformProgressPolicy(UniformProgressPolicy):
             and not self.net.committed
             and progress_ticks < self._rate * (t + self._two_d)
         ):
-            z = first_zone(row)
+            z = self.pick_zone(t, row)
             if z >= 0 and self._early_return(t, progress_ticks, z):
                 return z + 1
         return super().decide(t, progress_ticks, current, row)
