@@ -28,10 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
-from gpurent.spot.lifetimes import ZoneSpells, residual_bounds_ticks
+from gpurent.spot.lifetimes import ZoneSpells, mean_residual_ticks, residual_bounds_ticks
 from gpurent.spot.model import JobSpec, build_market, run_starts
 from gpurent.spot.policies import LifetimeUniformProgressPolicy, Policy, UniformProgressPolicy
-from gpurent.spot.policies.base import first_zone
+from gpurent.spot.policies.base import RunView, first_zone
 from gpurent.spot.simulator import simulate
 from gpurent.spot.trace import Trace, align_zones
 from gpurent.spot.trace_io import load_prices, load_trace
@@ -89,6 +89,50 @@ class IdleWait(LifetimeUniformProgressPolicy):
         return super().decide(t, progress_ticks, current, row)
 
 
+class NeedBound(LifetimeUniformProgressPolicy):
+    """lifetime-up whose early return also allows slack_after > 3D + f (D + 1) E[preemptions
+    left], E = spot work left / mean completed spell length (all zones, ended before now),
+    when that is below the UP-line bound (slack needed for the predicted changeovers)."""
+
+    name = "need-bound"
+    factor = 2.0
+
+    def start(self, run: RunView) -> None:
+        super().start(run)
+        self._w = run.plan.work_ticks
+        if not hasattr(self, "_cum_for") or self._cum_for is not run.market:
+            self._cum_for = run.market
+            self._cum = [np.concatenate([[0], np.cumsum(sp.lengths)]) for sp in self._spells]
+
+    def _early_return(self, t: int, progress_ticks: int, zone: int) -> bool:
+        if super()._early_return(t, progress_ticks, zone):
+            return True
+        net = self.net
+        if not net.may_take_spot(t, progress_ticks):
+            return False
+        now = self._start + t
+        n_sp = 0
+        tot = 0
+        for sp, cum in zip(self._spells, self._cum, strict=True):
+            i = int(np.searchsorted(sp.ends, now, side="right"))
+            n_sp += i
+            tot += int(cum[i])
+        if n_sp < 10:
+            return False
+        mean_life = tot / n_sp
+        left = self._w - progress_ticks
+        need = self.factor * (self._d + 1) * left / mean_life
+        slack_after = net.slack(t, progress_ticks) - self._d
+        if slack_after <= 3 * self._d + need:
+            return False
+        spot = self._spot[zone][now]
+        if spot >= self._od:
+            return False
+        k = self._od / spot if spot > 0 else float("inf")
+        even = self.life_factor * self._d * (k / (k - 1.0) if math.isfinite(k) else 1.0)
+        return mean_residual_ticks(self._spells[zone], now) > even
+
+
 def make(name: str) -> Callable[[], Policy]:
     """Candidate by spec: 'up', 'lifetime-up', 'ez' (evidence zones) with ':z=..,n=..'."""
     base, _, opts = name.partition(":")
@@ -101,6 +145,8 @@ def make(name: str) -> Callable[[], Policy]:
         attrs = {"z_score": float(kv.get("z", 2.0)), "min_samples": int(kv.get("n", 10))}
         cls = type("EZ", (EvidenceZones,), attrs)
         return cls
+    if base == "nb":
+        return type("NB", (NeedBound,), {"factor": float(kv.get("f", 2.0))})
     if base == "iw":
         attrs = {"z_score": float(kv.get("z", 2.0)), "min_samples": int(kv.get("n", 10))}
         return type("IW", (IdleWait,), attrs)
@@ -177,7 +223,8 @@ def cell(args: tuple[list[Trace], float | None, float | None, JobSpec, int, list
     out = []
     for c in cands:
         s = simulate(make(c), m, job, st)
-        out.append((s.mean_cost_normalized, s.deadline_misses))
+        runs = [r.cost_normalized for r in s.results]
+        out.append((s.mean_cost_normalized, s.deadline_misses, runs))
     return out
 
 
@@ -242,7 +289,10 @@ def main() -> None:
     for ci, c in enumerate(cands[1:], start=1):
         rel = []
         for (g, j), r in zip(work, res, strict=True):
-            rel.append((r[ci][0] / r[0][0] - 1, g[0], j, r[ci][1]))
+            diff = np.array(r[ci][2]) - np.array(r[0][2])
+            se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+            sig = diff.mean() > 2 * se and diff.mean() > 0.002 * r[0][0]
+            rel.append((r[ci][0] / r[0][0] - 1, g[0], j, r[ci][1], sig))
         arr = np.array([x[0] for x in rel])
         worst = max(rel, key=lambda x: x[0])
         by_src: dict[str, list[float]] = {}
@@ -250,7 +300,8 @@ def main() -> None:
             by_src.setdefault(x[1].split("/")[0] + "/" + x[1].split("/")[2], []).append(x[0])
         print(
             f"{c}: cells {len(rel)} mean {arr.mean():+.2%} best {arr.min():+.2%} "
-            f"worse>0.2% {int((arr > 0.002).sum())} misses {sum(x[3] for x in rel)} "
+            f"worse>0.2% {int((arr > 0.002).sum())} (beyond 2 SE: {sum(x[4] for x in rel)}) "
+            f"misses {sum(x[3] for x in rel)} "
             f"worst {worst[0]:+.2%} at {worst[1]} d={worst[2].changeover_hours} "
             f"C={worst[2].job_hours:g} R={worst[2].deadline_hours:g}"
         )
