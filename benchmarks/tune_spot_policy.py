@@ -28,10 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
-from gpurent.spot.lifetimes import ZoneSpells, mean_residual_ticks, residual_bounds_ticks
+from gpurent.spot.lifetimes import ZoneSpells, residual_bounds_ticks
 from gpurent.spot.model import JobSpec, build_market, run_starts
 from gpurent.spot.policies import LifetimeUniformProgressPolicy, Policy, UniformProgressPolicy
-from gpurent.spot.policies.base import RunView, first_zone
+from gpurent.spot.policies.base import first_zone
 from gpurent.spot.simulator import simulate
 from gpurent.spot.trace import Trace, align_zones
 from gpurent.spot.trace_io import load_prices, load_trace
@@ -89,64 +89,19 @@ class IdleWait(LifetimeUniformProgressPolicy):
         return super().decide(t, progress_ticks, current, row)
 
 
-class NeedBound(LifetimeUniformProgressPolicy):
-    """lifetime-up whose early return also allows slack_after > 3D + f (D + 1) E[preemptions
-    left], E = spot work left / mean completed spell length (all zones, ended before now),
-    when that is below the UP-line bound (slack needed for the predicted changeovers)."""
-
-    name = "need-bound"
-    factor = 2.0
-
-    def start(self, run: RunView) -> None:
-        super().start(run)
-        self._w = run.plan.work_ticks
-        if not hasattr(self, "_cum_for") or self._cum_for is not run.market:
-            self._cum_for = run.market
-            self._cum = [np.concatenate([[0], np.cumsum(sp.lengths)]) for sp in self._spells]
-
-    def _early_return(self, t: int, progress_ticks: int, zone: int) -> bool:
-        if super()._early_return(t, progress_ticks, zone):
-            return True
-        net = self.net
-        if not net.may_take_spot(t, progress_ticks):
-            return False
-        now = self._start + t
-        n_sp = 0
-        tot = 0
-        for sp, cum in zip(self._spells, self._cum, strict=True):
-            i = int(np.searchsorted(sp.ends, now, side="right"))
-            n_sp += i
-            tot += int(cum[i])
-        if n_sp < 10:
-            return False
-        mean_life = tot / n_sp
-        left = self._w - progress_ticks
-        need = self.factor * (self._d + 1) * left / mean_life
-        slack_after = net.slack(t, progress_ticks) - self._d
-        if slack_after <= 3 * self._d + need:
-            return False
-        spot = self._spot[zone][now]
-        if spot >= self._od:
-            return False
-        k = self._od / spot if spot > 0 else float("inf")
-        even = self.life_factor * self._d * (k / (k - 1.0) if math.isfinite(k) else 1.0)
-        return mean_residual_ticks(self._spells[zone], now) > even
-
-
 def make(name: str) -> Callable[[], Policy]:
-    """Candidate by spec: 'up', 'lifetime-up', 'ez' (evidence zones) with ':z=..,n=..'."""
+    """Candidate by spec: 'up'; 'lifetime-up' (':f=..' its need_factor, 'f=inf' round 2's
+    rule); 'ez' (evidence zones) and 'iw' (idle wait), both with ':z=..,n=..'."""
     base, _, opts = name.partition(":")
     kv = dict(o.split("=") for o in opts.split(",") if o)
     if base == "up":
         return UniformProgressPolicy
-    if base == "lifetime-up":
-        return LifetimeUniformProgressPolicy
+    if base == "lifetime-up":  # f=inf: round 2's rule (no preemption reserve)
+        return type("LU", (LifetimeUniformProgressPolicy,), {"need_factor": float(kv.get("f", 2))})
     if base == "ez":
         attrs = {"z_score": float(kv.get("z", 2.0)), "min_samples": int(kv.get("n", 10))}
         cls = type("EZ", (EvidenceZones,), attrs)
         return cls
-    if base == "nb":
-        return type("NB", (NeedBound,), {"factor": float(kv.get("f", 2.0))})
     if base == "iw":
         attrs = {"z_score": float(kv.get("z", 2.0)), "min_samples": int(kv.get("n", 10))}
         return type("IW", (IdleWait,), attrs)

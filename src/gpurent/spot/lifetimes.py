@@ -82,3 +82,11 @@ def residual_bounds_ticks(
     mean = float(longer.mean()) - age
     half = z_score * float(longer.std(ddof=1)) / float(np.sqrt(n))
     return max(0.0, mean - half), mean + half
+
+
+def spell_totals(spells: ZoneSpells, now: int) -> tuple[int, int]:
+    """(spells that ended by tick `now`, their total usable ticks): one zone's contribution to
+    the pooled mean spell length `sum ticks / sum spells` (the inverse preemption rate per
+    usable tick), from the past only."""
+    seen = int(np.searchsorted(spells.ends, now, side="right"))
+    return seen, int(spells.lengths[:seen].sum())
