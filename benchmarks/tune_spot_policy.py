@@ -1,8 +1,8 @@
 """Tuning harness for spot policies: candidates vs failover uniform progress (UP), every cell.
 
 Usage: python benchmarks/tune_spot_policy.py --trace-dir DIR [--prices FILE]
-[--on-demand-price USD] [--starts 30] [--split tune|validate|all] [--synthetic-only]
-[--candidates NAME,...]
+[--on-demand-price 3.06] [--starts 30] [--split tune|validate|all] [--singles]
+[--synthetic yes|no|only] [--candidates "lifetime-up;lifetime-up:f=inf;ez:z=2,n=10;iw"]
 
 Cells: price settings (real V100 prices when --prices is given, and --price-ratio k in
 {2, 3, 5}) x d in {0.05, 0.2} h x C/R in {0.6, 0.8, 0.95} x R in {24, 48, 96} h x zone sets
@@ -10,7 +10,8 @@ Cells: price settings (real V100 prices when --prices is given, and --price-rati
 tuning, the second, disjoint, for validation). Plus four synthetic 9-zone trace sets of other
 statistics (generated here with a fixed seed, `synthetic_sets`): zones alike, zones unlike,
 strong daily cycle, and frequent shared regional outages. Prints per candidate: mean relative
-change vs UP over cells, the worst cell, how many cells are worse by > 0.2%, deadline misses.
+change vs UP over cells, the worst cell, how many cells are worse by > 0.2% (and how many of
+those beyond noise: the paired mean difference over runs > 2 standard errors), deadline misses.
 No hindsight optimum here (it is 100x slower); `report_spot_policies.py` has it.
 """
 
