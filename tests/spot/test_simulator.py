@@ -7,6 +7,8 @@ from gpurent.errors import InputError
 from gpurent.spot.evaluate import run_policy
 from gpurent.spot.lifetimes import mean_residual_ticks, zone_spells
 from gpurent.spot.model import JobSpec, Market, build_market, run_starts, tick_plan
+from gpurent.spot.policies import LifetimeUniformProgressPolicy
+from gpurent.spot.simulator import simulate
 from gpurent.spot.trace import Trace, align_zones
 
 GAP = 0.1
@@ -109,3 +111,23 @@ def test_trace_prices_need_an_on_demand_price() -> None:
         build_market(align_zones([tr]))
     m = build_market(align_zones([tr]), on_demand_usd_per_hour=4.0)
     assert m.on_demand_usd_per_hour == 4.0 and np.allclose(m.spot_usd_per_hour, [[1.0, 2.0]])
+
+
+def test_lifetime_up_preemption_reserve_leaves_on_demand_where_ups_line_would_not() -> None:
+    # C/R = 0.95 (W = 950, N = 1000, D = 2): after a preemption and an outage UP sits on an
+    # on-demand catch-up and round 2's bound (3D + 0.9 x UP's slack line ~ 50 ticks) keeps it
+    # there, but spells have lasted ~200 ticks, so the predicted preemptions of the rest of the
+    # job need only 2 x (D + 1) x ~930 / 200 ~ 28 ticks of slack: ours goes back to spot.
+    hist = ([1] * 200 + [0] * 5) * 12
+    z = hist + [1] * 3 + [0] * 20 + [1] * 1100
+    m = market(z)
+    job = JobSpec(job_hours=95.0, deadline_hours=100.0, changeover_hours=0.2)
+    start = [len(hist)]
+    round2 = type("Round2", (LifetimeUniformProgressPolicy,), {"need_factor": float("inf")})
+    ours = simulate(LifetimeUniformProgressPolicy, m, job, start).results[0]
+    old = simulate(round2, m, job, start).results[0]
+    up = run_policy("uniform-progress", m, job, start).results[0]
+    assert ours.finished and old.finished and up.finished
+    assert old.cost_usd_per_node == pytest.approx(up.cost_usd_per_node)
+    assert ours.spot_progress_hours > old.spot_progress_hours + 10
+    assert ours.cost_usd_per_node < old.cost_usd_per_node

@@ -60,3 +60,33 @@ def mean_residual_ticks(spells: ZoneSpells, now: int, min_samples: int = 5) -> f
     if len(longer) < min_samples:
         return float(age)
     return float(longer.mean()) - age
+
+
+def residual_bounds_ticks(
+    spells: ZoneSpells, now: int, z_score: float, min_samples: int = 10
+) -> tuple[float, float]:
+    """A confidence interval (low, high) on the remaining usable ticks after `now` in the spell
+    holding it: mean residual E[L - a | L > a] of the spells that ended by `now` and outlived
+    the current age a, +- `z_score` standard errors. With fewer than `min_samples` such spells
+    the interval is (0, inf): no evidence, so it separates this zone from no other."""
+    start = int(spells.spell_start_at[now])
+    if start < 0:
+        return 0.0, 0.0
+    age = now - start + 1
+    seen = int(np.searchsorted(spells.ends, now, side="right"))
+    lengths = spells.lengths[:seen]
+    longer = lengths[lengths > age]
+    n = len(longer)
+    if n < min_samples:
+        return 0.0, float("inf")
+    mean = float(longer.mean()) - age
+    half = z_score * float(longer.std(ddof=1)) / float(np.sqrt(n))
+    return max(0.0, mean - half), mean + half
+
+
+def spell_totals(spells: ZoneSpells, now: int) -> tuple[int, int]:
+    """(spells that ended by tick `now`, their total usable ticks): one zone's contribution to
+    the pooled mean spell length `sum ticks / sum spells` (the inverse preemption rate per
+    usable tick), from the past only."""
+    seen = int(np.searchsorted(spells.ends, now, side="right"))
+    return seen, int(spells.lengths[:seen].sum())

@@ -1,0 +1,270 @@
+"""Tuning harness for spot policies: candidates vs failover uniform progress (UP), every cell.
+
+Usage: python benchmarks/tune_spot_policy.py --trace-dir DIR [--prices FILE]
+[--on-demand-price 3.06] [--starts 30] [--split tune|validate|all] [--singles]
+[--synthetic yes|no|only] [--candidates "lifetime-up;lifetime-up:f=inf;ez:z=2,n=10;iw"]
+
+Cells: price settings (real V100 prices when --prices is given, and --price-ratio k in
+{2, 3, 5}) x d in {0.05, 0.2} h x C/R in {0.6, 0.8, 0.95} x R in {24, 48, 96} h x zone sets
+(every single zone, and random zone triples drawn with random.Random(7): the first half for
+tuning, the second, disjoint, for validation). Plus four synthetic 9-zone trace sets of other
+statistics (generated here with a fixed seed, `synthetic_sets`): zones alike, zones unlike,
+strong daily cycle, and frequent shared regional outages. Prints per candidate: mean relative
+change vs UP over cells, the worst cell, how many cells are worse by > 0.2% (and how many of
+those beyond noise: the paired mean difference over runs > 2 standard errors), deadline misses.
+No hindsight optimum here (it is 100x slower); `report_spot_policies.py` has it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import random
+import sys
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from gpurent.spot.lifetimes import ZoneSpells, residual_bounds_ticks
+from gpurent.spot.model import JobSpec, build_market, run_starts
+from gpurent.spot.policies import LifetimeUniformProgressPolicy, Policy, UniformProgressPolicy
+from gpurent.spot.policies.base import first_zone
+from gpurent.spot.simulator import simulate
+from gpurent.spot.trace import Trace, align_zones
+from gpurent.spot.trace_io import load_prices, load_trace
+
+GAP_H = 195 / 3600
+TICKS = int(45 * 24 / GAP_H)
+
+
+class EvidenceZones(LifetimeUniformProgressPolicy):
+    """lifetime-up, but a new spot instance goes to zone B instead of failover's zone A only
+    when B's lower confidence bound on remaining life exceeds A's upper bound."""
+
+    name = "evidence-zones"
+    z_score = 2.0
+    min_samples = 10
+
+    def pick_zone(self, t: int, row: tuple[bool, ...]) -> int:
+        a = first_zone(row)
+        if a < 0 or sum(row) < 2:
+            return a
+        now = self._start + t
+        spells: list[ZoneSpells] = self._spells
+        _, hi_a = residual_bounds_ticks(spells[a], now, self.z_score, self.min_samples)
+        if math.isinf(hi_a):
+            return a
+        best, best_lo = a, hi_a
+        for z, ok in enumerate(row):
+            if ok and z != a:
+                lo, _ = residual_bounds_ticks(spells[z], now, self.z_score, self.min_samples)
+                if lo > best_lo:
+                    best, best_lo = z, lo
+        return best
+
+
+class IdleWait(LifetimeUniformProgressPolicy):
+    """lifetime-up, but from idle (e.g. right after a preemption), while not behind UP's line
+    and with slack to spare, skip a zone whose remaining life is surely (upper confidence
+    bound) below the break-even k D / (k - 1) ticks: wait a tick instead of a changeover."""
+
+    name = "idle-wait"
+    z_score = 2.0
+    min_samples = 10
+
+    def decide(self, t: int, progress_ticks: int, current: int, row: tuple[bool, ...]) -> int:
+        if current < 0 and not self.net.committed and not self.behind(t, progress_ticks):
+            z = self.pick_zone(t, row)
+            if z >= 0 and self.net.slack(t, progress_ticks) > 4 * self._d:
+                now = self._start + t
+                spot = self._spot[z][now]
+                k = self._od / spot if spot > 0 else float("inf")
+                even = self._d * (k / (k - 1.0) if math.isfinite(k) and k > 1 else 1.0)
+                _, hi = residual_bounds_ticks(self._spells[z], now, self.z_score, self.min_samples)
+                if hi < even:
+                    return -1
+        return super().decide(t, progress_ticks, current, row)
+
+
+def make(name: str) -> Callable[[], Policy]:
+    """Candidate by spec: 'up'; 'lifetime-up' (':f=..' its need_factor, 'f=inf' round 2's
+    rule); 'ez' (evidence zones) and 'iw' (idle wait), both with ':z=..,n=..'."""
+    base, _, opts = name.partition(":")
+    kv = dict(o.split("=") for o in opts.split(",") if o)
+    if base == "up":
+        return UniformProgressPolicy
+    if base == "lifetime-up":  # f=inf: round 2's rule (no preemption reserve)
+        return type("LU", (LifetimeUniformProgressPolicy,), {"need_factor": float(kv.get("f", 2))})
+    if base == "ez":
+        attrs = {"z_score": float(kv.get("z", 2.0)), "min_samples": int(kv.get("n", 10))}
+        cls = type("EZ", (EvidenceZones,), attrs)
+        return cls
+    if base == "iw":
+        attrs = {"z_score": float(kv.get("z", 2.0)), "min_samples": int(kv.get("n", 10))}
+        return type("IW", (IdleWait,), attrs)
+    raise SystemExit(f"unknown candidate {name}")
+
+
+def synthetic_sets(seed: int = 11) -> dict[str, list[Trace]]:
+    """Four 9-zone sets, 45 days of 195 s ticks. A zone is a two-state chain: an up spell is
+    short (hazard h_s) with probability q or long (hazard h_l) otherwise (a heavy-tailed
+    mixture, so age predicts remaining life); down spells end with probability r per tick;
+    the up hazard follows a daily cycle of amplitude a (phase per region); regional outages
+    (3 regions of 3 zones) start with probability o per tick and last Exp(mean 1.5 h)."""
+    rng = np.random.default_rng(seed)
+    h = GAP_H
+
+    def zone_params(kind: str) -> list[dict[str, float]]:
+        out = []
+        for _ in range(9):
+            if kind == "alike":
+                p = {"q": 0.6, "ms": 0.3, "ml": 8.0, "md": 1.0, "a": 0.3}
+            else:
+                p = {
+                    "q": float(rng.uniform(0.3, 0.9)),
+                    "ms": float(rng.uniform(0.1, 0.6)),
+                    "ml": float(rng.uniform(2.0, 20.0)),
+                    "md": float(rng.uniform(0.2, 4.0)),
+                    "a": 0.8 if kind == "diurnal" else float(rng.uniform(0.0, 0.4)),
+                }
+            out.append(p)
+        return out
+
+    sets = {}
+    for kind, outage in (
+        ("alike", 1 / 400),
+        ("unlike", 1 / 400),
+        ("diurnal", 1 / 400),
+        ("regional", 1 / 60),
+    ):
+        params = zone_params(kind)
+        hours = np.arange(TICKS) * h
+        region_down = np.zeros((3, TICKS), dtype=bool)
+        for r in range(3):
+            t = 0
+            while t < TICKS:
+                t += int(rng.exponential(1 / outage * 1.0))
+                length = max(1, int(rng.exponential(1.5 / h)))
+                region_down[r, t : t + length] = True
+                t += length
+        traces = []
+        for z, p in enumerate(params):
+            phase = 2 * math.pi * (z // 3) / 3
+            cycle = 1 + p["a"] * np.sin(2 * math.pi * hours / 24 + phase)
+            avail = np.zeros(TICKS, dtype=np.int64)
+            up, long_spell = True, rng.random() > p["q"]
+            u = rng.random(TICKS)
+            for t in range(TICKS):
+                if up:
+                    hz = h / (p["ml"] if long_spell else p["ms"]) * cycle[t]
+                    if u[t] < hz:
+                        up = False
+                else:
+                    if u[t] < h / p["md"]:
+                        up, long_spell = True, rng.random() > p["q"]
+                avail[t] = int(up and not region_down[z // 3, t])
+            traces.append(Trace(name=f"{kind}-z{z}", gap_hours=h, available=tuple(avail)))
+        sets[kind] = traces
+    return sets
+
+
+def cell(args: tuple[list[Trace], float | None, float | None, JobSpec, int, list[str]]) -> list:
+    zones, ratio, od, job, starts, cands = args
+    m = build_market(align_zones(zones), price_ratio=ratio, on_demand_usd_per_hour=od)
+    st = run_starts(m, job, starts)
+    out = []
+    for c in cands:
+        s = simulate(make(c), m, job, st)
+        runs = [r.cost_normalized for r in s.results]
+        out.append((s.mean_cost_normalized, s.deadline_misses, runs))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--trace-dir", type=Path, required=True)
+    ap.add_argument("--prices", type=Path)
+    ap.add_argument("--on-demand-price", type=float, default=3.06)
+    ap.add_argument("--starts", type=int, default=30)
+    ap.add_argument("--split", choices=("tune", "validate", "all"), default="all")
+    ap.add_argument("--triples", type=int, default=12)
+    ap.add_argument("--singles", action="store_true", help="also every single zone")
+    ap.add_argument("--synthetic", choices=("yes", "no", "only"), default="yes")
+    ap.add_argument("--candidates", default="lifetime-up;ez", help="separated by ;")
+    ap.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args()
+    cands = ["up", *args.candidates.split(";")]
+    files = sorted(p for p in args.trace_dir.glob("*.csv") if "summary" not in p.name)
+    v100 = [load_trace(f)[0] for f in files]
+    groups: list[tuple[str, list[Trace], float | None, float | None]] = []
+    prices = ["k2", "k3", "k5"] + (["real"] if args.prices else [])
+
+    def add(label: str, traces: list[Trace], real_ok: bool) -> None:
+        rng = random.Random(7)
+        combos = list(itertools.combinations(range(len(traces)), 3))
+        tri = rng.sample(combos, args.triples)
+        half = len(tri) // 2
+        tri = {"tune": tri[:half], "validate": tri[half:], "all": tri}[args.split]
+        sets = [[i] for i in range(len(traces))] if args.singles else []
+        sets += [list(t) for t in tri]
+        for pr in prices:
+            if pr == "real" and not real_ok:
+                continue
+            for zs in sets:
+                ratio = None if pr == "real" else float(pr[1:])
+                groups.append(
+                    (
+                        f"{label}/{pr}/{len(zs)}z",
+                        [traces[i] for i in zs],
+                        ratio,
+                        args.on_demand_price if pr == "real" else None,
+                    )
+                )
+
+    if args.synthetic != "only":
+        if args.prices:
+            pmap = load_prices(args.prices)
+            v100 = [replace(t, price_usd_per_hour=pmap[t.name]) for t in v100]
+        add("v100", v100, True)
+    if args.synthetic != "no":
+        for kind, traces in synthetic_sets().items():
+            add(f"syn-{kind}", traces, False)
+    jobs = [
+        JobSpec(job_hours=f * r, deadline_hours=r, changeover_hours=d)
+        for d, f, r in itertools.product((0.05, 0.2), (0.6, 0.8, 0.95), (24.0, 48.0, 96.0))
+    ]
+    work = [(g, j) for g in groups for j in jobs]
+    with ProcessPoolExecutor(args.workers) as ex:
+        res = list(
+            ex.map(cell, [(g[1], g[2], g[3], j, args.starts, cands) for g, j in work], chunksize=8)
+        )
+    for ci, c in enumerate(cands[1:], start=1):
+        rel = []
+        for (g, j), r in zip(work, res, strict=True):
+            diff = np.array(r[ci][2]) - np.array(r[0][2])
+            se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+            sig = diff.mean() > 2 * se and diff.mean() > 0.002 * r[0][0]
+            rel.append((r[ci][0] / r[0][0] - 1, g[0], j, r[ci][1], sig))
+        arr = np.array([x[0] for x in rel])
+        worst = max(rel, key=lambda x: x[0])
+        by_src: dict[str, list[float]] = {}
+        for x in rel:
+            by_src.setdefault(x[1].split("/")[0] + "/" + x[1].split("/")[2], []).append(x[0])
+        print(
+            f"{c}: cells {len(rel)} mean {arr.mean():+.2%} best {arr.min():+.2%} "
+            f"worse>0.2% {int((arr > 0.002).sum())} (beyond 2 SE: {sum(x[4] for x in rel)}) "
+            f"misses {sum(x[3] for x in rel)} "
+            f"worst {worst[0]:+.2%} at {worst[1]} d={worst[2].changeover_hours} "
+            f"C={worst[2].job_hours:g} R={worst[2].deadline_hours:g}"
+        )
+        for k, v in sorted(by_src.items()):
+            print(f"    {k}: mean {np.mean(v):+.2%} worst {max(v):+.2%} best {min(v):+.2%}")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
