@@ -154,6 +154,8 @@ def estimate(
 
     if model.is_llm and workload.task is Task.INFERENCE:
         t_c, t_m, t_comm, step, samples_per_step, mfu = _llm_inference(workload, model, gpu, seq, k)
+        # every data-parallel replica (tensor x pipeline GPUs) serves its own request batch
+        samples_per_step *= data_parallel_degree(workload, num_gpus)
         units_per_sample = float(workload.output_tokens or 256)
         scaling = 1.0
     elif model.is_llm:
