@@ -14,7 +14,12 @@ from gpurent.catalog.precision import Precision
 from gpurent.errors import InputError
 from gpurent.estimate.constants import Constants, load_constants
 from gpurent.estimate.measured import Calibration, best_match
-from gpurent.estimate.memory import data_parallel_degree, lora_params, memory_breakdown
+from gpurent.estimate.memory import (
+    DEFAULT_OUTPUT_TOKENS,
+    data_parallel_degree,
+    lora_params,
+    memory_breakdown,
+)
 from gpurent.estimate.perf import (
     allreduce_time_s,
     bandwidth_bps,
@@ -154,7 +159,9 @@ def estimate(
 
     if model.is_llm and workload.task is Task.INFERENCE:
         t_c, t_m, t_comm, step, samples_per_step, mfu = _llm_inference(workload, model, gpu, seq, k)
-        units_per_sample = float(workload.output_tokens or 256)
+        # every data-parallel replica (tensor x pipeline GPUs) serves its own request batch
+        samples_per_step *= data_parallel_degree(workload, num_gpus)
+        units_per_sample = float(workload.output_tokens or DEFAULT_OUTPUT_TOKENS)
         scaling = 1.0
     elif model.is_llm:
         t_c, t_m, t_comm, step, mfu, scaling = _llm_training(
@@ -452,7 +459,7 @@ def _llm_inference(
     b = workload.batch_size_per_gpu
     tp = workload.tensor_parallel * workload.pipeline_parallel
     prompt = seq or 512
-    out = workload.output_tokens or 256
+    out = workload.output_tokens or DEFAULT_OUTPUT_TOKENS
     n = llm_params(shape)
     peak = peak_flops(gpu, p)
     bw = bandwidth_bps(gpu) * k.decode_bw_efficiency

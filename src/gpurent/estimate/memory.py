@@ -33,6 +33,7 @@ from gpurent.workload.spec import Optimizer, Sharding, Task, Workload
 from gpurent.workload.zoo import ModelInfo, llm_layer_params
 
 CONTEXT_OVERHEAD_GIB = 0.8
+DEFAULT_OUTPUT_TOKENS = 256  # generated per request when the workload does not say (inference)
 FRAGMENTATION = 0.08
 _OPT_BYTES = {
     Optimizer.ADAMW: 8.0,
@@ -82,7 +83,7 @@ def memory_breakdown(
         if model.llm is not None:
             s = model.llm
             head_dim = s.hidden // s.heads
-            tokens = (seq or 0) + (workload.output_tokens or 0)
+            tokens = (seq or 0) + (workload.output_tokens or DEFAULT_OUTPUT_TOKENS)
             kv_cache = 2.0 * s.layers * (s.kv_heads or s.heads) * head_dim * tokens * b * 2
             kv_cache /= mp
             activations = 4.0 * (seq or 0) * b * max(s.hidden, (s.ffn_hidden or 4 * s.hidden))
@@ -158,4 +159,10 @@ def weights_bytes_for_inference(model: ModelInfo, precision: Precision) -> float
     )
 
 
-__all__ = ["data_parallel_degree", "llm_layer_params", "lora_params", "memory_breakdown"]
+__all__ = [
+    "DEFAULT_OUTPUT_TOKENS",
+    "data_parallel_degree",
+    "llm_layer_params",
+    "lora_params",
+    "memory_breakdown",
+]

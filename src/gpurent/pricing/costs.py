@@ -8,7 +8,8 @@ interruption rates, restart time, checkpoint write speed) are *assumptions* with
 Spot model (expected values, exponential interruptions, after Daly 2006 and Wu et al. NSDI'24):
 a cluster of `nodes` spot instances is interrupted when any one of them is ("all-or-none"), so its
 rate is nodes x the per-instance rate and the mean time to interruption M = 1 / rate. A training
-job checkpoints every tau = Daly(delta, M) seconds of compute (delta = checkpoint write time),
+job checkpoints every tau = Daly(delta, M) seconds of compute (delta = checkpoint write time;
+none when the whole job is shorter than tau and running it unprotected is cheaper),
 and the expected wall time is T x (1 + overhead), with the overhead (checkpoint writes, restarts
 of `restart_s`, redone work) from the exact renewal formula for exponential lifetimes in
 `gpurent.spot.interval.overhead_exponential` - the same model `gpurent pricing compare` uses.
@@ -226,6 +227,13 @@ def spot_overhead(
         # per second of useful work, `ov.total` seconds go to checkpoints, restarts and redone work.
         interval_s = daly_interval_s(checkpoint_cost_s, mtti_s)
         ov = overhead_exponential(interval_s, checkpoint_cost_s, mtti_s, restart_s)
+        if 0 < compute_s <= interval_s:
+            # The job ends before its first checkpoint is due: the steady-state rate above would
+            # bill checkpoints it never writes. Price running it as one segment without
+            # checkpoints (an interruption redoes it from the start) when that is cheaper.
+            single = overhead_exponential(compute_s, 0.0, mtti_s, restart_s)
+            if single.slowdown <= ov.slowdown:
+                interval_s, ov = math.inf, single
         slowdown = ov.slowdown
         ckpt_s, lost_s, restart_total_s = (
             compute_s * ov.checkpoint,

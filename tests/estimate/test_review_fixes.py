@@ -1,0 +1,39 @@
+"""Regression tests for silently wrong figures found in review."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from gpurent.catalog import get_gpu
+from gpurent.estimate import estimate
+from gpurent.workload import preset
+
+
+@pytest.mark.parametrize("num_gpus", [2, 8])
+def test_llm_inference_throughput_counts_every_data_parallel_replica(num_gpus: int) -> None:
+    """Throughput is the total across GPUs: n independent replicas serve n x one replica's load."""
+    gpu = get_gpu("H100")
+    wl = preset("llm-inference")
+    one = estimate(wl, gpu)
+    many = estimate(wl, gpu, num_gpus)
+    assert many.throughput == pytest.approx(num_gpus * one.throughput)
+    assert many.samples_per_s == pytest.approx(num_gpus * one.samples_per_s)
+    # tensor parallel over all GPUs: one replica, faster per request, not n x the requests
+    tp = estimate(dataclasses.replace(wl, tensor_parallel=num_gpus), gpu, num_gpus)
+    assert one.throughput < tp.throughput <= num_gpus * one.throughput * (1 + 1e-9)
+
+
+def test_kv_cache_counts_the_default_output_tokens_that_the_time_model_generates() -> None:
+    """Without --output-tokens the time model generates 256 tokens per request; the KV cache
+    must hold them too (2 x layers x kv_heads x head_dim x (prompt + output) x batch x 2 B)."""
+    gpu = get_gpu("L4")
+    wl = dataclasses.replace(preset("llm-inference"), output_tokens=None, seq_len=2048)
+    explicit = estimate(dataclasses.replace(wl, output_tokens=256), gpu)
+    default = estimate(wl, gpu)
+    assert default.throughput == pytest.approx(explicit.throughput)
+    assert default.memory.kv_cache_gib == pytest.approx(explicit.memory.kv_cache_gib)
+    # llama3-8b: 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B = 128 KiB per token
+    b = wl.batch_size_per_gpu
+    assert default.memory.kv_cache_gib == pytest.approx((2048 + 256) * b * 131072 / 2**30)
