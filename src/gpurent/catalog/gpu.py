@@ -39,6 +39,14 @@ class GpuSpec:
     # source was found. Their product is the SM-side issue rate the estimator's memory term uses.
     sm_count: int | None = None
     boost_clock_mhz: float | None = None
+    # What the driver lets a job allocate, GiB, where a cloud catalog reports it (the datasheet's
+    # "24 GB" L4 shows 22.35 GiB); None: only the nominal figure is known.
+    usable_memory_gib: float | None = None
+
+    @property
+    def capacity_gib(self) -> float:
+        """Memory a job can fill: the reported usable figure, else the nominal one."""
+        return self.usable_memory_gib if self.usable_memory_gib is not None else self.memory_gib
 
     @property
     def sm_cycles_per_s(self) -> float | None:

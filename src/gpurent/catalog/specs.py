@@ -59,6 +59,7 @@ def _row_to_spec(row: dict[str, str], line: int) -> GpuSpec:
             notes=row.get("notes") or "",
             sm_count=_opt_int(row.get("sm_count") or ""),
             boost_clock_mhz=_opt_float(row.get("boost_clock_mhz") or ""),
+            usable_memory_gib=_opt_float(row.get("usable_memory_gib") or ""),
         )
     except (KeyError, ValueError) as exc:
         raise DataError(f"{_TABLE} line {line}: bad GPU row ({exc})") from None

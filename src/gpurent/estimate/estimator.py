@@ -150,7 +150,7 @@ def estimate(
     seq = _validate(workload, model, num_gpus, nodes)
     p = workload.precision
     b = workload.batch_size_per_gpu
-    mem = memory_breakdown(workload, model, num_gpus, gpu.memory_gib)
+    mem = memory_breakdown(workload, model, num_gpus, gpu.capacity_gib)
     notes: list[str] = []
     if p is Precision.BF16 and not gpu.bf16_supported:
         notes.append(f"{gpu.name} has no bf16 tensor cores: runs at the fp32 rate")
