@@ -153,6 +153,33 @@ def cross_generation() -> None:
         )
 
 
+def scaling_check(lam: list[Row]) -> None:
+    """Round 6 diagnostic: measured 1 -> n scaling efficiency of Lambda's reference rows
+    (throughput_n / (n x throughput_1), same GPU, model, precision) by GPU and GPU count, next to
+    what the bundled constants predict for those rows with the row's own stack (`ngc-22.09`) and
+    with the default link-only stack (`ngc-24`). Scaling only: single-GPU error cancels."""
+    print("\n### Reference 1 -> n scaling efficiency by GPU (median over models and precisions)\n")
+    print("| GPU | link | n | rows | measured | predicted ngc-22.09 | predicted ngc-24 (default) |")
+    print("|---|---|---|---|---|---|---|")
+    k = load_constants()
+    one = {(r.gpu.name, r.model, r.precision): r for r in lam if r.num_gpus == 1}
+    groups: dict[tuple[str, str, int], list[tuple[float, float, float]]] = defaultdict(list)
+    for r in lam:
+        base = one.get((r.gpu.name, r.model, r.precision))
+        if r.num_gpus == 1 or base is None:
+            continue
+        n = r.num_gpus
+        measured = r.throughput / (n * base.throughput)
+        old = predict(r, k) / (n * predict(base, k))
+        new_r, new_b = replace(r, stack=Stack.NGC_24), replace(base, stack=Stack.NGC_24)
+        new = predict(new_r, k) / (n * predict(new_b, k))
+        link = r.gpu.interconnect if r.gpu.interconnect_gbps else "PCIe"
+        groups[(r.gpu.name, link, n)].append((measured, old, new))
+    for (gname, link, n), v in sorted(groups.items()):
+        med = [statistics.median(x[i] for x in v) for i in range(3)]
+        print(f"| {gname} | {link} | {n} | {len(v)} | {med[0]:.3f} | {med[1]:.3f} | {med[2]:.3f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--data-dir", type=Path, required=True)
@@ -177,6 +204,7 @@ def main() -> None:
     llm_cv(mos, lam, method)
     dle_check(dle)
     cross_generation()
+    scaling_check(lam)
 
 
 if __name__ == "__main__":
