@@ -151,25 +151,11 @@ def test_model_expectation_is_injected(bb) -> None:
     a=st.floats(0.0, 2.0),
     b=st.floats(0.0, 2.0),
 )
-def test_status_never_improves_as_the_figure_drops(expected, threshold, a, b) -> None:
-    from gpurent.bench.result import HardwareInfo, Measurement
+def test_status_never_improves_as_the_figure_drops(bb, expected, threshold, a, b) -> None:
+    from gpurent.bench.result import Measurement
 
     rank = {Status.FAIL: 0, Status.WARN: 1, Status.OK: 2}
-    hw = HardwareInfo(
-        device="cpu",
-        cpu_model="x",
-        cpu_logical_cores=1,
-        gpu_count=0,
-        gpu_name=None,
-        gpu_catalog_name=None,
-        gpu_memory_gib=None,
-        pcie_gen_current=None,
-        pcie_gen_max=None,
-        pcie_width_current=None,
-        pcie_width_max=None,
-        driver_version=None,
-        torch_version="x",
-    )
+    hw = bb.cpu_hw
     exp = {"membw.copy": Expectation(value=expected, unit="GB/s", source="s", threshold=threshold)}
     lo, hi = sorted((a * expected, b * expected))
     r_lo, r_hi = (
