@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -520,6 +520,13 @@ def fit_comm_link(multi: Sequence[Row], k: Constants) -> CommCoeffs:
         # otherwise decide the constants
         return float(np.median([ape(predict(r, kk), r.throughput) for r in multi]))
 
+    return _grid_descent(comm, grid, loss)
+
+
+def _grid_descent(
+    comm: CommCoeffs, grid: dict[str, Sequence[float]], loss: Callable[[CommCoeffs], float]
+) -> CommCoeffs:
+    """Two passes of coordinate descent over `grid`, one field at a time, keeping improvements."""
     best = loss(comm)
     for _ in range(2):
         for name, values in grid.items():
@@ -649,15 +656,7 @@ def fit_comm_scaling(data: Sequence[tuple[Row, float, float]], k: Constants) -> 
             errs.append(abs(t1 / eff / tn - 1.0))
         return float(np.mean(errs))
 
-    best = loss(comm)
-    for _ in range(2):
-        for name, values in grid.items():
-            for v in values:
-                cand = replace(comm, **{name: v})
-                val = loss(cand)
-                if val < best - 1e-9:
-                    best, comm = val, cand
-    return comm
+    return _grid_descent(comm, grid, loss)
 
 
 def fit_stack(dle_rows: Iterable[Row], k: Constants) -> dict[str, float]:
