@@ -144,3 +144,30 @@ def test_policy_help_names_every_registered_policy() -> None:
     for name in (*ONLINE_POLICIES, OPTIMAL, "auto", "all"):
         assert name in POLICY_HELP
     assert f"auto (= {DEFAULT_POLICY}" in POLICY_HELP
+
+
+def test_simulate_reads_prices_from_artifact_style_json(tmp_path: Path) -> None:
+    """Without --price-ratio, prices come from the traces: here the SkyNomad artifact's layout
+    (`ZONE/full.json`, prices beside `data`, on-demand in `metadata.price_info`)."""
+    paths = []
+    for zone, values in (("us-east-1f", pattern(60)), ("us-east-2a", [1 - v for v in pattern(60)])):
+        path = tmp_path / zone / "full.json"
+        path.parent.mkdir()
+        body = {
+            "metadata": {"gap_seconds": 360, "price_info": {"price": 1.0, "on_demand_price": 3.0}},
+            "data": values,
+            "prices": [1.0] * 60,
+        }
+        path.write_text(json.dumps(body))
+        paths += ["--trace", str(path)]
+    code, out, err = run_cli("spot", "simulate", *paths, *ARGS, "--policy", "all", "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["zones"] == ["us-east-1f", "us-east-2a"]
+    flat = ["--price-ratio", "3", "--policy", "all", "--json"]
+    ratio = run_cli("spot", "simulate", *paths, *ARGS, *flat)
+    assert ratio[0] == 0, ratio[2]
+    # spot 1 $/h against on-demand 3 $/h is the same market as --price-ratio 3
+    by_trace = {r["policy"]: r["mean_cost_normalized"] for r in got["results"]}
+    by_ratio = {r["policy"]: r["mean_cost_normalized"] for r in json.loads(ratio[1])["results"]}
+    assert by_trace == pytest.approx(by_ratio)

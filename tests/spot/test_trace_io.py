@@ -1,12 +1,13 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from gpurent.errors import DataError
 from gpurent.spot.trace import Trace, align_zones
-from gpurent.spot.trace_io import load_prices, load_trace, load_trace_with_notes
+from gpurent.spot.trace_io import load_prices, load_trace, load_trace_with_notes, load_traces
 
 
 def test_csv_with_header_and_prices(write_csv) -> None:
@@ -92,3 +93,52 @@ def test_align_truncates_to_shortest_and_says_so() -> None:
     assert zones.ticks == 2 and "truncated from 4 to 2" in zones.notes[0]
     with pytest.raises(DataError, match="share a tick gap"):
         align_zones([a, Trace(name="c", gap_hours=0.5, available=(1,))])
+
+
+def artifact_json(path: Path, values: list[int], *, spot: float, per_tick: bool) -> Path:
+    """A trace laid out like the public SkyNomad artifact: prices beside `data`, the flat
+    spot and on-demand prices in `metadata.price_info`, one zone per folder in `full.json`."""
+    meta: dict[str, object] = {
+        "gap_seconds": 600,
+        "price_info": {"price": spot, "on_demand_price": 3.06},
+    }
+    body: dict[str, object] = {"metadata": meta, "data": values}
+    if per_tick:
+        body["prices"] = [spot + 0.01 * i for i in range(len(values))]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(body))
+    return path
+
+
+def test_artifact_layout_prices_and_zone_names(tmp_path: Path) -> None:
+    a = artifact_json(tmp_path / "us-east-1f" / "full.json", [1, 1, 0], spot=1.2, per_tick=True)
+    b = artifact_json(tmp_path / "us-east-2a" / "full.json", [0, 1, 1], spot=0.9, per_tick=False)
+    [ta] = load_trace(a)
+    [tb] = load_trace(b)
+    assert (ta.name, tb.name) == ("us-east-1f", "us-east-2a")
+    assert ta.price_usd_per_hour == pytest.approx((1.2, 1.21, 1.22))
+    assert tb.price_usd_per_hour == (0.9, 0.9, 0.9)
+    assert ta.on_demand_usd_per_hour == tb.on_demand_usd_per_hour == 3.06
+    assert ta.gap_hours == pytest.approx(600 / 3600)
+
+
+def test_same_stem_in_two_folders_is_two_zones_but_one_file_twice_repeats(tmp_path: Path) -> None:
+    a = artifact_json(tmp_path / "east" / "trace.json", [1, 0, 1], spot=1.0, per_tick=False)
+    b = artifact_json(tmp_path / "west" / "trace.json", [0, 1, 1], spot=1.0, per_tick=False)
+    traces, _ = load_traces([a, b])
+    assert [t.name for t in traces] == ["east/trace", "west/trace"]
+    twice, _ = load_traces([a, a])
+    with pytest.raises(DataError, match="zone names repeat"):
+        align_zones(twice)
+
+
+def test_bad_price_info_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"metadata": {"gap_seconds": 60, "price_info": 3}, "data": [1]}))
+    with pytest.raises(DataError, match="price_info"):
+        load_trace(path)
+    path.write_text(
+        json.dumps({"metadata": {"gap_seconds": 60, "price_info": {"price": "x"}}, "data": [1]})
+    )
+    with pytest.raises(DataError, match=r"price_info\.price"):
+        load_trace(path)

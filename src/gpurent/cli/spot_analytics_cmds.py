@@ -28,7 +28,7 @@ from gpurent.spot.interval import (
 from gpurent.spot.price_io import PriceRecord, load_price_history, records_from_traces
 from gpurent.spot.survival import lifetimes_from_trace
 from gpurent.spot.trace import Trace
-from gpurent.spot.trace_io import load_prices, load_trace_with_notes
+from gpurent.spot.trace_io import load_prices, load_traces
 from gpurent.spot.zones import ZoneReport, analyse_zones
 from gpurent.units import format_duration
 
@@ -41,12 +41,9 @@ def register_spot_analytics(spot_app: typer.Typer) -> None:
 
 
 def _load_traces(paths: list[Path], prices: Path | None = None) -> list[Trace]:
-    traces: list[Trace] = []
-    for path in paths:
-        loaded, notes = load_trace_with_notes(path)
-        for note in notes:
-            err_console.print(f"note: {note}", highlight=False)
-        traces.extend(loaded)
+    traces, notes = load_traces(paths)
+    for note in notes:
+        err_console.print(f"note: {note}", highlight=False)
     if prices is not None:
         table = load_prices(prices)
         attached = []

@@ -54,14 +54,11 @@ def _load_market(
 ) -> Market:
     from gpurent.spot.model import build_market
     from gpurent.spot.trace import align_zones
-    from gpurent.spot.trace_io import load_prices, load_trace_with_notes
+    from gpurent.spot.trace_io import load_prices, load_traces
 
-    traces: list[Trace] = []
-    for path in trace_files:
-        loaded, notes = load_trace_with_notes(path)
-        for note in notes:
-            err_console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
-        traces.extend(loaded)
+    traces, notes = load_traces(trace_files)
+    for note in notes:
+        err_console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
     if prices_file is not None and price_ratio is None:
         prices = load_prices(prices_file)
         traces = [_with_prices(tr, prices, prices_file) for tr in traces]

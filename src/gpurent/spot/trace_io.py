@@ -4,8 +4,11 @@ Formats, detected from the content:
 - "Can't Be Late" JSON (Wu et al., NSDI'24, public traces):
   `{"metadata": {"gap_seconds": G, ...}, "data": [n0, n1, ...]}` where each value is the number
   of spot instances obtainable at that tick. `data` may also be a list of zones (a list of
-  lists); zone names then come from `metadata.zones` when present. Optional metadata:
-  `prices` (list, $/h per tick, or a list per zone), `on_demand_price` ($/h).
+  lists); zone names then come from `metadata.zones` (or `metadata.zone`) when present.
+  Optional prices: `prices` beside `data` or in `metadata` (a list, $/h per tick, or a list per
+  zone), else a flat `metadata.price_info.price`; the on-demand price from
+  `metadata.on_demand_price` or `metadata.price_info.on_demand_price` (the layout of the
+  SkyNomad artifact's traces).
 - A price JSON mapping zone name -> per-tick spot prices (`{"us-east-1a_v100_1": [...]}`), read
   with `load_prices`, matched to traces by name.
 - Availability CSV `date,availability[,price]` (header names matched loosely: a time column,
@@ -28,6 +31,7 @@ import json
 import math
 import statistics
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -55,6 +59,29 @@ def load_trace_with_notes(path: str | Path) -> tuple[list[Trace], list[str]]:
     if text.lstrip()[:1] in "{[":
         return _parse_json(text, p), []
     return _parse_csv(text, p)
+
+
+def load_traces(paths: Sequence[str | Path]) -> tuple[list[Trace], list[str]]:
+    """Every zone of several trace files, with notes. Zones of different files that share a
+    name (`us-east-1a/trace.json`, `us-east-1b/trace.json`) are told apart by their folder's
+    name, or else by their path; the same file given twice still repeats (an error later)."""
+    loaded: list[tuple[Path, Trace]] = []
+    notes: list[str] = []
+    for path in paths:
+        traces, file_notes = load_trace_with_notes(path)
+        loaded.extend((Path(path), tr) for tr in traces)
+        notes.extend(file_notes)
+    out: list[Trace] = []
+    for path, tr in loaded:
+        here = path.resolve()
+        clash = [p for p, other in loaded if other.name == tr.name and p.resolve() != here]
+        if clash:
+            label = f"{path.parent.name}/{tr.name}"
+            if any(p.parent.name == path.parent.name for p in clash):
+                label = f"{path}:{tr.name}" if path.stem != tr.name else str(path)
+            tr = replace(tr, name=label)
+        out.append(tr)
+    return out, notes
 
 
 def load_prices(path: str | Path) -> dict[str, tuple[float, ...]]:
@@ -99,11 +126,18 @@ def _parse_json(text: str, path: Path) -> list[Trace]:
         zones_data = [list(col) for col in zip(*zones_data, strict=False)]  # ticks x zones
     names = meta.get("zones") or meta.get("regions")
     if not (isinstance(names, list) and len(names) == len(zones_data)):
-        stem = path.stem
+        stem = _trace_stem(path, meta)
         names = [stem] if len(zones_data) == 1 else [f"{stem}[{i}]" for i in range(len(zones_data))]
-    prices_meta = meta.get("prices")
+    info = meta.get("price_info") or {}
+    if not isinstance(info, Mapping):
+        raise DataError(f"{path}: 'metadata.price_info' must be an object")
+    prices_meta = raw.get("prices", meta.get("prices"))
+    if prices_meta is None and info.get("price") is not None:
+        flat = _positive(info["price"], f"{path}: metadata.price_info.price")
+        prices_meta = [flat] * max(len(v) if isinstance(v, list) else 0 for v in zones_data)
     od = meta.get("on_demand_price", meta.get("on_demand_usd_per_hour"))
-    od_price = None if od is None else _positive(od, f"{path}: metadata.on_demand_price")
+    od = info.get("on_demand_price") if od is None else od
+    od_price = None if od is None else _positive(od, f"{path}: on_demand_price")
     start = _parse_time(meta["start_time"], path, 0) if "start_time" in meta else None
     traces = []
     for i, (name, values) in enumerate(zip(names, zones_data, strict=True)):
@@ -123,6 +157,18 @@ def _parse_json(text: str, path: Path) -> list[Trace]:
             )
         )
     return traces
+
+
+def _trace_stem(path: Path, meta: Mapping[str, Any]) -> str:
+    """A zone's name: `metadata.zone`, else the file's stem, with its folder's name when the
+    stem says nothing (the public traces keep each zone in `ZONE/full.json` or `ZONE/0.json`)."""
+    zone = meta.get("zone")
+    if isinstance(zone, str) and zone:
+        return zone
+    stem = path.stem
+    if (stem == "full" or stem.isdigit()) and path.parent.name:
+        return f"{path.parent.name}/{stem}" if stem.isdigit() else path.parent.name
+    return stem
 
 
 # ---------------------------------------------------------------------------- CSV
