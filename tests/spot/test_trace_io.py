@@ -142,3 +142,28 @@ def test_bad_price_info_is_a_clear_error(tmp_path: Path) -> None:
     )
     with pytest.raises(DataError, match=r"price_info\.price"):
         load_trace(path)
+
+
+def test_probe_csv_zones_share_one_time_grid(tmp_path: Path) -> None:
+    """A real probe log (GCP rounds every 10 min, local-time offsets, seconds of jitter) misses
+    rounds: zone b has no probe at 00:20 and starts late. Ticks must stay the same moments in
+    every zone, not shift left."""
+    path = tmp_path / "probe.csv"
+    rows = [
+        ("2025-10-03T17:00:00-07:00", "a", 16),
+        ("2025-10-03T17:10:02-07:00", "a", 16),
+        ("2025-10-03T17:10:04-07:00", "b", 5),
+        ("2025-10-03T17:20:01-07:00", "a", 3),
+        ("2025-10-03T17:29:58-07:00", "a", 0),
+        ("2025-10-03T17:30:01-07:00", "b", 16),
+        ("2025-10-04T00:40:00Z", "a", 9),  # the same clock in UTC
+        ("2025-10-04T00:40:03Z", "b", 1),
+    ]
+    path.write_text(
+        "time,zone,requested,created\n" + "".join(f"{t},{z},16,{c}\n" for t, z, c in rows)
+    )
+    traces, notes = load_trace_with_notes(path)
+    got = {t.name: t.available for t in traces}
+    assert got == {"a": (16, 16, 3, 0, 9), "b": (0, 5, 5, 16, 1)}
+    assert all(t.gap_hours == pytest.approx(10 / 60, rel=0.01) for t in traces)
+    assert len(notes) == 1 and "'b'" in notes[0] and "2 of 5 ticks" in notes[0]

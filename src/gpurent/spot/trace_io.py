@@ -14,7 +14,8 @@ Formats, detected from the content:
 - Availability CSV `date,availability[,price]` (header names matched loosely: a time column,
   an availability/count column, an optional price column; no header is accepted too).
 - Probe CSV `time,zone,requested,created`: one probe per row; a zone's count at a tick is the
-  number of instances created. One trace per zone.
+  number of instances created. One trace per zone, all on one time grid (a round a zone
+  missed repeats its previous count, and says so).
 
 Timestamps may be ISO 8601 / `YYYY-MM-DD HH:MM:SS` or epoch seconds. The tick gap of a CSV is
 the median of successive differences; rows are then taken as consecutive ticks of that gap
@@ -214,6 +215,7 @@ def _parse_csv(text: str, path: Path) -> tuple[list[Trace], list[str]]:
 def _parse_probe(
     header: list[str], body: list[list[str]], path: Path, first_line: int
 ) -> tuple[list[Trace], list[str]]:
+    """Probe rows on one time grid shared by every zone (see `_probe_grid`)."""
     t_col = _find(header, _TIME_KEYS, 0)
     z_col, c_col = header.index("zone"), header.index("created")
     per_zone: dict[str, list[tuple[datetime, int]]] = {}
@@ -224,20 +226,64 @@ def _parse_probe(
         per_zone.setdefault(row[z_col].strip(), []).append(
             (when, _count(row[c_col], f"{path}:{n}: created"))
         )
+    return _probe_grid(per_zone, path)
+
+
+def _probe_grid(
+    per_zone: dict[str, list[tuple[datetime, int]]], path: Path
+) -> tuple[list[Trace], list[str]]:
+    """Zones of a probe log on one grid, so that tick i is the same moment in every zone.
+
+    The gap is the median interval between a zone's successive probes, over all zones; a probe
+    goes to the tick nearest its time from the first probe of the file (a later probe in the
+    same tick wins). A tick a zone has no probe for (a failed round) repeats that zone's
+    previous count, and counts 0 before its first probe; both are reported in the notes.
+    """
+    for zone, probes in per_zone.items():
+        probes.sort(key=lambda x: x[0])
+        if len(probes) < 2:
+            raise DataError(
+                f"{path} zone {zone!r}: one probe only; the tick gap cannot be inferred"
+            )
+    gaps = [
+        d
+        for probes in per_zone.values()
+        for a, b in itertools.pairwise(probes)
+        if (d := (b[0] - a[0]).total_seconds()) > 0
+    ]
+    if not gaps:
+        raise DataError(f"{path}: every probe of a zone has the same time; no tick gap")
+    gap_s = statistics.median(gaps)
+    t0 = min(probes[0][0] for probes in per_zone.values())
+    last = max(probes[-1][0] for probes in per_zone.values())
+    n_ticks = round((last - t0).total_seconds() / gap_s) + 1
     traces: list[Trace] = []
     notes: list[str] = []
     for zone, probes in per_zone.items():
-        probes.sort(key=lambda x: x[0])
-        times = [t for t, _ in probes]
-        gap_hours, zone_notes = _gap_hours(times, path, zone)
-        notes.extend(zone_notes)
-        traces.append(
-            Trace(
-                name=zone,
-                gap_hours=gap_hours,
-                available=tuple(c for _, c in probes),
-                start_time=times[0],
+        grid: list[int | None] = [None] * n_ticks
+        for when, count in probes:
+            grid[round((when - t0).total_seconds() / gap_s)] = count
+        filled = lead = 0
+        counts: list[int] = []
+        prev: int | None = None
+        for v in grid:
+            if v is None:
+                if prev is None:
+                    lead += 1
+                else:
+                    filled += 1
+                counts.append(0 if prev is None else prev)
+            else:
+                counts.append(v)
+                prev = v
+        if filled or lead:
+            notes.append(
+                f"{path} zone {zone!r}: {filled + lead} of {n_ticks} ticks of {gap_s:.0f} s had "
+                f"no probe ({filled} repeat the previous count, {lead} before the first probe "
+                "count as unavailable)"
             )
+        traces.append(
+            Trace(name=zone, gap_hours=gap_s / 3600.0, available=tuple(counts), start_time=t0)
         )
     return traces, notes
 
