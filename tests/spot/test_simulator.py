@@ -131,3 +131,18 @@ def test_lifetime_up_preemption_reserve_leaves_on_demand_where_ups_line_would_no
     assert old.cost_usd_per_node == pytest.approx(up.cost_usd_per_node)
     assert ours.spot_progress_hours > old.spot_progress_hours + 10
     assert ours.cost_usd_per_node < old.cost_usd_per_node
+
+
+def test_lifetime_up_takes_the_cheapest_zone_with_spot_and_failover_order_on_ties() -> None:
+    """Both zones have spot all along; zone z1 costs half of z0. Failover UP takes the first
+    zone given; ours takes the cheaper one. With flat prices (--price-ratio) both take z0."""
+    traces = [
+        Trace(name="z0", gap_hours=GAP, available=(1,) * 30, price_usd_per_hour=(1.0,) * 30),
+        Trace(name="z1", gap_hours=GAP, available=(1,) * 30, price_usd_per_hour=(0.5,) * 30),
+    ]
+    priced = build_market(align_zones(traces), on_demand_usd_per_hour=3.0)
+    up, ours = (run_policy(p, priced, JOB, [0]) for p in ("uniform-progress", "lifetime-up"))
+    assert up.mean_cost_normalized == pytest.approx(1.2 * 1.0 / 3)
+    assert ours.mean_cost_normalized == pytest.approx(1.2 * 0.5 / 3)
+    flat = market([1] * 30, [1] * 30)
+    assert one("lifetime-up", flat) == one("uniform-progress", flat)

@@ -23,6 +23,10 @@ the zone failover UP would take if both
      the zones' spells that ended before now (each preemption costs the lost tick and a
      changeover). Where spot spells are long against the work left, this reserve is far below
      UP's line (UP's line ignores how often spot is lost), so the job leaves on-demand sooner.
+*Cheapest zone* (session 2). Where several zones have spot, take the one whose spot price is
+lowest now (ties, as with `--price-ratio`, keep failover's order: the first). Failover UP takes
+the first zone in the order given, whatever it costs. With flat prices nothing changes.
+
 Everything else is UP, so the shared safety net keeps every feasible deadline.
 
 The preemption reserve (round 3) was chosen with `benchmarks/tune_spot_policy.py`: over 1728
@@ -87,6 +91,15 @@ class LifetimeUniformProgressPolicy(UniformProgressPolicy):
         self._n = run.plan.deadline_ticks
         self._s0 = run.plan.deadline_ticks - run.plan.work_ticks
         self._w = run.plan.work_ticks
+
+    def pick_zone(self, t: int, row: tuple[bool, ...]) -> int:
+        """The usable zone with the lowest spot price now; failover's first zone on ties."""
+        now = self._start + t
+        best, best_price = -1, float("inf")
+        for z, ok in enumerate(row):
+            if ok and self._spot[z][now] < best_price:
+                best, best_price = z, self._spot[z][now]
+        return best
 
     def decide(self, t: int, progress_ticks: int, current: int, row: tuple[bool, ...]) -> int:
         if (
