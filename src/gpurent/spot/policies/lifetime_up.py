@@ -41,7 +41,9 @@ deadlines (C/R = 0.95) with small changeovers, where UP's catch-up is longest.
 Rejected by measurement (kept out on purpose): choosing among available zones by predicted
 lifetime or spell age (better on V100 on average, but up to 9-20% worse than failover UP on
 synthetic zones with other statistics), and leaving on-demand with no slack bound (up to 9%
-worse at C/R = 0.95, d = 0.2 h).
+worse at C/R = 0.95, d = 0.2 h). Session 2 also rejected zone choice by hour-of-day or overall
+preemption rate and by capped residual life, idling through short all-zone outages, and
+skipping short-lived zones when slack is scarce (docs/benchmarks.md, round 4).
 """
 
 from __future__ import annotations
