@@ -248,6 +248,9 @@ class Method:
     sm_cap_bytes_per_cycle: float = 0.0
     # round 5: one SM-side coefficient e shared by all models (chosen by cross-validation)
     sm_e_shared: float = 0.0
+    # round 7: a model whose AMP rows gain < AMP_GAIN_MIN over its FP32 rows (median over the
+    # GPUs that have both) is timed at fp32 (TF32) rates in both precisions
+    amp_check: bool = False
 
 
 # The variants compared in docs/benchmarks.md; CHOSEN is what fit_estimator.py writes.
@@ -264,6 +267,10 @@ VARIANTS: dict[str, Method] = {
     "pooled+host+p4": Method(per_sample_term=True, pool_precisions=True, roofline_p=4.0),
     # round 5: the SM-side rate (SM count x boost clock) of memory-bound kernels
     "pooled+host+sm": Method(per_sample_term=True, pool_precisions=True, sm_term=True),
+    # round 7: AMP that never engages (AMP / FP32 ~ 1 on every reference GPU) timed as FP32
+    "pooled+host+sm+amp": Method(
+        per_sample_term=True, pool_precisions=True, sm_term=True, amp_check=True
+    ),
     **{
         f"pooled+host+smcap{cap:g}": Method(
             per_sample_term=True, pool_precisions=True, sm_cap_bytes_per_cycle=cap
@@ -277,10 +284,34 @@ VARIANTS: dict[str, Method] = {
         for e in (0.1, 0.3)
     },
 }
-CHOSEN = "pooled+host+sm"
+CHOSEN = "pooled+host+sm+amp"
 
 
-def fit_family(rows: Sequence[Row], method: Method = Method()) -> FamilyCoeffs:
+AMP_GAIN_MIN = 1.2
+"""Below this median AMP / FP32 throughput ratio a model's AMP is taken not to engage fp16
+tensor cores. Reference data: WaveGlow 1.00, Tacotron 2 1.01; every other model >= 1.5."""
+
+
+def amp_gain(rows: Sequence[Row]) -> float | None:
+    """Median over GPUs of (best AMP throughput / best FP32 throughput) on one GPU, from one
+    model's single-GPU rows; None when no GPU has both."""
+    best: dict[tuple[str, bool], float] = {}
+    for r in rows:
+        if r.num_gpus != 1:
+            continue
+        key = (r.gpu.name, r.precision.is_half)
+        best[key] = max(best.get(key, 0.0), r.throughput)
+    ratios = [
+        best[(g, True)] / best[(g, False)]
+        for g, half in best
+        if half and (g, False) in best and best[(g, False)] > 0
+    ]
+    return float(np.median(ratios)) if ratios else None
+
+
+def fit_family(
+    rows: Sequence[Row], method: Method = Method(), *, half_at_full_rate: bool = False
+) -> FamilyCoeffs:
     """a, b >= 1 and d, c_s, c_sample_s >= 0 minimising the squared relative error of step time.
 
     With a p-norm roofline the model is not linear in (a, b, d); but (A^p + B^p)^(1/p) is
@@ -290,10 +321,11 @@ def fit_family(rows: Sequence[Row], method: Method = Method()) -> FamilyCoeffs:
     feats = []
     for r in rows:
         m = get_model(r.model)
+        precision = Precision.FP32 if half_at_full_rate and r.precision.is_half else r.precision
         xc, xm, xv, xs = family_features(
             m,
             r.gpu,
-            r.precision,
+            precision,
             r.batch,
             r.seq_len,
             peak_exponent=method.peak_exponent,
@@ -306,7 +338,7 @@ def fit_family(rows: Sequence[Row], method: Method = Method()) -> FamilyCoeffs:
     coeffs = FamilyCoeffs(a=1.0, b=1.0, c_s=0.0)
     for _ in range(1 if p == 1.0 else 12):
         coeffs = _fit_family_once(feats, method, coeffs, len(rows))
-    return coeffs
+    return replace(coeffs, half_at_full_rate=half_at_full_rate)
 
 
 def _fit_family_once(
@@ -554,15 +586,13 @@ def fit_all(
     single = [r for r in lambda_rows if r.num_gpus == 1]
     families: dict[str, dict[str, FamilyCoeffs]] = {}
     for key in sorted({get_model(r.model).key for r in single}):
+        mine = [r for r in single if get_model(r.model).key == key]
+        gain = amp_gain(mine) if method.amp_check else None
+        flat = gain is not None and gain < AMP_GAIN_MIN
         for cls in ("half", "full"):
-            sub = [
-                r
-                for r in single
-                if get_model(r.model).key == key
-                and (method.pool_precisions or precision_class(r.precision) == cls)
-            ]
+            sub = [r for r in mine if method.pool_precisions or precision_class(r.precision) == cls]
             if len(sub) >= 2:
-                families.setdefault(key, {})[cls] = fit_family(sub, method)
+                families.setdefault(key, {})[cls] = fit_family(sub, method, half_at_full_rate=flat)
     default = {
         cls: fit_family([r for r in single if precision_class(r.precision) == cls], method)
         for cls in ("half", "full")
@@ -672,7 +702,7 @@ def fit_stack(dle_rows: Iterable[Row], k: Constants) -> dict[str, float]:
 
 
 def constants_to_json(k: Constants) -> dict[str, Any]:
-    def fc(c: FamilyCoeffs) -> dict[str, float]:
+    def fc(c: FamilyCoeffs) -> dict[str, float | bool]:
         return {
             "a": round(c.a, 6),
             "b": round(c.b, 6),
@@ -682,6 +712,7 @@ def constants_to_json(k: Constants) -> dict[str, Any]:
             "comm_scale": round(c.comm_scale, 4),
             "sync_s": round(c.sync_s, 6),
             "e": round(c.e, 6),
+            **({"half_at_full_rate": True} if c.half_at_full_rate else {}),
         }
 
     return {

@@ -12,6 +12,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from gpurent.catalog.precision import Precision
 from gpurent.errors import DataError
 
 _FILE = "calibration.json"
@@ -39,6 +40,15 @@ class FamilyCoeffs:
     comm_scale: float = 1.0
     sync_s: float = 0.0
     e: float = 0.0  # x SM-side traffic s (bytes over SM count x clock; perf.family_features)
+    half_at_full_rate: bool = False
+    """The model's AMP runs measured at its fp32/TF32 speed on every reference GPU (AMP never
+    reached the fp16 tensor-core path in that training script: WaveGlow and Tacotron 2 in the
+    Lambda suite, AMP / FP32 = 0.99-1.08 on 10 GPUs), so its half-precision rows are timed at
+    the fp32 (TF32) rates. Set by the fit from the reference data, never by hand."""
+
+    def feature_precision(self, precision: Precision) -> Precision:
+        """The precision whose rates time this model's step (see `half_at_full_rate`)."""
+        return Precision.FP32 if self.half_at_full_rate and precision.is_half else precision
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,6 +139,7 @@ def _coeffs(d: dict[str, Any]) -> FamilyCoeffs:
         comm_scale=float(d.get("comm_scale", 1.0)),
         sync_s=float(d.get("sync_s", 0.0)),
         e=float(d.get("e", 0.0)),
+        half_at_full_rate=bool(d.get("half_at_full_rate", False)),
     )
 
 

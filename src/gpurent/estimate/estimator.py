@@ -60,7 +60,7 @@ def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) ->
         xc, xm, xv, xs = family_features(
             model,
             g,
-            precision,
+            coeffs.feature_precision(precision),
             TRANSFER_BATCH,
             None,
             peak_exponent=k.peak_exponent,
@@ -292,7 +292,7 @@ def _family(
     xc, xm, xv, xs = family_features(
         model,
         gpu,
-        p,
+        coeffs.feature_precision(p),
         workload.batch_size_per_gpu,
         seq,
         checkpointing=workload.activation_checkpointing and training,
