@@ -146,3 +146,25 @@ def test_lifetime_up_takes_the_cheapest_zone_with_spot_and_failover_order_on_tie
     assert ours.mean_cost_normalized == pytest.approx(1.2 * 0.5 / 3)
     flat = market([1] * 30, [1] * 30)
     assert one("lifetime-up", flat) == one("uniform-progress", flat)
+
+
+def test_lifetime_up_moves_running_spot_to_a_much_cheaper_zone_with_slack_to_spare() -> None:
+    """z0 (1 $/h) has spot all along; z1 (0.5 $/h) has had 20 spells of 30 ticks before the run
+    and comes back 5 ticks into it. With a loose deadline ours moves (one more changeover);
+    failover UP stays on z0. With flat prices neither moves."""
+    history = ([1] * 30 + [0] * 2) * 20  # 640 ticks
+    z1 = history + [0] * 5 + [1] * 95
+    z0 = [1] * len(z1)
+    job = JobSpec(job_hours=1.0, deadline_hours=8.0, changeover_hours=0.2)  # W=10, N=80, D=2
+    traces = [
+        Trace(name="z0", gap_hours=GAP, available=tuple(z0), price_usd_per_hour=(1.0,) * len(z0)),
+        Trace(name="z1", gap_hours=GAP, available=tuple(z1), price_usd_per_hour=(0.5,) * len(z1)),
+    ]
+    priced = build_market(align_zones(traces), on_demand_usd_per_hour=3.0)
+    up, ours = (run_policy(p, priced, job, [640]) for p in ("uniform-progress", "lifetime-up"))
+    assert (up.results[0].changeovers, ours.results[0].changeovers) == (1, 2)
+    # UP: 2 + 10 ticks at 1 $/h; ours: 2 + 3 at 1 $/h, then 2 + 7 at 0.5 $/h
+    assert up.results[0].cost_usd_per_node == pytest.approx(12 * GAP * 1.0)
+    assert ours.results[0].cost_usd_per_node == pytest.approx(5 * GAP + 9 * GAP * 0.5)
+    flat = build_market(align_zones(traces), price_ratio=3.0)
+    assert run_policy("lifetime-up", flat, job, [640]).results[0].changeovers == 1

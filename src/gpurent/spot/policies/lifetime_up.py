@@ -25,7 +25,11 @@ the zone failover UP would take if both
      UP's line (UP's line ignores how often spot is lost), so the job leaves on-demand sooner.
 *Cheapest zone* (session 2). Where several zones have spot, take the one whose spot price is
 lowest now (ties, as with `--price-ratio`, keep failover's order: the first). Failover UP takes
-the first zone in the order given, whatever it costs. With flat prices nothing changes.
+the first zone in the order given, whatever it costs. And move a running spot instance to a
+zone whose spot is at least `move_margin` (25%) cheaper when the slack after the changeover
+keeps the same reserve as the early return, and that zone's predicted remaining life exceeds
+`move_life_factor` (6) x the ticks that pay the changeover back, D p_new / (p_old - p_new).
+With flat prices nothing changes.
 
 Everything else is UP, so the shared safety net keeps every feasible deadline.
 
@@ -69,6 +73,10 @@ class LifetimeUniformProgressPolicy(UniformProgressPolicy):
     """...or above this many times the slack the predicted preemptions will eat (plus 3D)."""
     min_spells = 10
     """Pooled spells needed before the preemption reserve is trusted (else UP's line only)."""
+    move_margin = 0.25
+    """A running spot instance moves only to a zone whose spot is this much cheaper..."""
+    move_life_factor = 6.0
+    """...and predicted to live this many times the ticks that pay the changeover back."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -112,20 +120,39 @@ class LifetimeUniformProgressPolicy(UniformProgressPolicy):
             z = self.pick_zone(t, row)
             if z >= 0 and self._early_return(t, progress_ticks, z):
                 return z + 1
+        if current > ON_DEMAND and row[current - 1] and not self.net.committed:
+            z = self.pick_zone(t, row)
+            if z >= 0 and z != current - 1 and self._move(t, progress_ticks, current - 1, z):
+                return z + 1
         return super().decide(t, progress_ticks, current, row)
+
+    def _slack_allows_changeover(self, t: int, progress_ticks: int) -> bool:
+        """The slack after one more changeover keeps 3D and the reserve (see module)."""
+        slack_after = self.net.slack(t, progress_ticks) - self._d
+        reserve = self.slack_share * self._s0 * (1.0 - t / self._n)
+        if slack_after > 3 * self._d + reserve:
+            return True
+        reserve = min(reserve, self._preemption_reserve(self._start + t, progress_ticks))
+        return slack_after > 3 * self._d + reserve
+
+    def _move(self, t: int, progress_ticks: int, here: int, zone: int) -> bool:
+        """Leave running spot in `here` for spot in `zone` (see module: cheaper zone)."""
+        now = self._start + t
+        price_here, price_there = self._spot[here][now], self._spot[zone][now]
+        if price_there >= price_here * (1.0 - self.move_margin):
+            return False
+        if not self._slack_allows_changeover(t, progress_ticks):
+            return False
+        payback = self._d * price_there / (price_here - price_there)
+        return mean_residual_ticks(self._spells[zone], now) > self.move_life_factor * payback
 
     def _early_return(self, t: int, progress_ticks: int, zone: int) -> bool:
         """Leave on-demand for spot in `zone` while UP's hysteresis would stay (see module)."""
-        net = self.net
-        if not net.may_take_spot(t, progress_ticks):
+        if not self.net.may_take_spot(t, progress_ticks):
             return False
-        slack_after = net.slack(t, progress_ticks) - self._d
+        if not self._slack_allows_changeover(t, progress_ticks):
+            return False
         now = self._start + t
-        reserve = self.slack_share * self._s0 * (1.0 - t / self._n)
-        if slack_after <= 3 * self._d + reserve:
-            reserve = min(reserve, self._preemption_reserve(now, progress_ticks))
-            if slack_after <= 3 * self._d + reserve:
-                return False
         spot = self._spot[zone][now]
         if spot >= self._od:
             return False
