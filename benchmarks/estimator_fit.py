@@ -251,9 +251,6 @@ class Method:
     # round 7: a model whose AMP rows gain < AMP_GAIN_MIN over its FP32 rows (median over the
     # GPUs that have both) is timed at fp32 (TF32) rates in both precisions
     amp_check: bool = False
-    # round 8: the power limit (perf.power_slowdown): reference watts per SM-GHz and exponent
-    power_ref_w: float = 0.0
-    power_exponent: float = 0.0
 
 
 # The variants compared in docs/benchmarks.md; CHOSEN is what fit_estimator.py writes.
@@ -279,18 +276,6 @@ VARIANTS: dict[str, Method] = {
             per_sample_term=True, pool_precisions=True, sm_cap_bytes_per_cycle=cap
         )
         for cap in (6.0, 8.0, 10.0, 12.0)
-    },
-    **{
-        f"pooled+host+sm+amp+pw{ref:g}e{exp:g}": Method(
-            per_sample_term=True,
-            pool_precisions=True,
-            sm_term=True,
-            amp_check=True,
-            power_ref_w=ref,
-            power_exponent=exp,
-        )
-        for ref in (1.2, 1.3, 1.5, 1.7, 2.0, 2.5)
-        for exp in (0.3, 0.5, 1.0, 1.5, 2.0)
     },
     **{
         f"pooled+host+sm-shared{e:g}": Method(
@@ -346,8 +331,6 @@ def fit_family(
             peak_exponent=method.peak_exponent,
             bandwidth_exponent=method.bandwidth_exponent,
             sm_cap_bytes_per_cycle=method.sm_cap_bytes_per_cycle,
-            power_ref_w=method.power_ref_w,
-            power_exponent=method.power_exponent,
         )
         t = r.batch * r.num_gpus / (r.throughput / m.units_per_sample(r.seq_len))
         feats.append((xc, xm, xv, t, float(r.batch), xs))
@@ -624,8 +607,6 @@ def fit_all(
         bandwidth_exponent=method.bandwidth_exponent,
         roofline_p=method.roofline_p,
         sm_cap_bytes_per_cycle=method.sm_cap_bytes_per_cycle,
-        power_ref_w=method.power_ref_w,
-        power_exponent=method.power_exponent,
     )
     llm = (
         fit_llm(mosaic_rows, k0)
@@ -643,8 +624,6 @@ def fit_all(
         bandwidth_exponent=method.bandwidth_exponent,
         roofline_p=method.roofline_p,
         sm_cap_bytes_per_cycle=method.sm_cap_bytes_per_cycle,
-        power_ref_w=method.power_ref_w,
-        power_exponent=method.power_exponent,
     )
     if fit_communication:
         k = fit_stacks(lambda_rows, dle_rows, k, method)
@@ -758,11 +737,6 @@ def constants_to_json(k: Constants) -> dict[str, Any]:
         "gpu_scaling": {
             "peak_exponent": k.peak_exponent,
             "bandwidth_exponent": k.bandwidth_exponent,
-            **(
-                {"power_ref_w": k.power_ref_w, "power_exponent": k.power_exponent}
-                if k.power_ref_w > 0
-                else {}
-            ),
         },
         "stack_factors": {key: round(v, 4) for key, v in k.stack_factors.items()},
         "roofline_p": k.roofline_p,

@@ -118,9 +118,6 @@ class Constants:
     # bytes per SM-cycle capping the memory rate: traffic moves at min(bandwidth, cap x SM count
     # x clock); 0 = no cap (see perf.family_features)
     sm_cap_bytes_per_cycle: float = 0.0
-    power_ref_w: float = 0.0
-    """Watts per SM-GHz below which the power limit slows SM-bound work (perf.power_slowdown)."""
-    power_exponent: float = 0.0
 
     def stack(self, name: str) -> StackCoeffs | None:
         """The constants of software stack `name`, or None when the file has none for it."""
@@ -180,8 +177,6 @@ def parse_constants(raw: dict[str, Any]) -> Constants:
             stacks={k: _stack(v) for k, v in raw.get("stacks", {}).items()},
             roofline_p=float(raw.get("roofline_p", 1.0)),
             sm_cap_bytes_per_cycle=float(raw.get("sm_cap_bytes_per_cycle", 0.0)),
-            power_ref_w=float(raw.get("gpu_scaling", {}).get("power_ref_w", 0.0)),
-            power_exponent=float(raw.get("gpu_scaling", {}).get("power_exponent", 0.0)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"{_FILE}: malformed estimator constants ({exc!r}); refit them") from None

@@ -66,8 +66,6 @@ def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) ->
             peak_exponent=k.peak_exponent,
             bandwidth_exponent=k.bandwidth_exponent,
             sm_cap_bytes_per_cycle=k.sm_cap_bytes_per_cycle,
-            power_ref_w=k.power_ref_w,
-            power_exponent=k.power_exponent,
         )
         return (
             roofline_s(coeffs.a * xc + coeffs.d * xv, coeffs.b * xm + coeffs.e * xs, k.roofline_p)
@@ -302,8 +300,6 @@ def _family(
         peak_exponent=k.peak_exponent,
         bandwidth_exponent=k.bandwidth_exponent,
         sm_cap_bytes_per_cycle=k.sm_cap_bytes_per_cycle,
-        power_ref_w=k.power_ref_w,
-        power_exponent=k.power_exponent,
     )
     t_c = coeffs.a * xc + coeffs.d * xv
     t_m = coeffs.b * xm + coeffs.e * xs

@@ -74,8 +74,6 @@ def family_features(
     peak_exponent: float = 0.0,
     bandwidth_exponent: float = 0.0,
     sm_cap_bytes_per_cycle: float = 0.0,
-    power_ref_w: float = 0.0,
-    power_exponent: float = 0.0,
 ) -> tuple[float, float, float, float]:
     """(tensor compute s, memory traffic s, CUDA-core work s, SM-side traffic s) of one step of
     `batch`, each at the GPU's peak rate for it times a GPU-dependent efficiency scale.
@@ -106,26 +104,12 @@ def family_features(
     eff_bw = bw
     if sm_rate is not None and sm_cap_bytes_per_cycle > 0.0:
         eff_bw = min(bw, sm_cap_bytes_per_cycle * sm_rate)
-    slow = power_slowdown(gpu, power_ref_w, power_exponent)
     return (
-        flops / peak * (peak / ref_peak) ** peak_exponent * slow,
+        flops / peak * (peak / ref_peak) ** peak_exponent,
         traffic / eff_bw * (eff_bw / REF_BANDWIDTH_BPS) ** bandwidth_exponent,
-        VECTOR_SHARE * flops / cuda * (cuda / REF_CUDA_FLOPS) ** peak_exponent * slow,
-        traffic / sm_rate * slow if sm_rate is not None else 0.0,
+        VECTOR_SHARE * flops / cuda * (cuda / REF_CUDA_FLOPS) ** peak_exponent,
+        traffic / sm_rate if sm_rate is not None else 0.0,
     )
-
-
-def power_slowdown(gpu: GpuSpec, ref_w: float, exponent: float) -> float:
-    """How much longer the SM-bound times take because the board's power limit holds the clock
-    below boost: (ref_w / rho) ** exponent when the board's watts per SM-GHz rho = TDP / (SMs x
-    boost GHz) is below ref_w, else 1. A 300 W RTX 6000 Ada (142 SMs, 0.84 W per SM-GHz) trains
-    slower than a 450 W RTX 4090 (128 SMs, 1.40) on the same chip; a 150 W A10 (1.23) sits far
-    below its boost clock. ref_w = 0 or a GPU without SM count or clock: 1."""
-    sm_rate = gpu.sm_cycles_per_s
-    if ref_w <= 0.0 or exponent == 0.0 or sm_rate is None:
-        return 1.0
-    rho = gpu.tdp_w / (sm_rate / 1e9)
-    return float(max(1.0, ref_w / rho) ** exponent)
 
 
 def llm_training_features(
