@@ -168,3 +168,50 @@ def test_lifetime_up_moves_running_spot_to_a_much_cheaper_zone_with_slack_to_spa
     assert ours.results[0].cost_usd_per_node == pytest.approx(5 * GAP + 9 * GAP * 0.5)
     flat = build_market(align_zones(traces), price_ratio=3.0)
     assert run_policy("lifetime-up", flat, job, [640]).results[0].changeovers == 1
+
+
+class _Scripted:
+    """Plays a fixed action per tick (spot in an unusable zone falls back to idle)."""
+
+    name = "scripted"
+
+    def __init__(self, actions: tuple[int, ...]) -> None:
+        self.actions = actions
+
+    def start(self, run: object) -> None:
+        del run
+
+    def decide(self, t: int, progress_ticks: int, current: int, row: tuple[bool, ...]) -> int:
+        a = self.actions[t]
+        return a if a <= 0 or row[a - 1] else -1
+
+
+def test_optimal_equals_brute_force_over_every_schedule() -> None:
+    """On a small two-zone market with zone prices and a partial last tick, the DP's cost is
+    the minimum over all 4^8 action sequences that finish, from several starts, and batching
+    the runs does not change it."""
+    import itertools
+
+    from gpurent.spot import optimal
+    from gpurent.spot.simulator import simulate_run
+
+    z0 = [1, 1, 0, 1, 1, 1, 0, 0, 1, 1, 1, 1]
+    z1 = [0, 1, 1, 1, 0, 1, 1, 1, 1, 0, 1, 1]
+    traces = [
+        Trace(name="a", gap_hours=GAP, available=tuple(z0), price_usd_per_hour=(1.0,) * 12),
+        Trace(name="b", gap_hours=GAP, available=tuple(z1), price_usd_per_hour=(0.6,) * 12),
+    ]
+    m = build_market(align_zones(traces), on_demand_usd_per_hour=2.0)
+    job = JobSpec(job_hours=0.35, deadline_hours=0.8, changeover_hours=0.1)  # W=4, N=8, D=1
+    plan = tick_plan(job, GAP)
+    starts = [0, 2, 4]
+    dp = optimal.optimal_runs(m, plan, starts)
+    for start, res in zip(starts, dp, strict=True):
+        best = min(
+            r.cost_usd_per_node
+            for acts in itertools.product((-1, 0, 1, 2), repeat=plan.deadline_ticks)
+            if (r := simulate_run(_Scripted(acts), m, plan, start)).finished
+        )
+        assert res.finished and res.cost_usd_per_node == pytest.approx(best)
+    one_by_one = [optimal.optimal_run(m, plan, s).cost_usd_per_node for s in starts]
+    assert one_by_one == pytest.approx([r.cost_usd_per_node for r in dp])
