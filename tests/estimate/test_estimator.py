@@ -281,3 +281,26 @@ def test_gpu_scaling_exponents_parse_and_damp_faster_gpus() -> None:
         )
 
     assert 1.0 < speed_up(damped) < speed_up(plain)
+
+
+def test_amp_that_never_engages_is_timed_at_the_fp32_rate_and_said_so() -> None:
+    """The bundled fit flags WaveGlow and Tacotron 2 (their reference AMP runs measured at FP32
+    speed on every GPU): AMP then buys them nothing and the estimate says why; a model whose AMP
+    works (ResNet-50) keeps its speed-up and no such note."""
+    k = load_constants()
+    assert k.family("waveglow", True).half_at_full_rate
+    assert not k.family("resnet50", True).half_at_full_rate
+    h100 = get_gpu("H100")
+
+    def run(model: str, p: Precision) -> tuple[float, tuple[str, ...]]:
+        e = estimate(Workload(model=model, precision=p, batch_size_per_gpu=32), h100, 1)
+        return e.samples_per_s, e.notes
+
+    wg_amp, wg_notes = run("waveglow", Precision.AMP)
+    wg_fp32, _ = run("waveglow", Precision.FP32)
+    rn_amp, rn_notes = run("resnet50", Precision.AMP)
+    rn_fp32, _ = run("resnet50", Precision.FP32)
+    assert wg_amp == pytest.approx(wg_fp32, rel=0.02)
+    assert any("no faster with AMP" in n for n in wg_notes)
+    assert rn_amp > 1.3 * rn_fp32
+    assert not any("no faster with AMP" in n for n in rn_notes)

@@ -192,6 +192,11 @@ def estimate(
         samples_per_step = float(b * num_gpus)
         units_per_sample = model.units_per_sample(seq)
         mfu = None
+        if p.is_half and k.family(model.key, True).half_at_full_rate:
+            notes.append(
+                f"{model.name}: its reference training script measured no faster with AMP than "
+                "with FP32 on any GPU, so it is timed at the fp32 (TF32) rate"
+            )
 
     samples_per_s = samples_per_step / step
     basis = "calibrated"
