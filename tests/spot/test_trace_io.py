@@ -167,3 +167,18 @@ def test_probe_csv_zones_share_one_time_grid(tmp_path: Path) -> None:
     assert got == {"a": (16, 16, 3, 0, 9), "b": (0, 5, 5, 16, 1)}
     assert all(t.gap_hours == pytest.approx(10 / 60, rel=0.01) for t in traces)
     assert len(notes) == 1 and "'b'" in notes[0] and "2 of 5 ticks" in notes[0]
+
+
+def test_probe_csv_zone_probed_once_is_kept_but_no_gap_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "probe.csv"
+    path.write_text(
+        "time,zone,requested,created\n"
+        "2025-10-04T00:00:00Z,a,4,4\n2025-10-04T00:10:00Z,a,4,0\n2025-10-04T00:20:00Z,a,4,2\n"
+        "2025-10-04T00:20:00Z,late,4,3\n"
+    )
+    traces, notes = load_trace_with_notes(path)
+    assert {t.name: t.available for t in traces} == {"a": (4, 0, 2), "late": (0, 0, 3)}
+    assert any("'late'" in n for n in notes)
+    path.write_text("time,zone,requested,created\n2025-10-04T00:00:00Z,a,4,4\n")
+    with pytest.raises(DataError, match="probed twice"):
+        load_trace(path)

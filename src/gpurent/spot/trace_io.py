@@ -239,12 +239,8 @@ def _probe_grid(
     same tick wins). A tick a zone has no probe for (a failed round) repeats that zone's
     previous count, and counts 0 before its first probe; both are reported in the notes.
     """
-    for zone, probes in per_zone.items():
+    for probes in per_zone.values():
         probes.sort(key=lambda x: x[0])
-        if len(probes) < 2:
-            raise DataError(
-                f"{path} zone {zone!r}: one probe only; the tick gap cannot be inferred"
-            )
     gaps = [
         d
         for probes in per_zone.values()
@@ -252,7 +248,10 @@ def _probe_grid(
         if (d := (b[0] - a[0]).total_seconds()) > 0
     ]
     if not gaps:
-        raise DataError(f"{path}: every probe of a zone has the same time; no tick gap")
+        raise DataError(
+            f"{path}: no zone was probed twice at different times, so the tick gap cannot be "
+            "inferred; give at least two probe rounds"
+        )
     gap_s = statistics.median(gaps)
     t0 = min(probes[0][0] for probes in per_zone.values())
     last = max(probes[-1][0] for probes in per_zone.values())
