@@ -61,7 +61,8 @@ from gpurent.spot.policies.baselines import UniformProgressPolicy
 
 
 class LifetimeUniformProgressPolicy(UniformProgressPolicy):
-    """UP that leaves an on-demand catch-up early for a zone predicted to stay up."""
+    """UP that leaves an on-demand catch-up early for a zone predicted to stay up, takes the
+    cheapest zone with spot, and moves to a much cheaper one when the slack allows."""
 
     name = "lifetime-up"
 
