@@ -304,3 +304,36 @@ def test_amp_that_never_engages_is_timed_at_the_fp32_rate_and_said_so() -> None:
     assert any("no faster with AMP" in n for n in wg_notes)
     assert rn_amp > 1.3 * rn_fp32
     assert not any("no faster with AMP" in n for n in rn_notes)
+
+
+def test_tensor_parallel_inference_pays_nccl_latency_per_layer_and_token() -> None:
+    """Decode with TP all-reduces twice per layer per token; the small-message cost follows
+    NCCL's own latency model (6.6 us + 0.6 us per ring step on NVLink, 1.0 us on PCIe)."""
+    from gpurent.estimate import load_constants
+    from gpurent.estimate.perf import tp_allreduce_time_s
+
+    k = load_constants()
+    h100, l4 = get_gpu("H100"), get_gpu("L4")
+    assert tp_allreduce_time_s(0.0, h100, 8, k.comm, None) == pytest.approx(15.0e-6)
+    assert tp_allreduce_time_s(0.0, l4, 4, k.comm, None) == pytest.approx(12.6e-6)
+    assert tp_allreduce_time_s(1e6, h100, 1, k.comm, None) == 0.0
+
+    def run(tp: int) -> tuple[float, float]:
+        w = Workload(
+            model="llama3-8b",
+            task=Task.INFERENCE,
+            precision=Precision.BF16,
+            batch_size_per_gpu=16,
+            seq_len=512,
+            output_tokens=128,
+            tensor_parallel=tp,
+        )
+        e = estimate(w, h100, tp)
+        return e.communication_time_s, e.step_time_s
+
+    comm1, _ = run(1)
+    comm2, step2 = run(2)
+    layers = get_model("llama3-8b").llm.layers  # type: ignore[union-attr]
+    assert comm1 == 0.0
+    # at least the latency of 2 all-reduces per layer for each of the 128 decoded tokens
+    assert comm2 >= 128 * 2 * layers * (6.6e-6 + 2 * 0.6e-6) and comm2 < step2

@@ -26,6 +26,7 @@ from gpurent.estimate.perf import (
     family_features,
     llm_training_features,
     peak_flops,
+    tp_allreduce_time_s,
 )
 from gpurent.estimate.result import Bottleneck, Estimate
 from gpurent.workload.models import custom_llm, get_model
@@ -158,7 +159,9 @@ def estimate(
         notes.append(f"{gpu.name} has no fp8 tensor cores: runs at the fp16 rate")
 
     if model.is_llm and workload.task is Task.INFERENCE:
-        t_c, t_m, t_comm, step, samples_per_step, mfu = _llm_inference(workload, model, gpu, seq, k)
+        t_c, t_m, t_comm, step, samples_per_step, mfu = _llm_inference(
+            workload, model, gpu, seq, k, interconnect=intra_node_interconnect
+        )
         # every data-parallel replica (tensor x pipeline GPUs) serves its own request batch
         samples_per_step *= data_parallel_degree(workload, num_gpus)
         units_per_sample = float(workload.output_tokens or DEFAULT_OUTPUT_TOKENS)
@@ -452,9 +455,20 @@ def _llm_training(
 
 
 def _llm_inference(
-    workload: Workload, model: ModelInfo, gpu: GpuSpec, seq: int | None, k: Constants
+    workload: Workload,
+    model: ModelInfo,
+    gpu: GpuSpec,
+    seq: int | None,
+    k: Constants,
+    *,
+    interconnect: str | None = None,
 ) -> tuple[float, float, float, float, float, float]:
     """Prefill (compute bound) + decode (bandwidth bound: weights + KV cache per token step).
+
+    With tensor parallelism every layer all-reduces its attention and MLP outputs (Megatron):
+    2 x layers all-reduces of batch x hidden activations per decoded token (latency bound:
+    NCCL's small-message latency, `perf.tp_allreduce_time_s`) and of batch x prompt x hidden
+    in the prefill, on the critical path (not overlapped).
 
     Returns (compute s, memory s, comm s, time per request batch s, requests per batch, MFU);
     MFU here is the model FLOPs over the run divided by peak."""
@@ -477,10 +491,20 @@ def _llm_inference(
     decode_flops = (2.0 * n + 4.0 * shape.layers * shape.hidden * avg_ctx) * b / tp
     step_c = k.llm.a_gemm * decode_flops / peak
     step_m = (wbytes + kv_per_token * avg_ctx * b) / bw
-    t_decode = out * max(step_c, step_m)
-    total = t_prefill + t_decode
+    act_bytes = 2.0 if p.is_half else 4.0
+    tensor = workload.tensor_parallel
+    per_layer = 2 * shape.layers
+    comm_prefill = per_layer * tp_allreduce_time_s(
+        b * prompt * shape.hidden * act_bytes, gpu, tensor, k.comm, interconnect
+    )
+    comm_token = per_layer * tp_allreduce_time_s(
+        b * shape.hidden * act_bytes, gpu, tensor, k.comm, interconnect
+    )
+    t_decode = out * (max(step_c, step_m) + comm_token)
+    total = t_prefill + comm_prefill + t_decode
     flops = prefill_flops + decode_flops * out
-    return (t_prefill + out * step_c, out * step_m, 0.0, total, float(b), flops / (total * peak))
+    t_comm = comm_prefill + out * comm_token
+    return (t_prefill + out * step_c, out * step_m, t_comm, total, float(b), flops / (total * peak))
 
 
 def _time_to_finish(

@@ -154,11 +154,7 @@ def link_bandwidth_bps(
     `interconnect` overrides the spec: "nvlink" or "pcie". NVLink bridges join pairs only, so more
     than two bridged GPUs fall back to PCIe. GeForce cards lack peer-to-peer over PCIe.
     """
-    kind = (interconnect or "").lower()
-    nvlink_ok = gpu.interconnect_gbps is not None and (
-        "bridge" not in gpu.interconnect.lower() or num_gpus <= 2
-    )
-    if kind == "pcie" or (kind != "nvlink" and not nvlink_ok) or gpu.interconnect_gbps is None:
+    if not uses_nvlink(gpu, num_gpus, interconnect) or gpu.interconnect_gbps is None:
         pcie = PCIE_GBPS_BY_GEN.get(gpu.pcie_gen, 31.5) * BYTES_PER_GB * comm.pcie_efficiency
         if is_geforce(gpu):
             pcie *= comm.no_p2p_factor
@@ -166,10 +162,38 @@ def link_bandwidth_bps(
     return gpu.interconnect_gbps / 2.0 * BYTES_PER_GB * comm.nvlink_efficiency
 
 
+def uses_nvlink(gpu: GpuSpec, num_gpus: int, interconnect: str | None) -> bool:
+    """Whether `num_gpus` GPUs of one node talk over NVLink (see `link_bandwidth_bps`)."""
+    kind = (interconnect or "").lower()
+    if kind == "pcie" or gpu.interconnect_gbps is None:
+        return False
+    return kind == "nvlink" or "bridge" not in gpu.interconnect.lower() or num_gpus <= 2
+
+
 def is_geforce(gpu: GpuSpec) -> bool:
     """Consumer cards (RTX 3090/4090/5090): no PCIe peer-to-peer in the driver."""
     name = gpu.name.upper()
     return name.startswith("RTX-") and name[4:5].isdigit()
+
+
+# NCCL's own latency model for small all-reduces (LL protocol, ring), src/graph/tuning.cc:
+# a base of 6.6 us plus 0.6 us per step over NVLink (1.0 us over PCIe), 2 (n - 1) steps.
+# (Quoted in NVIDIA/nccl issue #1334; NVIDIA/nccl #1259 measures ~6 us on 2 H100s.)
+NCCL_BASE_LATENCY_S = 6.6e-6
+NCCL_STEP_LATENCY_S = {"nvlink": 0.6e-6, "pcie": 1.0e-6}
+
+
+def tp_allreduce_time_s(
+    payload_bytes: float, gpu: GpuSpec, tp: int, comm: CommCoeffs, interconnect: str | None
+) -> float:
+    """One tensor-parallel all-reduce of activations among `tp` GPUs of a node: NCCL's
+    small-message latency plus the ring's 2 (n - 1) / n x bytes over the link."""
+    if tp <= 1:
+        return 0.0
+    bw = link_bandwidth_bps(gpu, tp, comm, interconnect)
+    step = NCCL_STEP_LATENCY_S["nvlink" if uses_nvlink(gpu, tp, interconnect) else "pcie"]
+    latency = NCCL_BASE_LATENCY_S + 2 * (tp - 1) * step
+    return latency + 2.0 * (tp - 1) / tp * payload_bytes / bw
 
 
 def allreduce_time_s(
