@@ -337,3 +337,18 @@ def test_tensor_parallel_inference_pays_nccl_latency_per_layer_and_token() -> No
     assert comm1 == 0.0
     # at least the latency of 2 all-reduces per layer for each of the 128 decoded tokens
     assert comm2 >= 128 * 2 * layers * (6.6e-6 + 2 * 0.6e-6) and comm2 < step2
+
+
+def test_fp32_inference_keeps_a_32_bit_kv_cache() -> None:
+    """The KV cache is stored in the run's activation type: 2 B for bf16/fp16 (and fp8 runs,
+    whose cache stays 16-bit), 4 B for fp32."""
+    h100 = get_gpu("H100")
+
+    def kv(p: Precision) -> float:
+        w = Workload(
+            model="llama3-8b", task=Task.INFERENCE, precision=p, batch_size_per_gpu=8, seq_len=1024
+        )
+        return estimate(w, h100, 1).memory.kv_cache_gib
+
+    assert kv(Precision.FP32) == pytest.approx(2 * kv(Precision.BF16))
+    assert kv(Precision.FP8) == pytest.approx(kv(Precision.BF16))

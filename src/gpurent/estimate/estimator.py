@@ -23,6 +23,7 @@ from gpurent.estimate.memory import (
 from gpurent.estimate.perf import (
     allreduce_time_s,
     bandwidth_bps,
+    bytes_per_value,
     family_features,
     llm_training_features,
     peak_flops,
@@ -484,7 +485,8 @@ def _llm_inference(
     bw = bandwidth_bps(gpu) * k.decode_bw_efficiency
     wbytes = n * (1.0 if p is Precision.FP8 else 2.0 if p.is_half else 4.0) / tp
     head_dim = shape.hidden // shape.heads
-    kv_per_token = 2.0 * shape.layers * (shape.kv_heads or shape.heads) * head_dim * 2.0 / tp
+    kv_bytes = bytes_per_value(p)
+    kv_per_token = 2.0 * shape.layers * (shape.kv_heads or shape.heads) * head_dim * kv_bytes / tp
     prefill_flops = (2.0 * n + 4.0 * shape.layers * shape.hidden * prompt) * prompt * b / tp
     t_prefill = k.llm.a_gemm * prefill_flops / peak + wbytes / bw
     avg_ctx = prompt + out / 2.0

@@ -17,7 +17,8 @@ Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
   tensor parallelism and pipeline stages' share of layers; with checkpointing LLMs keep only each
   layer's input (2 s b h bytes) plus one layer's full activations, other models ~1/sqrt(depth)
   (Chen et al. 2016), taken as 30 %.
-- KV cache (inference): 2 x layers x kv_heads x head_dim x (prompt + output) x batch x 2 B.
+- KV cache (inference): 2 x layers x kv_heads x head_dim x (prompt + output) x batch x 2 B
+  (4 B for fp32 runs).
 - Overhead: 0.8 GiB CUDA context + workspace, plus 8 % of the rest for allocator fragmentation.
   These two numbers are assumptions (typical PyTorch figures), not fitted.
 """
@@ -27,6 +28,7 @@ from __future__ import annotations
 import math
 
 from gpurent.catalog.precision import Precision
+from gpurent.estimate.perf import bytes_per_value
 from gpurent.estimate.result import MemoryBreakdown
 from gpurent.units import BYTES_PER_GIB
 from gpurent.workload.spec import Optimizer, Sharding, Task, Workload
@@ -84,7 +86,8 @@ def memory_breakdown(
             s = model.llm
             head_dim = s.hidden // s.heads
             tokens = (seq or 0) + (workload.output_tokens or DEFAULT_OUTPUT_TOKENS)
-            kv_cache = 2.0 * s.layers * (s.kv_heads or s.heads) * head_dim * tokens * b * 2
+            kv_bytes = bytes_per_value(p)  # fp32 runs keep an fp32 cache; fp8 a 16-bit one
+            kv_cache = 2.0 * s.layers * (s.kv_heads or s.heads) * head_dim * tokens * b * kv_bytes
             kv_cache /= mp
             activations = 4.0 * (seq or 0) * b * max(s.hidden, (s.ffn_hidden or 4 * s.hidden))
         else:
