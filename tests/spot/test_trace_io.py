@@ -166,7 +166,8 @@ def test_probe_csv_zones_share_one_time_grid(tmp_path: Path) -> None:
     got = {t.name: t.available for t in traces}
     assert got == {"a": (16, 16, 3, 0, 9), "b": (0, 5, 5, 16, 1)}
     assert all(t.gap_hours == pytest.approx(10 / 60, rel=0.01) for t in traces)
-    assert len(notes) == 1 and "'b'" in notes[0] and "2 of 5 ticks" in notes[0]
+    assert len(notes) == 1 and "1 zone(s) ('b')" in notes[0] and "of the 5 ticks" in notes[0]
+    assert "1-1 ticks each repeat" in notes[0] and "1 zone(s) start late" in notes[0]
 
 
 def test_probe_csv_zone_probed_once_is_kept_but_no_gap_is_an_error(tmp_path: Path) -> None:

@@ -257,7 +257,7 @@ def _probe_grid(
     last = max(probes[-1][0] for probes in per_zone.values())
     n_ticks = round((last - t0).total_seconds() / gap_s) + 1
     traces: list[Trace] = []
-    notes: list[str] = []
+    gaps_by_zone: dict[str, tuple[int, int]] = {}
     for zone, probes in per_zone.items():
         grid: list[int | None] = [None] * n_ticks
         for when, count in probes:
@@ -276,15 +276,32 @@ def _probe_grid(
                 counts.append(v)
                 prev = v
         if filled or lead:
-            notes.append(
-                f"{path} zone {zone!r}: {filled + lead} of {n_ticks} ticks of {gap_s:.0f} s had "
-                f"no probe ({filled} repeat the previous count, {lead} before the first probe "
-                "count as unavailable)"
-            )
+            gaps_by_zone[zone] = (filled, lead)
         traces.append(
             Trace(name=zone, gap_hours=gap_s / 3600.0, available=tuple(counts), start_time=t0)
         )
-    return traces, notes
+    return traces, _probe_gap_notes(path, gaps_by_zone, n_ticks, gap_s)
+
+
+def _probe_gap_notes(
+    path: Path, gaps_by_zone: dict[str, tuple[int, int]], n_ticks: int, gap_s: float
+) -> list[str]:
+    """One line for the zones whose grid needed filling (one per zone would flood a log)."""
+    if not gaps_by_zone:
+        return []
+    filled = [f for f, _ in gaps_by_zone.values()]
+    lead = sum(1 for _, ld in gaps_by_zone.values() if ld)
+    names = sorted(gaps_by_zone)
+    shown = ", ".join(repr(z) for z in names[:4]) + (", ..." if len(names) > 4 else "")
+    return [
+        f"{path}: {len(names)} zone(s) ({shown}) had no probe at some of the {n_ticks} ticks of "
+        f"{gap_s:.0f} s ({min(filled)}-{max(filled)} ticks each repeat the previous count"
+        + (
+            f"; {lead} zone(s) start late and count as unavailable before their first probe)"
+            if lead
+            else ")"
+        )
+    ]
 
 
 def _gap_hours(
