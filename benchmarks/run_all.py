@@ -26,6 +26,7 @@ STANDALONE: list[list[str]] = [
     ["bench_runtime_kill.py", "--kills", "200"],
     ["bench_runtime_ckpt.py", "--repeats", "3"],
     ["bench_bench_quick.py", "--runs", "1"],
+    ["check_spot_zone_prices.py"],  # synthetic zones only: needs no reference data
 ]
 
 
