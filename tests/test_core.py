@@ -85,3 +85,42 @@ def test_error_lines_keep_square_brackets() -> None:
     assert result.exit_code == 1
     assert "pip install 'gpurent[bench]'" in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+def test_a_directory_given_for_a_file_is_a_one_line_error(tmp_path: object) -> None:
+    """Through the real CLI: exit 2 and one line, never a traceback."""
+    result = CliRunner().invoke(app, ["estimate", "--from-csv", str(tmp_path), "--json"])
+    assert result.exit_code == 2
+    assert "is a directory" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("exc", "code", "text"),
+    [
+        (PermissionError(13, "denied", "/root/secret.csv"), 1, "permission denied"),
+        (KeyboardInterrupt(), 130, "interrupted"),
+        (FileNotFoundError(2, "missing", "/no/such.csv"), 2, "no such file"),
+    ],
+)
+def test_os_errors_and_interrupts_become_one_line(exc: BaseException, code: int, text: str) -> None:
+    """Tests run as root, so a real unreadable file cannot be made: the wrapper is checked on a
+    command that raises what the OS would."""
+    import typer
+
+    from gpurent.cli.common import cli_errors
+
+    demo = typer.Typer()
+
+    @demo.command()
+    @cli_errors
+    def boom() -> None:
+        raise exc
+
+    @demo.callback()
+    def _root() -> None:
+        """A callback makes `demo` a group, so `boom` is called by name."""
+
+    result = CliRunner().invoke(demo, ["boom"])
+    assert result.exit_code == code
+    assert result.stderr.strip().startswith("error:") and text in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
