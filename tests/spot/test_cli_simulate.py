@@ -171,3 +171,26 @@ def test_simulate_reads_prices_from_artifact_style_json(tmp_path: Path) -> None:
     by_trace = {r["policy"]: r["mean_cost_normalized"] for r in got["results"]}
     by_ratio = {r["policy"]: r["mean_cost_normalized"] for r in json.loads(ratio[1])["results"]}
     assert by_trace == pytest.approx(by_ratio)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["simulate", "--trace", "{bad}", *ARGS, "--price-ratio", "3"],
+        ["simulate", "--trace", "{ok}", *ARGS, "--prices", "{bad}", "--on-demand-price", "3"],
+        ["interval", "{bad}"],
+        ["zones", "{bad}"],
+        ["history", "--trace", "{bad}"],
+        ["history", "--trace", "{ok}", "--prices", "{bad}"],
+    ],
+)
+def test_a_binary_file_is_one_clear_line_not_a_traceback(
+    write_csv, tmp_path: Path, args: list[str]
+) -> None:
+    bad = tmp_path / "latin1.csv"
+    bad.write_bytes(b"date,availability\n2023-01-01 00:00:00,1\xff\n")
+    ok = write_csv("z1", pattern(60))
+    argv = [a.format(bad=bad, ok=ok) for a in args]
+    code, _, err = run_cli("spot", *argv)
+    assert code == 1, err
+    assert "latin1.csv: not UTF-8 text" in err and err.strip().count("\n") == 0
