@@ -194,3 +194,21 @@ def test_a_binary_file_is_one_clear_line_not_a_traceback(
     code, _, err = run_cli("spot", *argv)
     assert code == 1, err
     assert "latin1.csv: not UTF-8 text" in err and err.strip().count("\n") == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["simulate", "--trace", "{trace}", *ARGS, "--prices", "{prices}", "--on-demand-price", "3"],
+        ["history", "--trace", "{trace}", "--prices", "{prices}"],
+    ],
+)
+def test_prices_without_the_traces_zone_name_the_zones_they_have(
+    write_csv, tmp_path: Path, args: list[str]
+) -> None:
+    trace = write_csv("z1", pattern(60))
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"us-east-1a": [1.0] * 60, "us-east-1b": [1.0] * 60}))
+    code, _, err = run_cli("spot", *[a.format(trace=trace, prices=prices) for a in args])
+    assert code == 1
+    assert "has no prices for zone 'z1' (it has us-east-1a, us-east-1b)" in err

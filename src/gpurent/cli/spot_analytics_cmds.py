@@ -5,7 +5,6 @@ Registered into the `spot` group (owned by spot_cmds.py) by `register_spot_analy
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any
@@ -28,7 +27,7 @@ from gpurent.spot.interval import (
 from gpurent.spot.price_io import PriceRecord, load_price_history, records_from_traces
 from gpurent.spot.survival import lifetimes_from_trace
 from gpurent.spot.trace import Trace
-from gpurent.spot.trace_io import load_prices, load_traces
+from gpurent.spot.trace_io import attach_prices, load_traces
 from gpurent.spot.zones import ZoneReport, analyse_zones
 from gpurent.units import format_duration
 
@@ -44,15 +43,7 @@ def _load_traces(paths: list[Path], prices: Path | None = None) -> list[Trace]:
     traces, notes = load_traces(paths)
     for note in notes:
         err_console.print(f"note: {note}", highlight=False)
-    if prices is not None:
-        table = load_prices(prices)
-        attached = []
-        for tr in traces:
-            if tr.name not in table:
-                raise DataError(f"{prices}: no prices for trace {tr.name!r}; keys are zone names")
-            attached.append(dataclasses.replace(tr, price_usd_per_hour=table[tr.name]))
-        traces = attached
-    return traces
+    return traces if prices is None else attach_prices(traces, prices)
 
 
 def _pct(x: float) -> str:

@@ -115,6 +115,18 @@ def read_text(path: str | Path, expected: str) -> str:
         raise DataError(f"{p}: not UTF-8 text; give {expected}") from None
 
 
+def attach_prices(traces: Sequence[Trace], path: str | Path) -> list[Trace]:
+    """The traces with their zones' per-tick spot prices from a `load_prices` file, matched by
+    zone name (each `Trace` checks it has one price per tick)."""
+    prices = load_prices(path)
+    for tr in traces:
+        if tr.name not in prices:
+            raise DataError(
+                f"{path} has no prices for zone {tr.name!r} (it has {', '.join(sorted(prices))})"
+            )
+    return [replace(tr, price_usd_per_hour=prices[tr.name]) for tr in traces]
+
+
 # ---------------------------------------------------------------------------- JSON
 
 
