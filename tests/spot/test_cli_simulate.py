@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -144,6 +147,29 @@ def test_policy_help_names_every_registered_policy() -> None:
     for name in (*ONLINE_POLICIES, OPTIMAL, "auto", "all"):
         assert name in POLICY_HELP
     assert f"auto (= {DEFAULT_POLICY}" in POLICY_HELP
+
+
+def test_cli_start_imports_no_spot_module_a_spot_command_does_not_need() -> None:
+    """Registering the spot commands (every `gpurent` start) leaves trace readers, simulator,
+    zones and history to the command that runs."""
+    import gpurent
+
+    lazy = (
+        "numpy",
+        "gpurent.spot.trace_io",
+        "gpurent.spot.price_io",
+        "gpurent.spot.history",
+        "gpurent.spot.history_report",
+        "gpurent.spot.forecast",
+        "gpurent.spot.zones",
+        "gpurent.spot.simulator",
+    )
+    code = f"import sys, gpurent.cli.main; print([m for m in {lazy!r} if m in sys.modules])"
+    env = {**os.environ, "PYTHONPATH": str(Path(gpurent.__file__).parents[1])}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
 
 
 def test_simulate_reads_prices_from_artifact_style_json(tmp_path: Path) -> None:
