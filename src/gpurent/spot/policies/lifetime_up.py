@@ -87,6 +87,7 @@ class LifetimeUniformProgressPolicy(UniformProgressPolicy):
         self._d = 0
         self._s0 = 0
         self._n = 1
+        self._w = 0
         self._spot: list[list[float]] = []
         self._od = 1.0
 
