@@ -11,7 +11,6 @@ else every `*.csv`). Prints the figures recorded in docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -21,7 +20,7 @@ from gpurent.spot.history_report import analyse_history
 from gpurent.spot.interval import interval_from_lifetimes_s
 from gpurent.spot.price_io import load_price_history, records_from_traces
 from gpurent.spot.survival import lifetimes_from_trace
-from gpurent.spot.trace_io import load_prices, load_trace
+from gpurent.spot.trace_io import attach_prices, load_trace
 from gpurent.spot.zones import analyse_zones
 
 
@@ -104,8 +103,7 @@ def main() -> None:
         print(f"  {s.method}: MAE {s.mae_usd_per_hour}, n={s.forecasts}")
 
     if args.prices is not None:
-        table = load_prices(args.prices)
-        priced = [dataclasses.replace(t, price_usd_per_hour=table[t.name]) for t in traces]
+        priced = attach_prices(traces, args.prices)
         start = priced[0].start_time
         assert start is not None
         end = start + timedelta(hours=priced[0].duration_hours)

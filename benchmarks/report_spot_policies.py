@@ -25,7 +25,7 @@ import numpy as np
 from gpurent.spot.evaluate import run_policy
 from gpurent.spot.model import JobSpec, build_market, run_starts
 from gpurent.spot.trace import Trace, align_zones
-from gpurent.spot.trace_io import load_prices, load_trace
+from gpurent.spot.trace_io import attach_prices, load_trace
 
 POLICIES = ("on-demand", "greedy", "uniform-progress", "lifetime-up", "optimal")
 DEADLINE_H = 48.0
@@ -45,10 +45,7 @@ def main() -> None:
     files = sorted(p for p in args.trace_dir.glob("*.csv") if "summary" not in p.name)
     traces: list[Trace] = [load_trace(f)[0] for f in files]
     if args.prices and args.price_ratio is None:
-        from dataclasses import replace
-
-        prices = load_prices(args.prices)
-        traces = [replace(t, price_usd_per_hour=prices[t.name]) for t in traces]
+        traces = attach_prices(traces, args.prices)
     rng = random.Random(args.seed)
     triples = rng.sample(list(itertools.combinations(range(len(traces)), 3)), args.triples)
 

@@ -24,7 +24,6 @@ import random
 import sys
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +34,7 @@ from gpurent.spot.policies import LifetimeUniformProgressPolicy, Policy, Uniform
 from gpurent.spot.policies.base import first_zone
 from gpurent.spot.simulator import simulate
 from gpurent.spot.trace import Trace, align_zones
-from gpurent.spot.trace_io import load_prices, load_trace
+from gpurent.spot.trace_io import attach_prices, load_trace
 
 GAP_H = 195 / 3600
 TICKS = int(45 * 24 / GAP_H)
@@ -227,8 +226,7 @@ def main() -> None:
 
     if args.synthetic != "only":
         if args.prices:
-            pmap = load_prices(args.prices)
-            v100 = [replace(t, price_usd_per_hour=pmap[t.name]) for t in v100]
+            v100 = attach_prices(v100, args.prices)
         add("v100", v100, True)
     if args.synthetic != "no":
         for kind, traces in synthetic_sets().items():

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -146,6 +149,29 @@ def test_policy_help_names_every_registered_policy() -> None:
     assert f"auto (= {DEFAULT_POLICY}" in POLICY_HELP
 
 
+def test_cli_start_imports_no_spot_module_a_spot_command_does_not_need() -> None:
+    """Registering the spot commands (every `gpurent` start) leaves trace readers, simulator,
+    zones and history to the command that runs."""
+    import gpurent
+
+    lazy = (
+        "numpy",
+        "gpurent.spot.trace_io",
+        "gpurent.spot.price_io",
+        "gpurent.spot.history",
+        "gpurent.spot.history_report",
+        "gpurent.spot.forecast",
+        "gpurent.spot.zones",
+        "gpurent.spot.simulator",
+    )
+    code = f"import sys, gpurent.cli.main; print([m for m in {lazy!r} if m in sys.modules])"
+    env = {**os.environ, "PYTHONPATH": str(Path(gpurent.__file__).parents[1])}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
+
+
 def test_simulate_reads_prices_from_artifact_style_json(tmp_path: Path) -> None:
     """Without --price-ratio, prices come from the traces: here the SkyNomad artifact's layout
     (`ZONE/full.json`, prices beside `data`, on-demand in `metadata.price_info`)."""
@@ -171,3 +197,44 @@ def test_simulate_reads_prices_from_artifact_style_json(tmp_path: Path) -> None:
     by_trace = {r["policy"]: r["mean_cost_normalized"] for r in got["results"]}
     by_ratio = {r["policy"]: r["mean_cost_normalized"] for r in json.loads(ratio[1])["results"]}
     assert by_trace == pytest.approx(by_ratio)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["simulate", "--trace", "{bad}", *ARGS, "--price-ratio", "3"],
+        ["simulate", "--trace", "{ok}", *ARGS, "--prices", "{bad}", "--on-demand-price", "3"],
+        ["interval", "{bad}"],
+        ["zones", "{bad}"],
+        ["history", "--trace", "{bad}"],
+        ["history", "--trace", "{ok}", "--prices", "{bad}"],
+    ],
+)
+def test_a_binary_file_is_one_clear_line_not_a_traceback(
+    write_csv, tmp_path: Path, args: list[str]
+) -> None:
+    bad = tmp_path / "latin1.csv"
+    bad.write_bytes(b"date,availability\n2023-01-01 00:00:00,1\xff\n")
+    ok = write_csv("z1", pattern(60))
+    argv = [a.format(bad=bad, ok=ok) for a in args]
+    code, _, err = run_cli("spot", *argv)
+    assert code == 1, err
+    assert "latin1.csv: not UTF-8 text" in err and err.strip().count("\n") == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["simulate", "--trace", "{trace}", *ARGS, "--prices", "{prices}", "--on-demand-price", "3"],
+        ["history", "--trace", "{trace}", "--prices", "{prices}"],
+    ],
+)
+def test_prices_without_the_traces_zone_name_the_zones_they_have(
+    write_csv, tmp_path: Path, args: list[str]
+) -> None:
+    trace = write_csv("z1", pattern(60))
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"us-east-1a": [1.0] * 60, "us-east-1b": [1.0] * 60}))
+    code, _, err = run_cli("spot", *[a.format(trace=trace, prices=prices) for a in args])
+    assert code == 1
+    assert "has no prices for zone 'z1' (it has us-east-1a, us-east-1b)" in err

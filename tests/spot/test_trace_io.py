@@ -183,3 +183,12 @@ def test_probe_csv_zone_probed_once_is_kept_but_no_gap_is_an_error(tmp_path: Pat
     path.write_text("time,zone,requested,created\n2025-10-04T00:00:00Z,a,4,4\n")
     with pytest.raises(DataError, match="probed twice"):
         load_trace(path)
+
+
+def test_zst_trace_reads_like_the_plain_file(write_csv) -> None:
+    zstandard = pytest.importorskip("zstandard")
+    plain = write_csv("z1", [0, 1, 1, 2])
+    packed = plain.with_name("z1.csv.zst")
+    packed.write_bytes(zstandard.ZstdCompressor().compress(plain.read_bytes()))
+    [a], [b] = load_trace(plain), load_trace(packed)
+    assert (a.available, a.gap_hours, a.start_time) == (b.available, b.gap_hours, b.start_time)

@@ -1,36 +1,29 @@
 """`gpurent spot interval|zones|history`: checkpoint interval, zone choice, price history.
 
-Registered into the `spot` group (owned by spot_cmds.py) by `register_spot_analytics`.
+Registered into the `spot` group (owned by spot_cmds.py) by `register_spot_analytics`. The spot
+modules are imported inside each command, so that registering these commands (at every CLI
+start) costs nothing.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
-from gpurent.cli.common import cli_errors, console, err_console, print_json, to_jsonable
+from gpurent.cli.common import cli_errors, console, err_console, print_json
 from gpurent.errors import DataError, InputError
-from gpurent.spot.history import build_series
-from gpurent.spot.history_report import HistoryReport, analyse_history, render_html
-from gpurent.spot.interval import (
-    GUIDE_FIXED_INTERVAL_S,
-    Overhead,
-    daly_interval_s,
-    interval_from_lifetimes_s,
-    overhead_exponential,
-    young_interval_s,
-)
-from gpurent.spot.price_io import PriceRecord, load_price_history, records_from_traces
-from gpurent.spot.survival import lifetimes_from_trace
-from gpurent.spot.trace import Trace
-from gpurent.spot.trace_io import load_prices, load_traces
-from gpurent.spot.zones import ZoneReport, analyse_zones
 from gpurent.units import format_duration
+
+if TYPE_CHECKING:
+    from gpurent.spot.history_report import HistoryReport
+    from gpurent.spot.interval import Overhead
+    from gpurent.spot.price_io import PriceRecord
+    from gpurent.spot.trace import Trace
+    from gpurent.spot.zones import ZoneReport
 
 
 def register_spot_analytics(spot_app: typer.Typer) -> None:
@@ -41,18 +34,12 @@ def register_spot_analytics(spot_app: typer.Typer) -> None:
 
 
 def _load_traces(paths: list[Path], prices: Path | None = None) -> list[Trace]:
+    from gpurent.spot.trace_io import attach_prices, load_traces
+
     traces, notes = load_traces(paths)
     for note in notes:
         err_console.print(f"note: {note}", highlight=False)
-    if prices is not None:
-        table = load_prices(prices)
-        attached = []
-        for tr in traces:
-            if tr.name not in table:
-                raise DataError(f"{prices}: no prices for trace {tr.name!r}; keys are zone names")
-            attached.append(dataclasses.replace(tr, price_usd_per_hour=table[tr.name]))
-        traces = attached
-    return traces
+    return traces if prices is None else attach_prices(traces, prices)
 
 
 def _pct(x: float) -> str:
@@ -98,6 +85,15 @@ def interval_cmd(
 
     Example: gpurent spot interval --mtti-hours 6 --checkpoint-cost-s 30
     """
+    from gpurent.spot.interval import (
+        GUIDE_FIXED_INTERVAL_S,
+        daly_interval_s,
+        interval_from_lifetimes_s,
+        overhead_exponential,
+        young_interval_s,
+    )
+    from gpurent.spot.survival import lifetimes_from_trace
+
     table = Table(title="expected overhead per hour of useful work")
     for col in ("rule", "interval", "overhead", "checkpoints", "lost work", "restarts"):
         table.add_column(col, justify="left" if col == "rule" else "right")
@@ -170,6 +166,8 @@ def zones_cmd(
 
     Example: gpurent spot zones data/spot/*_v100_1.csv --size 3
     """
+    from gpurent.spot.zones import analyse_zones
+
     report = analyse_zones(_load_traces(traces), set_size=size, nodes=nodes, top=max(top, 1))
     if as_json:
         print_json(report)
@@ -276,22 +274,21 @@ def history_cmd(
     Example: gpurent spot history --trace us-east-1a_v100_1.csv --prices v100_spot_prices.json
     --utc-offset -5
     """
+    from gpurent.spot.history import build_series
+    from gpurent.spot.history_report import analyse_history, render_html
+    from gpurent.spot.price_io import load_price_history, records_from_traces
+
     records: list[PriceRecord] = []
     for f in files or []:
         records.extend(load_price_history(f))
-    traces = _load_traces(list(trace or []), prices) if trace else []
-    end = None
-    if traces:
-        records.extend(records_from_traces(traces))
-        starts = [t.start_time for t in traces if t.start_time is not None]
-        if starts:
-            end = max(
-                s + timedelta(hours=t.duration_hours) for s, t in zip(starts, traces, strict=False)
-            )
+    traces = _load_traces(trace, prices) if trace else []
+    records.extend(records_from_traces(traces))
     if not records:
         raise InputError("give a price history file, or --trace files with --prices")
-    if files and end is not None:
-        end = None  # files bring their own window end
+    ends = [
+        t.start_time + timedelta(hours=t.duration_hours) for t in traces if t.start_time is not None
+    ]
+    end = max(ends) if ends and not files else None  # files bring their own window end
     series = build_series(
         records,
         end=end,
@@ -309,20 +306,9 @@ def history_cmd(
     if html_out is not None:
         html_out.write_text(render_html(report), encoding="utf-8")
     if as_json:
-        print_json(_with_iso_times(to_jsonable(report)))
+        print_json(report)
         return
     _render_history(report, html_out)
-
-
-def _with_iso_times(obj: Any) -> Any:
-    """`to_jsonable` keeps datetimes; JSON wants ISO 8601 strings."""
-    if isinstance(obj, datetime):
-        return obj.isoformat()
-    if isinstance(obj, dict):
-        return {k: _with_iso_times(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_with_iso_times(v) for v in obj]
-    return obj
 
 
 def _render_history(report: HistoryReport, html_out: Path | None) -> None:

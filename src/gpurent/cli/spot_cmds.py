@@ -6,7 +6,6 @@ its function and registering it in `register`.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -14,12 +13,10 @@ import typer
 from rich.table import Table
 
 from gpurent.cli.common import cli_errors, console, err_console, print_json
-from gpurent.errors import InputError
 
 if TYPE_CHECKING:
     from gpurent.spot.model import JobSpec, Market
     from gpurent.spot.simulator import SimSummary
-    from gpurent.spot.trace import Trace
 
 # The simulator pulls in numpy; the CLI imports it only when a spot command runs, so every
 # other command starts fast. tests/spot checks this help text against the policy registry.
@@ -54,28 +51,19 @@ def _load_market(
 ) -> Market:
     from gpurent.spot.model import build_market
     from gpurent.spot.trace import align_zones
-    from gpurent.spot.trace_io import load_prices, load_traces
+    from gpurent.spot.trace_io import attach_prices, load_traces
 
     traces, notes = load_traces(trace_files)
     for note in notes:
         err_console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
     if prices_file is not None and price_ratio is None:
-        prices = load_prices(prices_file)
-        traces = [_with_prices(tr, prices, prices_file) for tr in traces]
+        traces = attach_prices(traces, prices_file)
     zones = align_zones(traces)
     for note in zones.notes:
         err_console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
     return build_market(
         zones, nodes=nodes, price_ratio=price_ratio, on_demand_usd_per_hour=on_demand_price
     )
-
-
-def _with_prices(tr: Trace, prices: dict[str, tuple[float, ...]], path: Path) -> Trace:
-    if tr.name not in prices:
-        raise InputError(
-            f"{path} has no prices for zone {tr.name!r} (it has {', '.join(sorted(prices))})"
-        )
-    return replace(tr, price_usd_per_hour=prices[tr.name])  # Trace checks the length
 
 
 @spot_app.command("simulate")

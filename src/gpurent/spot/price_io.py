@@ -12,7 +12,6 @@ function: see `gpurent.spot.history`. Traces with a per-tick price become record
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -20,9 +19,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from gpurent.errors import DataError, require
+from gpurent.errors import DataError
 from gpurent.spot.trace import Trace
-from gpurent.spot.trace_io import is_number, parse_time
+from gpurent.spot.trace_io import is_number, parse_json, parse_time, read_text
 
 _AWS_FIELDS = ("AvailabilityZone", "InstanceType", "ProductDescription", "SpotPrice", "Timestamp")
 
@@ -38,28 +37,10 @@ class PriceRecord:
     time: datetime
 
 
-def read_text(path: str | Path) -> str:
-    """The text of a file, decompressing `.zst` (zstandard, `gpurent[spot]`)."""
-    p = Path(path)
-    if p.suffix == ".zst":
-        zstd: Any = require("zstandard", "spot")
-        with p.open("rb") as fh:
-            try:
-                data = zstd.ZstdDecompressor().stream_reader(fh).read()
-            except zstd.ZstdError as exc:
-                raise DataError(f"{p}: not a valid zstandard file ({exc})") from None
-    else:
-        data = p.read_bytes()
-    try:
-        return str(data.decode("utf-8-sig"))
-    except UnicodeDecodeError:
-        raise DataError(f"{p}: not UTF-8 text; give a JSON or TSV price history") from None
-
-
 def load_price_history(path: str | Path) -> list[PriceRecord]:
     """Price records from an AWS JSON or archive TSV(.zst) file; DataError on bad content."""
     p = Path(path)
-    text = read_text(p)
+    text = read_text(p, "a JSON or TSV price history")
     if not text.strip():
         raise DataError(f"{p}: empty file; give a price history with at least one record")
     if text.lstrip()[:1] in "{[":
@@ -79,10 +60,7 @@ def parse_price(cell: Any, where: str) -> float:
 
 def parse_aws_json(text: str, source: str) -> list[PriceRecord]:
     """Records of one or several `describe-spot-price-history` pages."""
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{source}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    raw = parse_json(text, source)
     pages = raw if isinstance(raw, list) else [raw]
     out: list[PriceRecord] = []
     for page_no, page in enumerate(pages):

@@ -17,6 +17,8 @@ Formats, detected from the content:
   number of instances created. One trace per zone, all on one time grid (a round a zone
   missed repeats its previous count, and says so).
 
+Any of these may be zstandard-compressed (`.zst`, needing the `spot` extra).
+
 Timestamps may be ISO 8601 / `YYYY-MM-DD HH:MM:SS` or epoch seconds. The tick gap of a CSV is
 the median of successive differences; rows are then taken as consecutive ticks of that gap
 (irregular ticks are not resampled; `load_trace_with_notes` reports how many gaps are off by
@@ -37,7 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gpurent.errors import DataError
+from gpurent.errors import DataError, require
 from gpurent.spot.trace import Trace
 
 _TIME_KEYS = ("date", "time", "timestamp", "ts", "datetime")
@@ -54,7 +56,7 @@ def load_trace(path: str | Path) -> list[Trace]:
 def load_trace_with_notes(path: str | Path) -> tuple[list[Trace], list[str]]:
     """Like `load_trace`, plus notes for the user (irregular ticks)."""
     p = Path(path)
-    text = p.read_text(encoding="utf-8-sig")
+    text = read_text(p, "a JSON or CSV trace")
     if not text.strip():
         raise DataError(f"{p}: empty file; give a trace with at least one tick")
     if text.lstrip()[:1] in "{[":
@@ -88,23 +90,56 @@ def load_traces(paths: Sequence[str | Path]) -> tuple[list[Trace], list[str]]:
 def load_prices(path: str | Path) -> dict[str, tuple[float, ...]]:
     """A JSON mapping zone name -> list of per-tick spot prices ($/h)."""
     p = Path(path)
-    try:
-        raw = json.loads(p.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{p}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    raw = parse_json(read_text(p, "a JSON price file"), str(p))
     if not isinstance(raw, Mapping):
         raise DataError(f"{p}: expected a JSON object mapping zone name to a list of prices")
     return {str(k): _floats(v, f"{p}: prices of {k!r}") for k, v in raw.items()}
 
 
+def read_text(path: str | Path, expected: str) -> str:
+    """The text of a file, decompressing `.zst` (zstandard, `gpurent[spot]`). Shared by every
+    trace, price and price-history reader; `expected` names what the file should hold."""
+    p = Path(path)
+    if p.suffix == ".zst":
+        zstd: Any = require("zstandard", "spot")
+        with p.open("rb") as fh:
+            try:
+                data = zstd.ZstdDecompressor().stream_reader(fh).read()
+            except zstd.ZstdError as exc:
+                raise DataError(f"{p}: not a valid zstandard file ({exc})") from None
+    else:
+        data = p.read_bytes()
+    try:
+        return str(data.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise DataError(f"{p}: not UTF-8 text; give {expected}") from None
+
+
+def attach_prices(traces: Sequence[Trace], path: str | Path) -> list[Trace]:
+    """The traces with their zones' per-tick spot prices from a `load_prices` file, matched by
+    zone name (each `Trace` checks it has one price per tick)."""
+    prices = load_prices(path)
+    for tr in traces:
+        if tr.name not in prices:
+            raise DataError(
+                f"{path} has no prices for zone {tr.name!r} (it has {', '.join(sorted(prices))})"
+            )
+    return [replace(tr, price_usd_per_hour=prices[tr.name]) for tr in traces]
+
+
 # ---------------------------------------------------------------------------- JSON
 
 
-def _parse_json(text: str, path: Path) -> list[Trace]:
+def parse_json(text: str, where: str) -> Any:
+    """`json.loads`, with a bad document as a DataError naming `where` and the line."""
     try:
-        raw = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DataError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+        raise DataError(f"{where}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+
+
+def _parse_json(text: str, path: Path) -> list[Trace]:
+    raw = parse_json(text, str(path))
     if isinstance(raw, list):
         raw = {"data": raw}
     if not isinstance(raw, Mapping) or "data" not in raw:

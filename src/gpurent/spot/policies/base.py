@@ -45,14 +45,12 @@ class SafetyNet:
     """Shared state of the safety net: committed to on-demand until the end once triggered."""
 
     def __init__(self) -> None:
-        self.plan: TickPlan | None = None
         self.committed = False
         self._n = 0
         self._w = 0
         self._two_d = 0
 
     def start(self, run: RunView) -> None:
-        self.plan = run.plan
         self.committed = False
         self._n = run.plan.deadline_ticks
         self._w = run.plan.work_ticks

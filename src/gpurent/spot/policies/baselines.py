@@ -64,13 +64,11 @@ class UniformProgressPolicy:
 
     def __init__(self) -> None:
         self.net = SafetyNet()
-        self.run: RunView | None = None
         self._rate = 0.0
         self._two_d = 0
 
     def start(self, run: RunView) -> None:
         self.net.start(run)
-        self.run = run
         self._rate = run.plan.work_ticks / run.plan.deadline_ticks
         self._two_d = 2 * run.plan.changeover_ticks
 
