@@ -12,7 +12,7 @@ import math
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.precision import Precision
 from gpurent.errors import InputError
-from gpurent.estimate.constants import Constants, load_constants
+from gpurent.estimate.constants import Constants, FamilyCoeffs, load_constants
 from gpurent.estimate.measured import Calibration, best_match
 from gpurent.estimate.memory import (
     DEFAULT_OUTPUT_TOKENS,
@@ -48,15 +48,24 @@ def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) ->
     MosaicML's runs fix the LLM model's level on the A100 only; this ratio carries it to other
     GPUs with the method that was cross-validated across generations. It is why predicted MFU
     drops on GPUs whose FLOPs grew faster than their bandwidth (RESEARCH §2)."""
-    key = (gpu.name, precision, id(k))
+    model = get_model(TRANSFER_MODEL)
+    coeffs = k.family(model.key, precision.is_half)
+    # keyed on every constant the ratio reads, not on id(k): a freed Constants' id is reused
+    key = (
+        gpu.name,
+        precision,
+        coeffs,
+        k.peak_exponent,
+        k.bandwidth_exponent,
+        k.sm_cap_bytes_per_cycle,
+        k.roofline_p,
+    )
     hit = _RATIO_CACHE.get(key)
     if hit is not None:
         return hit
     from gpurent.catalog.specs import get_gpu
 
     ref = get_gpu(LLM_REFERENCE_GPU)
-    model = get_model(TRANSFER_MODEL)
-    coeffs = k.family(model.key, precision.is_half)
 
     def step(g: GpuSpec) -> float:
         xc, xm, xv, xs = family_features(
@@ -82,7 +91,7 @@ def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) ->
     return ratio
 
 
-_RATIO_CACHE: dict[tuple[str, Precision, int], float] = {}
+_RATIO_CACHE: dict[tuple[str, Precision, FamilyCoeffs, float, float, float, float], float] = {}
 
 
 def roofline_s(compute_s: float, memory_s: float, p: float) -> float:
