@@ -19,6 +19,7 @@ from gpurent.estimate.memory import (
     data_parallel_degree,
     lora_params,
     memory_breakdown,
+    weights_bytes_for_inference,
 )
 from gpurent.estimate.perf import (
     allreduce_time_s,
@@ -492,7 +493,7 @@ def _llm_inference(
     n = llm_params(shape)
     peak = peak_flops(gpu, p)
     bw = bandwidth_bps(gpu) * k.decode_bw_efficiency
-    wbytes = n * (1.0 if p is Precision.FP8 else 2.0 if p.is_half else 4.0) / tp
+    wbytes = weights_bytes_for_inference(model, p) / tp
     head_dim = shape.hidden // shape.heads
     kv_bytes = bytes_per_value(p)
     kv_per_token = 2.0 * shape.layers * (shape.kv_heads or shape.heads) * head_dim * kv_bytes / tp
@@ -502,7 +503,7 @@ def _llm_inference(
     decode_flops = (2.0 * n + 4.0 * shape.layers * shape.hidden * avg_ctx) * b / tp
     step_c = k.llm.a_gemm * decode_flops / peak
     step_m = (wbytes + kv_per_token * avg_ctx * b) / bw
-    act_bytes = 2.0 if p.is_half else 4.0
+    act_bytes = bytes_per_value(p)
     tensor = workload.tensor_parallel
     per_layer = 2 * shape.layers
     comm_prefill = per_layer * tp_allreduce_time_s(
