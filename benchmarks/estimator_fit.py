@@ -26,7 +26,7 @@ from gpurent.estimate.constants import (
     StackCoeffs,
 )
 from gpurent.estimate.estimator import LLM_REFERENCE_GPU, estimate, transformer_speed_ratio
-from gpurent.estimate.perf import allreduce_time_s, family_features, llm_training_features
+from gpurent.estimate.perf import ddp_allreduce_time_s, family_features, llm_training_features
 from gpurent.workload.models import get_model
 from gpurent.workload.spec import Sharding, Stack, Task, Workload
 
@@ -461,13 +461,10 @@ def _scaling_rows(lambda_rows: Sequence[Row]) -> list[tuple[Row, float, float]]:
 
 def _allreduce_s(r: Row, comm: CommCoeffs) -> float:
     """The gradient all-reduce seconds of one step of `r`, as `estimate()` computes them."""
-    m = get_model(r.model)
-    grad = m.num_params * (2.0 if r.precision.is_half else 4.0)
-    t = allreduce_time_s(grad, r.gpu, r.num_gpus, 1, comm, inter_node_gbps=None, interconnect=None)
-    if comm.ddp_bus_gbps_cap > 0:
-        n = r.num_gpus
-        t = max(t, 2.0 * (n - 1) / n * grad / (comm.ddp_bus_gbps_cap * 1e9))
-    return t
+    grad = get_model(r.model).num_params * (2.0 if r.precision.is_half else 4.0)
+    return ddp_allreduce_time_s(
+        grad, r.gpu, r.num_gpus, 1, comm, inter_node_gbps=None, interconnect=None
+    )
 
 
 SCALING_RIDGE = 2.0  # weight of the prior comm_scale = pooled, in rows' worth

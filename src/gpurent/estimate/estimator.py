@@ -25,6 +25,7 @@ from gpurent.estimate.perf import (
     allreduce_time_s,
     bandwidth_bps,
     bytes_per_value,
+    ddp_allreduce_time_s,
     family_features,
     llm_training_features,
     peak_flops,
@@ -344,7 +345,7 @@ def _family(
     grad_bytes = model.num_params * (2.0 if p.is_half else 4.0)
     if workload.task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA):
         grad_bytes = lora_params(model, workload.lora_rank) * 4.0
-    t_ar = allreduce_time_s(
+    t_ar = ddp_allreduce_time_s(
         grad_bytes,
         gpu,
         num_gpus,
@@ -353,13 +354,6 @@ def _family(
         inter_node_gbps=inter_node_gbps,
         interconnect=interconnect,
     )
-    per_node = max(1, math.ceil(num_gpus / nodes))
-    if comm.ddp_bus_gbps_cap > 0 and per_node > 1:  # the in-node leg never beats the cap
-        cap_s = 2.0 * (per_node - 1) / per_node * grad_bytes / (comm.ddp_bus_gbps_cap * 1e9)
-        in_node_s = allreduce_time_s(
-            grad_bytes, gpu, per_node, 1, comm, inter_node_gbps=None, interconnect=interconnect
-        )
-        t_ar += max(0.0, cap_s - in_node_s)
     t_ar /= workload.gradient_accumulation
     exposed = comm_scale * max(0.0, t_ar - comm.overlap * (2.0 / 3.0) * (t_c + t_m))
     exposed += sync_s
