@@ -11,7 +11,7 @@ import csv
 import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -717,19 +717,7 @@ def constants_to_json(k: Constants) -> dict[str, Any]:
         "families": {key: {cls: fc(c) for cls, c in v.items()} for key, v in k.families.items()},
         "default_family": {cls: fc(c) for cls, c in k.default_family.items()},
         "llm": {f: round(getattr(k.llm, f), 8) for f in ("a_gemm", "a_attn", "k_mem", "c_s")},
-        "comm": {
-            f: getattr(k.comm, f)
-            for f in (
-                "nvlink_efficiency",
-                "pcie_efficiency",
-                "no_p2p_factor",
-                "overlap",
-                "sync_per_doubling",
-                "default_inter_node_gbps",
-                "inter_node_efficiency",
-                "ddp_bus_gbps_cap",
-            )
-        },
+        "comm": _comm_json(k.comm),
         "decode_bw_efficiency": k.decode_bw_efficiency,
         "gpu_scaling": {
             "peak_exponent": k.peak_exponent,
@@ -759,16 +747,5 @@ def _stack_json(sk: StackCoeffs) -> dict[str, Any]:
 
 
 def _comm_json(c: CommCoeffs) -> dict[str, float]:
-    return {
-        f: getattr(c, f)
-        for f in (
-            "nvlink_efficiency",
-            "pcie_efficiency",
-            "no_p2p_factor",
-            "overlap",
-            "sync_per_doubling",
-            "default_inter_node_gbps",
-            "inter_node_efficiency",
-            "ddp_bus_gbps_cap",
-        )
-    }
+    """Every field, in declaration order (what `constants.parse_constants` reads back)."""
+    return asdict(c)
