@@ -5,14 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from gpurent.cli.main import app
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    r = CliRunner().invoke(app, list(args))
-    return r.exit_code, r.stdout, r.stderr
+from tests.conftest import run_cli as run
 
 
 def test_single_estimate_json_has_the_contract_fields() -> None:
