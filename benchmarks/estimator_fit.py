@@ -11,7 +11,7 @@ import csv
 import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from gpurent.estimate.constants import (
     StackCoeffs,
 )
 from gpurent.estimate.estimator import LLM_REFERENCE_GPU, estimate, transformer_speed_ratio
-from gpurent.estimate.perf import allreduce_time_s, family_features, llm_training_features
+from gpurent.estimate.perf import ddp_allreduce_time_s, family_features, llm_training_features
 from gpurent.workload.models import get_model
 from gpurent.workload.spec import Sharding, Stack, Task, Workload
 
@@ -461,13 +461,10 @@ def _scaling_rows(lambda_rows: Sequence[Row]) -> list[tuple[Row, float, float]]:
 
 def _allreduce_s(r: Row, comm: CommCoeffs) -> float:
     """The gradient all-reduce seconds of one step of `r`, as `estimate()` computes them."""
-    m = get_model(r.model)
-    grad = m.num_params * (2.0 if r.precision.is_half else 4.0)
-    t = allreduce_time_s(grad, r.gpu, r.num_gpus, 1, comm, inter_node_gbps=None, interconnect=None)
-    if comm.ddp_bus_gbps_cap > 0:
-        n = r.num_gpus
-        t = max(t, 2.0 * (n - 1) / n * grad / (comm.ddp_bus_gbps_cap * 1e9))
-    return t
+    grad = get_model(r.model).num_params * (2.0 if r.precision.is_half else 4.0)
+    return ddp_allreduce_time_s(
+        grad, r.gpu, r.num_gpus, 1, comm, inter_node_gbps=None, interconnect=None
+    )
 
 
 SCALING_RIDGE = 2.0  # weight of the prior comm_scale = pooled, in rows' worth
@@ -720,19 +717,7 @@ def constants_to_json(k: Constants) -> dict[str, Any]:
         "families": {key: {cls: fc(c) for cls, c in v.items()} for key, v in k.families.items()},
         "default_family": {cls: fc(c) for cls, c in k.default_family.items()},
         "llm": {f: round(getattr(k.llm, f), 8) for f in ("a_gemm", "a_attn", "k_mem", "c_s")},
-        "comm": {
-            f: getattr(k.comm, f)
-            for f in (
-                "nvlink_efficiency",
-                "pcie_efficiency",
-                "no_p2p_factor",
-                "overlap",
-                "sync_per_doubling",
-                "default_inter_node_gbps",
-                "inter_node_efficiency",
-                "ddp_bus_gbps_cap",
-            )
-        },
+        "comm": _comm_json(k.comm),
         "decode_bw_efficiency": k.decode_bw_efficiency,
         "gpu_scaling": {
             "peak_exponent": k.peak_exponent,
@@ -762,16 +747,5 @@ def _stack_json(sk: StackCoeffs) -> dict[str, Any]:
 
 
 def _comm_json(c: CommCoeffs) -> dict[str, float]:
-    return {
-        f: getattr(c, f)
-        for f in (
-            "nvlink_efficiency",
-            "pcie_efficiency",
-            "no_p2p_factor",
-            "overlap",
-            "sync_per_doubling",
-            "default_inter_node_gbps",
-            "inter_node_efficiency",
-            "ddp_bus_gbps_cap",
-        )
-    }
+    """Every field, in declaration order (what `constants.parse_constants` reads back)."""
+    return asdict(c)

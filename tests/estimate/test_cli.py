@@ -5,14 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from gpurent.cli.main import app
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    r = CliRunner().invoke(app, list(args))
-    return r.exit_code, r.stdout, r.stderr
+from tests.conftest import run_cli as run
 
 
 def test_single_estimate_json_has_the_contract_fields() -> None:
@@ -124,6 +117,22 @@ def test_bad_flags_give_one_line_errors() -> None:
 def test_help_teaches_with_examples() -> None:
     code, out, _ = run("estimate", "--help")
     assert code == 0 and "--from-csv" in out and "Examples" in out
+
+
+def test_csv_rows_with_a_bad_sharding_or_stack_report_it_and_the_others_run(tmp_path: Path) -> None:
+    f = tmp_path / "rows.csv"
+    f.write_text(
+        "model,gpu,num_gpus,precision,batch_size,sharding,stack\n"
+        "resnet50,A100,1,amp,64,zero9,\n"
+        "resnet50,A100,1,amp,64,,ngc-99\n"
+        "mpt-7b,H100,8,bf16,4,FULL_SHARD,\n"
+    )
+    code, out, err = run("estimate", "--from-csv", str(f), "--json")
+    assert code == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert "rows.csv:2: sharding 'zero9'" in lines[0]["error"] and "zero3" in lines[0]["error"]
+    assert "rows.csv:3: stack" in lines[1]["error"] and "ngc-24" in lines[1]["error"]
+    assert lines[2]["throughput"] > 0
 
 
 def test_calibrate_add_list_clear_and_measured_basis(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
@@ -37,3 +38,41 @@ def test_kv_cache_counts_the_default_output_tokens_that_the_time_model_generates
     # llama3-8b: 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B = 128 KiB per token
     b = wl.batch_size_per_gpu
     assert default.memory.kv_cache_gib == pytest.approx((2048 + 256) * b * 131072 / 2**30)
+
+
+def test_calibrate_clear_removes_a_store_it_cannot_parse() -> None:
+    """The load error of a malformed store tells the user to run `gpurent calibrate clear`;
+    that command must then work instead of failing on the same parse."""
+    from tests.conftest import run_cli
+
+    from gpurent.estimate.store import store_path
+
+    path = store_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("model,gpu\nresnet50,H100\n", encoding="utf-8")
+    code, _out, err = run_cli("estimate", "--model", "resnet50", "--gpu", "H100")
+    assert code != 0 and "gpurent calibrate clear" in err
+    code, out, err = run_cli("calibrate", "clear", "--json")
+    assert code == 0, err
+    assert not path.exists()
+    assert json.loads(out) == {"removed": 1}
+
+
+def test_transformer_speed_ratio_follows_the_constants_it_is_given() -> None:
+    """The ratio cache must not hand one Constants' ratio to another (cross-validation builds
+    many short-lived Constants; CPython reuses the id of a freed one)."""
+    from gpurent.catalog import Precision
+    from gpurent.estimate.constants import load_constants
+    from gpurent.estimate.estimator import TRANSFER_MODEL, transformer_speed_ratio
+    from gpurent.workload.models import get_model
+
+    base = load_constants()
+    key = get_model(TRANSFER_MODEL).key
+    gpu = get_gpu("RTX-4090")
+    ratios = []
+    for i in range(50):  # each k has a larger per-step overhead: its ratio is closer to 1
+        half = dataclasses.replace(base.families[key]["half"], c_s=0.01 * (i + 1))
+        k = dataclasses.replace(base, families={**base.families, key: {"half": half}})
+        ratios.append(transformer_speed_ratio(gpu, Precision.AMP, k))
+        del k
+    assert len(set(ratios)) == len(ratios)

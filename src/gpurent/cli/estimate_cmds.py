@@ -54,6 +54,20 @@ def _stack(value: str, where: str) -> Any:
         raise InputError(f"{where}: {exc}") from None
 
 
+def _sharding(value: str, where: str) -> Any:
+    """`Sharding` from a flag or CSV value ("fsdp" and "full_shard" mean zero3)."""
+    from gpurent.errors import InputError
+    from gpurent.workload.spec import Sharding
+
+    v = value.strip().lower()
+    try:
+        return Sharding("zero3" if v in ("fsdp", "full_shard") else v)
+    except ValueError:
+        raise InputError(
+            f"{where} {value!r}: one of {', '.join(s.value for s in Sharding)}"
+        ) from None
+
+
 def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[str, Any]:
     from dataclasses import replace
 
@@ -74,14 +88,8 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
     except ValueError as exc:
         raise InputError(f"{where}: {exc}") from None
     ckpt = _truthy(row.get("activation_checkpointing") or "", where)
-    shard_raw = (row.get("sharding") or "none").strip().lower() or "none"
-    shard_raw = "zero3" if shard_raw in ("fsdp", "full_shard") else shard_raw
-    try:
-        sharding = Sharding(shard_raw)
-    except ValueError:
-        raise InputError(
-            f"{where}: sharding {shard_raw!r} is not one of {', '.join(s.value for s in Sharding)}"
-        ) from None
+    shard_raw = (row.get("sharding") or "").strip()
+    sharding = _sharding(shard_raw, f"{where}: sharding") if shard_raw else Sharding.NONE
     stack_raw = (row.get("stack") or "").strip()
     stack = _stack(stack_raw, f"{where}: stack") if stack_raw else cache["stack"]
     gpu = get_gpu(row["gpu"])
@@ -288,7 +296,7 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
     from gpurent.catalog import get_gpu, parse_precision
     from gpurent.errors import InputError
     from gpurent.workload import get_model, list_models, list_presets, load_workload, preset
-    from gpurent.workload.spec import Sharding, Stack, Task, Workload
+    from gpurent.workload.spec import Stack, Task, Workload
 
     if list_models_flag:
         names = list_models()
@@ -336,13 +344,7 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
                 f"--task {task!r}: one of {', '.join(t.value for t in Task)}"
             ) from None
     if sharding is not None:
-        s = "zero3" if sharding.lower() in ("fsdp", "full_shard") else sharding.lower()
-        try:
-            changes["sharding"] = Sharding(s)
-        except ValueError:
-            raise InputError(
-                f"--sharding {sharding!r}: one of {', '.join(x.value for x in Sharding)}"
-            ) from None
+        changes["sharding"] = _sharding(sharding, "--sharding")
     if checkpointing is not None:
         changes["activation_checkpointing"] = checkpointing
     if stack_v is not None:

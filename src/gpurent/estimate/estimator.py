@@ -12,18 +12,20 @@ import math
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.precision import Precision
 from gpurent.errors import InputError
-from gpurent.estimate.constants import Constants, load_constants
+from gpurent.estimate.constants import Constants, FamilyCoeffs, load_constants
 from gpurent.estimate.measured import Calibration, best_match
 from gpurent.estimate.memory import (
     DEFAULT_OUTPUT_TOKENS,
     data_parallel_degree,
     lora_params,
     memory_breakdown,
+    weights_bytes_for_inference,
 )
 from gpurent.estimate.perf import (
     allreduce_time_s,
     bandwidth_bps,
     bytes_per_value,
+    ddp_allreduce_time_s,
     family_features,
     llm_training_features,
     peak_flops,
@@ -48,15 +50,24 @@ def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) ->
     MosaicML's runs fix the LLM model's level on the A100 only; this ratio carries it to other
     GPUs with the method that was cross-validated across generations. It is why predicted MFU
     drops on GPUs whose FLOPs grew faster than their bandwidth (RESEARCH §2)."""
-    key = (gpu.name, precision, id(k))
+    model = get_model(TRANSFER_MODEL)
+    coeffs = k.family(model.key, precision.is_half)
+    # keyed on every constant the ratio reads, not on id(k): a freed Constants' id is reused
+    key = (
+        gpu.name,
+        precision,
+        coeffs,
+        k.peak_exponent,
+        k.bandwidth_exponent,
+        k.sm_cap_bytes_per_cycle,
+        k.roofline_p,
+    )
     hit = _RATIO_CACHE.get(key)
     if hit is not None:
         return hit
     from gpurent.catalog.specs import get_gpu
 
     ref = get_gpu(LLM_REFERENCE_GPU)
-    model = get_model(TRANSFER_MODEL)
-    coeffs = k.family(model.key, precision.is_half)
 
     def step(g: GpuSpec) -> float:
         xc, xm, xv, xs = family_features(
@@ -82,7 +93,7 @@ def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) ->
     return ratio
 
 
-_RATIO_CACHE: dict[tuple[str, Precision, int], float] = {}
+_RATIO_CACHE: dict[tuple[str, Precision, FamilyCoeffs, float, float, float, float], float] = {}
 
 
 def roofline_s(compute_s: float, memory_s: float, p: float) -> float:
@@ -334,7 +345,7 @@ def _family(
     grad_bytes = model.num_params * (2.0 if p.is_half else 4.0)
     if workload.task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA):
         grad_bytes = lora_params(model, workload.lora_rank) * 4.0
-    t_ar = allreduce_time_s(
+    t_ar = ddp_allreduce_time_s(
         grad_bytes,
         gpu,
         num_gpus,
@@ -343,13 +354,6 @@ def _family(
         inter_node_gbps=inter_node_gbps,
         interconnect=interconnect,
     )
-    per_node = max(1, math.ceil(num_gpus / nodes))
-    if comm.ddp_bus_gbps_cap > 0 and per_node > 1:  # the in-node leg never beats the cap
-        cap_s = 2.0 * (per_node - 1) / per_node * grad_bytes / (comm.ddp_bus_gbps_cap * 1e9)
-        in_node_s = allreduce_time_s(
-            grad_bytes, gpu, per_node, 1, comm, inter_node_gbps=None, interconnect=interconnect
-        )
-        t_ar += max(0.0, cap_s - in_node_s)
     t_ar /= workload.gradient_accumulation
     exposed = comm_scale * max(0.0, t_ar - comm.overlap * (2.0 / 3.0) * (t_c + t_m))
     exposed += sync_s
@@ -483,7 +487,7 @@ def _llm_inference(
     n = llm_params(shape)
     peak = peak_flops(gpu, p)
     bw = bandwidth_bps(gpu) * k.decode_bw_efficiency
-    wbytes = n * (1.0 if p is Precision.FP8 else 2.0 if p.is_half else 4.0) / tp
+    wbytes = weights_bytes_for_inference(model, p) / tp
     head_dim = shape.hidden // shape.heads
     kv_bytes = bytes_per_value(p)
     kv_per_token = 2.0 * shape.layers * (shape.kv_heads or shape.heads) * head_dim * kv_bytes / tp
@@ -493,7 +497,7 @@ def _llm_inference(
     decode_flops = (2.0 * n + 4.0 * shape.layers * shape.hidden * avg_ctx) * b / tp
     step_c = k.llm.a_gemm * decode_flops / peak
     step_m = (wbytes + kv_per_token * avg_ctx * b) / bw
-    act_bytes = 2.0 if p.is_half else 4.0
+    act_bytes = bytes_per_value(p)
     tensor = workload.tensor_parallel
     per_layer = 2 * shape.layers
     comm_prefill = per_layer * tp_allreduce_time_s(

@@ -32,7 +32,7 @@ from gpurent.estimate.perf import bytes_per_value
 from gpurent.estimate.result import MemoryBreakdown
 from gpurent.units import BYTES_PER_GIB
 from gpurent.workload.spec import Optimizer, Sharding, Task, Workload
-from gpurent.workload.zoo import ModelInfo, llm_layer_params
+from gpurent.workload.zoo import ModelInfo
 
 CONTEXT_OVERHEAD_GIB = 0.8
 DEFAULT_OUTPUT_TOKENS = 256  # generated per request when the workload does not say (inference)
@@ -74,12 +74,12 @@ def memory_breakdown(
     task = workload.task
     b = workload.batch_size_per_gpu
     seq = workload.seq_len or model.default_seq_len
-    act_bytes_per_value = 2 if p.is_half else 4
+    act_bytes_per_value = bytes_per_value(p)
     kv_cache = 0.0
     activations = 0.0
 
     if task is Task.INFERENCE:
-        weights = n * (1.0 if p is Precision.FP8 else (2.0 if p.is_half else 4.0))
+        weights = weights_bytes_for_inference(model, p)
         grads = 0.0
         optim = 0.0
         if model.llm is not None:
@@ -157,6 +157,7 @@ def _training_activations(
 
 
 def weights_bytes_for_inference(model: ModelInfo, precision: Precision) -> float:
+    """Bytes of the served weights: 1 B/param in fp8, 2 B in a 16-bit precision, else 4 B."""
     return model.num_params * (
         1.0 if precision is Precision.FP8 else 2.0 if precision.is_half else 4.0
     )
@@ -165,7 +166,6 @@ def weights_bytes_for_inference(model: ModelInfo, precision: Precision) -> float
 __all__ = [
     "DEFAULT_OUTPUT_TOKENS",
     "data_parallel_degree",
-    "llm_layer_params",
     "lora_params",
     "memory_breakdown",
 ]

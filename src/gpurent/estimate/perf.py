@@ -222,3 +222,34 @@ def allreduce_time_s(
         node_bw = gbps / 8.0 * BYTES_PER_GB * comm.inter_node_efficiency
         t += factor * (nodes - 1) / nodes * payload_bytes / node_bw
     return t
+
+
+def ddp_allreduce_time_s(
+    grad_bytes: float,
+    gpu: GpuSpec,
+    num_gpus: int,
+    nodes: int,
+    comm: CommCoeffs,
+    *,
+    inter_node_gbps: float | None,
+    interconnect: str | None,
+) -> float:
+    """The gradient all-reduce of one data-parallel (DDP) step: `allreduce_time_s`, its in-node
+    leg never faster than `comm.ddp_bus_gbps_cap` GB/s of bus bandwidth (0: no cap)."""
+    t = allreduce_time_s(
+        grad_bytes,
+        gpu,
+        num_gpus,
+        nodes,
+        comm,
+        inter_node_gbps=inter_node_gbps,
+        interconnect=interconnect,
+    )
+    per_node = max(1, math.ceil(num_gpus / nodes))
+    if comm.ddp_bus_gbps_cap > 0 and per_node > 1:
+        cap_s = 2.0 * (per_node - 1) / per_node * grad_bytes / (comm.ddp_bus_gbps_cap * 1e9)
+        in_node_s = allreduce_time_s(
+            grad_bytes, gpu, per_node, 1, comm, inter_node_gbps=None, interconnect=interconnect
+        )
+        t += max(0.0, cap_s - in_node_s)
+    return t

@@ -41,8 +41,14 @@ def add_measurements(source: Path) -> tuple[MeasuredRow, ...]:
 
 
 def clear_calibration() -> int:
-    """Delete the store; returns how many rows it held."""
+    """Delete the store; returns how many rows it held (its data lines, when it no longer
+    parses: clearing is what the load error tells the user to do)."""
     p = store_path()
-    n = len(load_calibration().rows) if p.exists() else 0
+    if not p.exists():
+        return 0
+    try:
+        n = len(load_calibration(p).rows)
+    except DataError:
+        n = sum(1 for line in p.read_text(encoding="utf-8").splitlines()[1:] if line.strip())
     p.unlink(missing_ok=True)
     return n
