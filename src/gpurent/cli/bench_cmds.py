@@ -1,4 +1,8 @@
-"""`gpurent bench`: check that a rented machine delivers, and compare two machines."""
+"""`gpurent bench`: check that a rented machine delivers, and compare two machines.
+
+Start-up stays light: rich.progress, torch and the bench modules are imported inside the
+command functions.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpurent.cli.common import cli_errors, console, err_console, print_json
 from gpurent.errors import InputError
@@ -108,6 +111,8 @@ def bench(
         return
     mode = _output_mode(json_, markdown_)
     _require_bench_extra()
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
     from gpurent.bench import BenchConfig, estimator_expectations, markdown, run_bench
     from gpurent.bench.report import tables
     from gpurent.bench.result import result_to_dict, save_result
