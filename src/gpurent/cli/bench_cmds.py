@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from gpurent.cli.common import cli_errors, console, err_console, print_json
-from gpurent.errors import InputError
+from gpurent.errors import InputError, require
 
 bench_app = typer.Typer(
     help=(
@@ -34,22 +34,10 @@ bench_app = typer.Typer(
 
 
 def _require_bench_extra() -> None:
-    """Fail early, in one plain line, when the bench extra (numpy, torch) is missing.
-
-    Printed with typer.echo rather than through cli_errors: its rich console would read the
-    `[bench]` of `pip install 'gpurent[bench]'` as markup and drop it.
-    """
-    import importlib
-
-    from gpurent.errors import MissingExtraError
-
+    """Fail early, in one line through `cli_errors`, when the bench extra (numpy, torch) is
+    missing."""
     for module in ("numpy", "torch"):
-        try:
-            importlib.import_module(module)
-        except ImportError:
-            error = MissingExtraError(module, "bench")
-            typer.echo(f"error: {error.message}", err=True)
-            raise typer.Exit(error.exit_code) from None
+        require(module, "bench")
 
 
 def _output_mode(json_: bool, markdown_: bool) -> str:
