@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 import urllib.request
 from pathlib import Path
 
@@ -207,3 +208,14 @@ def test_report_never_writes_to_the_file_it_reads(tmp_path: Path) -> None:
         assert "error:" in r.stderr and "Traceback" not in r.stderr
         assert path.read_bytes() == content
         assert not (tmp_path / "notes.txt-wal").exists()
+
+
+def test_missing_nvml_extra_names_the_install(tmp_path: Path, monkeypatch) -> None:
+    """Without nvidia-ml-py the monitor runs on host metrics and names the extra to install."""
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # makes `import pynvml` raise ImportError
+    r = runner.invoke(
+        app, ["monitor", "--duration", "0", "--json", "--proc-root", str(tmp_path / "none")]
+    )
+    assert r.exit_code == 0, r.stderr
+    assert "pip install 'gpurent[monitor]'" in r.stderr
+    assert json.loads(r.stdout)["gpus"] == 0

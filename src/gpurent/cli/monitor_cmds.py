@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from rich.markup import escape
 
 from gpurent.cli.common import cli_errors, console, err_console, print_json, print_json_line
 from gpurent.errors import DataError, InputError
@@ -42,6 +43,12 @@ _UNIT_S = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the root app."""
     app.add_typer(monitor_app, name="monitor")
+
+
+def _print_notes(notes: list[str]) -> None:
+    """`note: ...` lines on stderr; the text is escaped (an extra's `[monitor]` is no markup)."""
+    for note in notes:
+        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
 
 
 def _thresholds(sm_util_low_pct: float, disk_util_high_pct: float, idle_pct: float) -> Thresholds:
@@ -164,8 +171,7 @@ def monitor(
         idle_action=idle_action,
         idle_minutes=idle_minutes,
     )
-    for note in session.open():
-        err_console.print(f"[yellow]note:[/] {note}", highlight=False)
+    _print_notes(session.open())
     server = None
     if exporter:
         from gpurent.monitor.exporter import Exporter
@@ -180,8 +186,7 @@ def monitor(
     try:
         _run(session, interval_s, duration_s, json_out)
     finally:
-        for note in session.close():
-            err_console.print(f"[yellow]note:[/] {note}", highlight=False)
+        _print_notes(session.close())
         if server is not None:
             server.stop()
     if json_out and duration_s is not None:
@@ -218,10 +223,11 @@ def _build_session(
 
         nvml = load_nvml()
         if nvml is None:
-            err_console.print(
-                "[yellow]note:[/] nvidia-ml-py is not installed (pip install 'gpurent[monitor]'): "
-                "host metrics only",
-                highlight=False,
+            _print_notes(
+                [
+                    "nvidia-ml-py is not installed (pip install 'gpurent[monitor]'): "
+                    "host metrics only"
+                ]
             )
     try:
         import psutil
@@ -250,14 +256,10 @@ def _build_session(
 def _run(session: Any, interval_s: float, duration_s: float | None, json_out: bool) -> None:
     from gpurent.monitor.sample import to_rows
 
-    def warn(notes: list[str]) -> None:
-        for note in notes:
-            err_console.print(f"[yellow]note:[/] {note}", highlight=False)
-
     if json_out:
 
         def on_json(sample: Any, notes: list[str]) -> None:
-            warn(notes)
+            _print_notes(notes)
             if duration_s is None:
                 for row in to_rows(sample):
                     print_json_line(row)
@@ -271,7 +273,7 @@ def _run(session: Any, interval_s: float, duration_s: float | None, json_out: bo
     with Live(console=console, auto_refresh=False, transient=False) as live:
 
         def on_live(sample: Any, notes: list[str]) -> None:
-            warn(notes)
+            _print_notes(notes)
             live.update(render(sample, session.diagnosis(), session.cost()), refresh=True)
 
         session.run(interval_s=interval_s, duration_s=duration_s, on_sample=on_live)
