@@ -219,3 +219,27 @@ def test_missing_nvml_extra_names_the_install(tmp_path: Path, monkeypatch) -> No
     assert r.exit_code == 0, r.stderr
     assert "pip install 'gpurent[monitor]'" in r.stderr
     assert json.loads(r.stdout)["gpus"] == 0
+
+
+def test_report_reads_a_naive_time_as_utc_as_the_report_prints_it(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """`--until 2026-11-30T12:00` means UTC (the report's own times are UTC), whatever the TZ."""
+    import time
+    from datetime import UTC, datetime
+
+    db = tmp_path / "m.db"
+    args = ["monitor", "--fake-gpus", "busy", "--duration", "0", "--json", "--record", str(db)]
+    assert runner.invoke(app, args).exit_code == 0
+    until = datetime.fromtimestamp(time.time() + 60, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    monkeypatch.setenv("TZ", "Asia/Kolkata")  # UTC+5:30: a local reading ends 5.5 h too early
+    time.tzset()
+    try:
+        r = runner.invoke(app, ["monitor", "report", "--db", str(db), "--until", until, "--json"])
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["diagnosis"]["samples"] == 1
+    r = runner.invoke(app, ["monitor", "report", "--db", str(db), "--until", "noon"])
+    assert r.exit_code == 2 and "--until 'noon': give an ISO time" in r.stderr

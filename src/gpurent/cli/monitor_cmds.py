@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import re
 import sys
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -293,7 +292,10 @@ def _summary(session: Any) -> dict[str, Any]:
 
 
 def _parse_time(flag: str, value: str | None, latest_s: float | None) -> float | None:
-    """ISO 8601 time, Unix seconds, or a duration (30m, 2h, 1d) before the newest record."""
+    """ISO 8601 (naive means UTC, as the report prints), Unix seconds, or a duration (30m, 2h,
+    1d) before the newest record."""
+    from gpurent.spot.trace_io import parse_time
+
     if value is None:
         return None
     text = value.strip()
@@ -303,17 +305,12 @@ def _parse_time(flag: str, value: str | None, latest_s: float | None) -> float |
             return None
         return latest_s - float(match.group(1)) * _UNIT_S[match.group(2)]
     try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
+        return parse_time(text, flag).timestamp()
+    except (DataError, ValueError, OverflowError):  # also nan/inf seconds
         raise InputError(
-            f"{flag} {value!r}: give an ISO time (2026-11-30T12:00), Unix seconds, or a "
-            "duration before the newest record (30m, 2h, 1d)"
+            f"{flag} {value!r}: give an ISO time (2026-11-30T12:00, UTC unless it says), Unix "
+            "seconds, or a duration before the newest record (30m, 2h, 1d)"
         ) from None
-    return moment.timestamp()
 
 
 @monitor_app.command("report")
