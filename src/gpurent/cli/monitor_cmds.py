@@ -6,7 +6,6 @@ command functions.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import sys
 from pathlib import Path
@@ -72,22 +71,18 @@ def _price(
 ) -> InstancePrice | None:
     from gpurent.monitor.cost import InstancePrice, price_from_catalog
 
-    if price_usd_per_hour is not None:
-        gpus = None
-        if instance is not None:
-            from gpurent.catalog import bundled_offers
-
-            gpus = price_from_catalog(
-                bundled_offers(), instance, provider=provider, region=region
-            ).gpu_count
-        return InstancePrice.given(price_usd_per_hour, gpus)
     if instance is None:
+        if price_usd_per_hour is not None:
+            return InstancePrice.given(price_usd_per_hour)
         if provider or region:
             raise InputError("--provider/--region need --instance TYPE")
         return None
     from gpurent.catalog import bundled_offers
 
-    return price_from_catalog(bundled_offers(), instance, provider=provider, region=region)
+    catalog = price_from_catalog(bundled_offers(), instance, provider=provider, region=region)
+    if price_usd_per_hour is None:
+        return catalog
+    return InstancePrice.given(price_usd_per_hour, catalog.gpu_count)  # the GPU count stays
 
 
 SM_LOW = typer.Option(
@@ -397,9 +392,7 @@ def _emit(
         Path(html_file).write_text(to_html(report, samples, thresholds))
         err_console.print(f"wrote {html_file}", highlight=False)
     if json_out:
-        print_json(
-            dataclasses.asdict(report) | {"diagnosis": report.diagnosis, "cost": report.cost}
-        )
+        print_json(report)
     elif markdown:
         sys.stdout.write(to_markdown(report))
     elif html_file is None:
