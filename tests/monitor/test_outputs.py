@@ -243,3 +243,25 @@ def test_report_reads_a_naive_time_as_utc_as_the_report_prints_it(
     assert json.loads(r.stdout)["diagnosis"]["samples"] == 1
     r = runner.invoke(app, ["monitor", "report", "--db", str(db), "--until", "noon"])
     assert r.exit_code == 2 and "--until 'noon': give an ISO time" in r.stderr
+
+
+def test_cli_bad_flags_and_stores_are_one_line_errors(tmp_path: Path) -> None:
+    for args, text in (
+        (["--provider", "aws"], "--provider/--region need --instance TYPE"),
+        (["--price-usd-per-hour", "-1"], "--price-usd-per-hour must be a non-negative"),
+        (["--idle-pct", "101"], "--idle-pct must be between 0 and 100"),
+        (["--idle-action", "true", "--idle-minutes", "0"], "--idle-minutes must be positive"),
+        (["--instance", "p5.48xlarge", "--provider", "gcp"], "not sold by provider 'gcp'"),
+    ):
+        r = runner.invoke(app, ["monitor", "--fake-gpus", "busy", *args, "--duration", "0"])
+        assert r.exit_code == 2 and text in r.stderr, (args, r.stderr)
+        assert "Traceback" not in r.stderr
+    not_a_store = tmp_path / "notes.db"
+    not_a_store.write_text("just text, not SQLite\n")
+    r = runner.invoke(app, ["monitor", "report", "--db", str(not_a_store)])
+    assert r.exit_code == 1 and "not a gpurent monitor store" in r.stderr, r.stderr
+    db = tmp_path / "m.db"
+    args = ["monitor", "--fake-gpus", "busy", "--duration", "0", "--json", "--record", str(db)]
+    assert runner.invoke(app, args).exit_code == 0
+    r = runner.invoke(app, ["monitor", "report", "--db", str(db), "--until", "0"])
+    assert r.exit_code == 1 and "no samples in the requested window" in r.stderr
