@@ -314,9 +314,11 @@ def report_cmd(
     *,
     db: str = typer.Option(..., "--db", help="The recorded store: SQLite path or SQLAlchemy URL."),
     since: str | None = typer.Option(
-        None, "--since", help="ISO time, Unix s, or 2h (before the end)."
+        None, "--since", help="ISO time (UTC unless it says), Unix s, or 2h (before the end)."
     ),
-    until: str | None = typer.Option(None, "--until", help="ISO time or Unix s."),
+    until: str | None = typer.Option(
+        None, "--until", help="ISO time (UTC unless it says) or Unix s."
+    ),
     html_file: str | None = typer.Option(None, "--html", help="Write an HTML report here."),
     markdown: bool = typer.Option(False, "--markdown", help="Print Markdown."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
