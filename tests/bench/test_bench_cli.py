@@ -218,3 +218,24 @@ def test_a_failing_benchmark_is_recorded_and_the_run_goes_on(
     row = next(v for v in data["verdict"] if v["check"] == "disk.error")
     assert row["status"] == "fail" and "No space left on device" in row["cause"]
     assert any(m["key"] == "membw.copy" and m["value"] for m in data["measurements"])
+
+
+def test_cli_start_up_imports_no_bench_machinery() -> None:
+    """`gpurent` start-up leaves torch, numpy, the progress bar and the bench modules unloaded."""
+    import os
+    import subprocess
+
+    code = (
+        "import sys; import gpurent.cli.main\n"
+        "heavy = ('torch', 'numpy', 'rich.progress', 'gpurent.bench.runner')\n"
+        "print(','.join(m for m in heavy if m in sys.modules))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert proc.stdout.strip() == ""

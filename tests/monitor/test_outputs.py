@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 import urllib.request
 from pathlib import Path
 
@@ -207,3 +208,60 @@ def test_report_never_writes_to_the_file_it_reads(tmp_path: Path) -> None:
         assert "error:" in r.stderr and "Traceback" not in r.stderr
         assert path.read_bytes() == content
         assert not (tmp_path / "notes.txt-wal").exists()
+
+
+def test_missing_nvml_extra_names_the_install(tmp_path: Path, monkeypatch) -> None:
+    """Without nvidia-ml-py the monitor runs on host metrics and names the extra to install."""
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # makes `import pynvml` raise ImportError
+    r = runner.invoke(
+        app, ["monitor", "--duration", "0", "--json", "--proc-root", str(tmp_path / "none")]
+    )
+    assert r.exit_code == 0, r.stderr
+    assert "pip install 'gpurent[monitor]'" in r.stderr
+    assert json.loads(r.stdout)["gpus"] == 0
+
+
+def test_report_reads_a_naive_time_as_utc_as_the_report_prints_it(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """`--until 2026-11-30T12:00` means UTC (the report's own times are UTC), whatever the TZ."""
+    import time
+    from datetime import UTC, datetime
+
+    db = tmp_path / "m.db"
+    args = ["monitor", "--fake-gpus", "busy", "--duration", "0", "--json", "--record", str(db)]
+    assert runner.invoke(app, args).exit_code == 0
+    until = datetime.fromtimestamp(time.time() + 60, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    monkeypatch.setenv("TZ", "Asia/Kolkata")  # UTC+5:30: a local reading ends 5.5 h too early
+    time.tzset()
+    try:
+        r = runner.invoke(app, ["monitor", "report", "--db", str(db), "--until", until, "--json"])
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["diagnosis"]["samples"] == 1
+    r = runner.invoke(app, ["monitor", "report", "--db", str(db), "--until", "noon"])
+    assert r.exit_code == 2 and "--until 'noon': give an ISO time" in r.stderr
+
+
+def test_cli_bad_flags_and_stores_are_one_line_errors(tmp_path: Path) -> None:
+    for args, text in (
+        (["--provider", "aws"], "--provider/--region need --instance TYPE"),
+        (["--price-usd-per-hour", "-1"], "--price-usd-per-hour must be a non-negative"),
+        (["--idle-pct", "101"], "--idle-pct must be between 0 and 100"),
+        (["--idle-action", "true", "--idle-minutes", "0"], "--idle-minutes must be positive"),
+        (["--instance", "p5.48xlarge", "--provider", "gcp"], "not sold by provider 'gcp'"),
+    ):
+        r = runner.invoke(app, ["monitor", "--fake-gpus", "busy", *args, "--duration", "0"])
+        assert r.exit_code == 2 and text in r.stderr, (args, r.stderr)
+        assert "Traceback" not in r.stderr
+    not_a_store = tmp_path / "notes.db"
+    not_a_store.write_text("just text, not SQLite\n")
+    r = runner.invoke(app, ["monitor", "report", "--db", str(not_a_store)])
+    assert r.exit_code == 1 and "not a gpurent monitor store" in r.stderr, r.stderr
+    db = tmp_path / "m.db"
+    args = ["monitor", "--fake-gpus", "busy", "--duration", "0", "--json", "--record", str(db)]
+    assert runner.invoke(app, args).exit_code == 0
+    r = runner.invoke(app, ["monitor", "report", "--db", str(db), "--until", "0"])
+    assert r.exit_code == 1 and "no samples in the requested window" in r.stderr

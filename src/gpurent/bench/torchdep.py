@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-from gpurent.errors import DeviceError, InputError, MissingExtraError
+from gpurent.errors import DeviceError, InputError, require
 
 
 def import_torch() -> Any:
     """Import torch or raise MissingExtraError naming `pip install 'gpurent[bench]'`."""
-    try:
-        return importlib.import_module("torch")
-    except ImportError:
-        raise MissingExtraError("torch", "bench") from None
+    return require("torch", "bench")
 
 
 def resolve_device(torch: Any, requested: str) -> str:

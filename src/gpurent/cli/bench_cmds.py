@@ -1,4 +1,8 @@
-"""`gpurent bench`: check that a rented machine delivers, and compare two machines."""
+"""`gpurent bench`: check that a rented machine delivers, and compare two machines.
+
+Start-up stays light: rich.progress, torch and the bench modules are imported inside the
+command functions.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +11,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpurent.cli.common import cli_errors, console, err_console, print_json
-from gpurent.errors import InputError
+from gpurent.errors import InputError, require
 
 bench_app = typer.Typer(
     help=(
@@ -31,22 +34,10 @@ bench_app = typer.Typer(
 
 
 def _require_bench_extra() -> None:
-    """Fail early, in one plain line, when the bench extra (numpy, torch) is missing.
-
-    Printed with typer.echo rather than through cli_errors: its rich console would read the
-    `[bench]` of `pip install 'gpurent[bench]'` as markup and drop it.
-    """
-    import importlib
-
-    from gpurent.errors import MissingExtraError
-
+    """Fail early, in one line through `cli_errors`, when the bench extra (numpy, torch) is
+    missing."""
     for module in ("numpy", "torch"):
-        try:
-            importlib.import_module(module)
-        except ImportError:
-            error = MissingExtraError(module, "bench")
-            typer.echo(f"error: {error.message}", err=True)
-            raise typer.Exit(error.exit_code) from None
+        require(module, "bench")
 
 
 def _output_mode(json_: bool, markdown_: bool) -> str:
@@ -108,6 +99,8 @@ def bench(
         return
     mode = _output_mode(json_, markdown_)
     _require_bench_extra()
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
     from gpurent.bench import BenchConfig, estimator_expectations, markdown, run_bench
     from gpurent.bench.report import tables
     from gpurent.bench.result import result_to_dict, save_result

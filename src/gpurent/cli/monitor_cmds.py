@@ -6,14 +6,13 @@ command functions.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import sys
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from rich.markup import escape
 
 from gpurent.cli.common import cli_errors, console, err_console, print_json, print_json_line
 from gpurent.errors import DataError, InputError
@@ -44,6 +43,12 @@ def register(app: typer.Typer) -> None:
     app.add_typer(monitor_app, name="monitor")
 
 
+def _print_notes(notes: list[str]) -> None:
+    """`note: ...` lines on stderr; the text is escaped (an extra's `[monitor]` is no markup)."""
+    for note in notes:
+        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
+
+
 def _thresholds(sm_util_low_pct: float, disk_util_high_pct: float, idle_pct: float) -> Thresholds:
     from gpurent.monitor.rules import Thresholds
 
@@ -66,22 +71,18 @@ def _price(
 ) -> InstancePrice | None:
     from gpurent.monitor.cost import InstancePrice, price_from_catalog
 
-    if price_usd_per_hour is not None:
-        gpus = None
-        if instance is not None:
-            from gpurent.catalog import bundled_offers
-
-            gpus = price_from_catalog(
-                bundled_offers(), instance, provider=provider, region=region
-            ).gpu_count
-        return InstancePrice.given(price_usd_per_hour, gpus)
     if instance is None:
+        if price_usd_per_hour is not None:
+            return InstancePrice.given(price_usd_per_hour)
         if provider or region:
             raise InputError("--provider/--region need --instance TYPE")
         return None
     from gpurent.catalog import bundled_offers
 
-    return price_from_catalog(bundled_offers(), instance, provider=provider, region=region)
+    catalog = price_from_catalog(bundled_offers(), instance, provider=provider, region=region)
+    if price_usd_per_hour is None:
+        return catalog
+    return InstancePrice.given(price_usd_per_hour, catalog.gpu_count)  # the GPU count stays
 
 
 SM_LOW = typer.Option(
@@ -164,8 +165,7 @@ def monitor(
         idle_action=idle_action,
         idle_minutes=idle_minutes,
     )
-    for note in session.open():
-        err_console.print(f"[yellow]note:[/] {note}", highlight=False)
+    _print_notes(session.open())
     server = None
     if exporter:
         from gpurent.monitor.exporter import Exporter
@@ -180,8 +180,7 @@ def monitor(
     try:
         _run(session, interval_s, duration_s, json_out)
     finally:
-        for note in session.close():
-            err_console.print(f"[yellow]note:[/] {note}", highlight=False)
+        _print_notes(session.close())
         if server is not None:
             server.stop()
     if json_out and duration_s is not None:
@@ -218,10 +217,11 @@ def _build_session(
 
         nvml = load_nvml()
         if nvml is None:
-            err_console.print(
-                "[yellow]note:[/] nvidia-ml-py is not installed (pip install 'gpurent[monitor]'): "
-                "host metrics only",
-                highlight=False,
+            _print_notes(
+                [
+                    "nvidia-ml-py is not installed (pip install 'gpurent[monitor]'): "
+                    "host metrics only"
+                ]
             )
     try:
         import psutil
@@ -250,14 +250,10 @@ def _build_session(
 def _run(session: Any, interval_s: float, duration_s: float | None, json_out: bool) -> None:
     from gpurent.monitor.sample import to_rows
 
-    def warn(notes: list[str]) -> None:
-        for note in notes:
-            err_console.print(f"[yellow]note:[/] {note}", highlight=False)
-
     if json_out:
 
         def on_json(sample: Any, notes: list[str]) -> None:
-            warn(notes)
+            _print_notes(notes)
             if duration_s is None:
                 for row in to_rows(sample):
                     print_json_line(row)
@@ -271,7 +267,7 @@ def _run(session: Any, interval_s: float, duration_s: float | None, json_out: bo
     with Live(console=console, auto_refresh=False, transient=False) as live:
 
         def on_live(sample: Any, notes: list[str]) -> None:
-            warn(notes)
+            _print_notes(notes)
             live.update(render(sample, session.diagnosis(), session.cost()), refresh=True)
 
         session.run(interval_s=interval_s, duration_s=duration_s, on_sample=on_live)
@@ -291,7 +287,10 @@ def _summary(session: Any) -> dict[str, Any]:
 
 
 def _parse_time(flag: str, value: str | None, latest_s: float | None) -> float | None:
-    """ISO 8601 time, Unix seconds, or a duration (30m, 2h, 1d) before the newest record."""
+    """ISO 8601 (naive means UTC, as the report prints), Unix seconds, or a duration (30m, 2h,
+    1d) before the newest record."""
+    from gpurent.spot.trace_io import parse_time
+
     if value is None:
         return None
     text = value.strip()
@@ -301,17 +300,12 @@ def _parse_time(flag: str, value: str | None, latest_s: float | None) -> float |
             return None
         return latest_s - float(match.group(1)) * _UNIT_S[match.group(2)]
     try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
+        return parse_time(text, flag).timestamp()
+    except (DataError, ValueError, OverflowError):  # also nan/inf seconds
         raise InputError(
-            f"{flag} {value!r}: give an ISO time (2026-11-30T12:00), Unix seconds, or a "
-            "duration before the newest record (30m, 2h, 1d)"
+            f"{flag} {value!r}: give an ISO time (2026-11-30T12:00, UTC unless it says), Unix "
+            "seconds, or a duration before the newest record (30m, 2h, 1d)"
         ) from None
-    return moment.timestamp()
 
 
 @monitor_app.command("report")
@@ -320,9 +314,11 @@ def report_cmd(
     *,
     db: str = typer.Option(..., "--db", help="The recorded store: SQLite path or SQLAlchemy URL."),
     since: str | None = typer.Option(
-        None, "--since", help="ISO time, Unix s, or 2h (before the end)."
+        None, "--since", help="ISO time (UTC unless it says), Unix s, or 2h (before the end)."
     ),
-    until: str | None = typer.Option(None, "--until", help="ISO time or Unix s."),
+    until: str | None = typer.Option(
+        None, "--until", help="ISO time (UTC unless it says) or Unix s."
+    ),
     html_file: str | None = typer.Option(None, "--html", help="Write an HTML report here."),
     markdown: bool = typer.Option(False, "--markdown", help="Print Markdown."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -398,9 +394,7 @@ def _emit(
         Path(html_file).write_text(to_html(report, samples, thresholds))
         err_console.print(f"wrote {html_file}", highlight=False)
     if json_out:
-        print_json(
-            dataclasses.asdict(report) | {"diagnosis": report.diagnosis, "cost": report.cost}
-        )
+        print_json(report)
     elif markdown:
         sys.stdout.write(to_markdown(report))
     elif html_file is None:

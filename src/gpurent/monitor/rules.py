@@ -29,7 +29,6 @@ THROTTLE_BITS = {
 }
 POWER_BITS = 0x4 | 0x80
 THERMAL_BITS = 0x20 | 0x40
-SLOWDOWN_BITS = POWER_BITS | THERMAL_BITS | 0x8
 APPLICATION_XIDS = frozenset({13, 31, 43, 45, 68})  # NVIDIA k8s device plugin policy
 
 
