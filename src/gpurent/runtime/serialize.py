@@ -11,7 +11,9 @@ Each top-level entry goes to one of two files:
 
 Files are written through `HashingWriter`, which computes the sha256 for the manifest while the
 bytes go to disk, hashing chunk i on a helper thread while chunk i is written (hashlib and file
-writes both release the GIL), so the checksum costs almost no extra time.
+writes both release the GIL), so the file is not read a second time to hash it. The hash still
+competes for CPU with the kernel's writeback: on the 2-vCPU development VM hashed writes were
+slower than plain ones (`benchmarks/bench_runtime_write_hash.py`, docs/benchmarks.md).
 """
 
 from __future__ import annotations
