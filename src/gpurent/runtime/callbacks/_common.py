@@ -9,8 +9,7 @@ from typing import Any
 from gpurent.errors import InputError
 from gpurent.runtime.checkpoint import CheckpointInfo, CheckpointManager
 from gpurent.runtime.serialize import set_rng
-
-CHECKPOINT_DIR_ENV = "GPURENT_CHECKPOINT_DIR"  # set by `gpurent run` for the job it starts
+from gpurent.runtime.supervisor import ENV_CHECKPOINT_DIR  # what `gpurent run` sets for the job
 
 
 def resolve_manager(
@@ -31,10 +30,10 @@ def resolve_manager(
             )
         return target
     if target is None:
-        found = environ.get(CHECKPOINT_DIR_ENV)
+        found = environ.get(ENV_CHECKPOINT_DIR)
         if not found:
             raise InputError(
-                f"no checkpoint directory: pass one to the callback or set ${CHECKPOINT_DIR_ENV} "
+                f"no checkpoint directory: pass one to the callback or set ${ENV_CHECKPOINT_DIR} "
                 "(gpurent run sets it)"
             )
         target = found
