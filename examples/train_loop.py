@@ -41,11 +41,12 @@ def main() -> int:
     monitor = watch_notices(mgr, watchers, poll_s=1.0)
     heartbeat = os.environ.get("GPURENT_HEARTBEAT_FILE")
 
-    step = 0
+    step, last_loss = 0, float("nan")
     loaded = mgr.load_latest(into=live)
     if loaded is not None:
         step, state = loaded
         set_rng(state["rng"])
+        last_loss = state["loss"]
         print(f"resumed at step {step}")
     try:
         while step < STEPS and not mgr.stop_requested:
@@ -60,13 +61,16 @@ def main() -> int:
                 with open(heartbeat, "w") as fh:
                     fh.write(f"{step}\n")
             if mgr.should_save(step):
+                last_loss = loss.item()  # a GPU sync: only when saving
                 if mgr.stop_requested:
-                    mgr.save_for_exit({**live, "rng": capture_rng(), "loss": loss.item()}, step)
+                    mgr.save_for_exit({**live, "rng": capture_rng(), "loss": last_loss}, step)
                 else:
-                    mgr.save_async({**live, "rng": capture_rng(), "loss": loss.item()}, step)
+                    mgr.save_async({**live, "rng": capture_rng(), "loss": last_loss}, step)
         if step >= STEPS:
-            mgr.save({**live, "rng": capture_rng(), "loss": loss.item()}, step)
-            print(f"done: step {step}, loss {loss.item():.4f}")
+            if loaded is None or loaded[0] < STEPS:  # a rerun after the end has nothing new
+                last_loss = loss.item()
+                mgr.save({**live, "rng": capture_rng(), "loss": last_loss}, step)
+            print(f"done: step {step}, loss {last_loss:.4f}")
     finally:
         monitor.stop()
         mgr.close()

@@ -58,3 +58,25 @@ def test_manager_errors_are_one_line(tmp_path: Path) -> None:
         resolve_manager(CheckpointManager(tmp_path), {"keep_last": 2}, {})
     with pytest.raises(InputError, match="keep_last"):
         resolve_manager(tmp_path, {"keep_last": 0}, {})
+
+
+def test_shared_save_logic_without_a_framework(tmp_path: Path) -> None:
+    from gpurent.runtime.callbacks._common import CheckpointCallback
+
+    cb = CheckpointCallback(tmp_path, interval=None, every_steps=2)
+    states: list[int] = []
+
+    def state_at(step: int) -> dict[str, int]:
+        states.append(step)
+        return {"step": step}
+
+    for step in (1, 2, 3):
+        assert not cb._step_end(step, writer=True, state=lambda step=step: state_at(step))
+    assert states == [2]  # the state is built only when a trigger fires
+    assert not cb._step_end(4, writer=False, state=lambda: state_at(4))  # trigger, but not rank 0
+    cb.manager.request_stop("test notice")
+    assert cb._step_end(5, writer=True, state=lambda: state_at(5))
+    assert cb.stop_reason == "test notice"
+    cb._train_end(5, writer=True, state=lambda: state_at(-1))  # stopped: no second save
+    assert [c.step for c in cb.manager.committed()] == [5, 2]
+    assert states == [2, 5]

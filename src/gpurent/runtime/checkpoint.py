@@ -33,7 +33,7 @@ from typing import Any
 from gpurent import __version__
 from gpurent.errors import DataError, DeviceError, InputError
 from gpurent.runtime import serialize
-from gpurent.runtime.storage import MANIFEST_NAME, LocalStorage, Storage, open_storage
+from gpurent.runtime.storage import MANIFEST_NAME, TMP_PREFIX, LocalStorage, Storage, open_storage
 from gpurent.spot.interval import daly_interval_s
 
 log = logging.getLogger("gpurent.runtime")
@@ -191,11 +191,7 @@ class CheckpointManager:
         plain, tensors, kinds = serialize.split_state(state)
         serialize.check_loadable(tensors)
         info = self._write(serialize.encode_plain(plain), tensors, kinds, step, started)
-        self.last_blocking_s = self._clock() - started
-        self._last_cost_s = self.last_blocking_s
-        self._last_save_time = self._clock()
-        self._last_save_step = step
-        self._early.clear()
+        self._mark_saved(step, started)
         return info
 
     def save_async(self, state: Mapping[str, Any], step: int) -> Future[CheckpointInfo]:
@@ -214,12 +210,16 @@ class CheckpointManager:
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="gpurent-ckpt")
         future = self._executor.submit(self._write, plain_bytes, snapshot, kinds, step, started)
         self._in_flight = future
+        self._mark_saved(step, started)
+        return future
+
+    def _mark_saved(self, step: int, started: float) -> None:
+        """Restart the triggers after a save; its blocking time is the cost `"auto"` uses."""
         self.last_blocking_s = self._clock() - started
         self._last_cost_s = self.last_blocking_s
         self._last_save_time = self._clock()
         self._last_save_step = step
         self._early.clear()
-        return future
 
     def wait(self) -> CheckpointInfo | None:
         """Wait for the in-flight async save; return it, or raise its error."""
@@ -383,7 +383,7 @@ class CheckpointManager:
                 self.storage.delete(name)  # an uncommitted leftover of a crashed save
         if isinstance(self.storage, LocalStorage):
             for entry in self.storage.list_names():
-                if entry.startswith(".tmp-"):
+                if entry.startswith(TMP_PREFIX):
                     shutil.rmtree(self.storage.root / entry, ignore_errors=True)
 
     def _verify(self, name: str, manifest: Mapping[str, Any]) -> None:

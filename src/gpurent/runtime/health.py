@@ -230,6 +230,21 @@ def check_process(proc: Polls) -> HealthResult:
     return HealthResult(check="process", status=status, reason=f"pid {proc.pid} exited {code}")
 
 
+def _parse_step(text: str) -> int | None:
+    try:
+        return int(text.split(maxsplit=1)[0]) if text.strip() else None
+    except ValueError:
+        return None
+
+
+def read_step(heartbeat_file: str | Path) -> int | None:
+    """The step a job last wrote to its heartbeat file, if the file holds an integer."""
+    try:
+        return _parse_step(Path(heartbeat_file).read_text())
+    except OSError:
+        return None
+
+
 class ProgressTracker:
     """Detects a hung job: the heartbeat file's content (a step) or mtime stops advancing.
 
@@ -258,14 +273,7 @@ class ProgressTracker:
 
     def step(self) -> int | None:
         """The step last written to the heartbeat file, if it holds an integer."""
-        try:
-            text = self.path.read_text().strip()
-        except OSError:
-            return None
-        try:
-            return int(text.split()[0]) if text else None
-        except ValueError:
-            return None
+        return read_step(self.path)
 
     def check(self) -> HealthResult:
         now = self._clock()
@@ -276,7 +284,7 @@ class ProgressTracker:
         if mark is not None and mark != self._last_mark:
             self._last_mark = mark
             self._last_change = now
-            step = self.step()
+            step = _parse_step(mark[0])  # the text just read, not a second read
             if step is not None and (self.best_step is None or step > self.best_step):
                 self.best_step = step
         idle_s = now - self._last_change

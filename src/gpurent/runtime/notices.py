@@ -188,7 +188,9 @@ class GcpWatcher(_MetadataWatcher):
             "/computeMetadata/v1/instance/preempted", {"Metadata-Flavor": "Google"}
         )
         if status == 200 and body.strip().upper() == b"TRUE":
-            return Notice(provider="gcp", kind="preempted", detail="preempted=TRUE", grace_s=30.0)
+            return Notice(
+                provider="gcp", kind="preempted", detail="preempted=TRUE", grace_s=GCP_GRACE_S
+            )
         return None
 
 

@@ -11,17 +11,20 @@ Each top-level entry goes to one of two files:
 
 Files are written through `HashingWriter`, which computes the sha256 for the manifest while the
 bytes go to disk, hashing chunk i on a helper thread while chunk i is written (hashlib and file
-writes both release the GIL), so the checksum costs almost no extra time.
+writes both release the GIL), so the file is not read a second time to hash it. The hash still
+competes for CPU with the kernel's writeback: on the 2-vCPU development VM hashed writes were
+slower than plain ones (`benchmarks/bench_runtime_write_hash.py`, docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import collections
+import copy
 import hashlib
-import io
 import json
 import math
 import random
+import sys
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, Any
@@ -40,9 +43,7 @@ _READ_CHUNK_BYTES = 8 * 2**20
 
 def is_plain(value: Any) -> bool:
     """Whether `data.json` can hold `value` exactly (non-finite floats and tuples are tagged)."""
-    if value is None or isinstance(value, bool | int | str):
-        return True
-    if isinstance(value, float):
+    if value is None or isinstance(value, bool | int | float | str):
         return True
     if isinstance(value, list | tuple):
         return all(is_plain(v) for v in value)
@@ -242,19 +243,11 @@ class SnapshotCache:
             return [self.snapshot(v, f"{path}/{i}") for i, v in enumerate(value)]
         if isinstance(value, tuple):
             return tuple(self.snapshot(v, f"{path}/{i}") for i, v in enumerate(value))
-        return _copy_leaf(value)
-
-
-def _copy_leaf(value: Any) -> Any:
-    import copy
-
-    return copy.deepcopy(value)
+        return copy.deepcopy(value)
 
 
 def _torch_if_loaded() -> Any:
     """torch if the process already imported it: a state without tensors never imports torch."""
-    import sys
-
     return sys.modules.get("torch")
 
 
@@ -279,8 +272,6 @@ def capture_rng() -> dict[str, Any]:
     Store it under a key of the state (`state["rng"] = capture_rng()`), and give the loaded value
     to `set_rng` when resuming, so data order and dropout masks continue where they stopped.
     """
-    import sys
-
     out: dict[str, Any] = {"python": random.getstate()}
     np: Any = sys.modules.get("numpy")
     if np is not None:
@@ -296,8 +287,6 @@ def capture_rng() -> dict[str, Any]:
 
 def set_rng(saved: Mapping[str, Any]) -> None:
     """Restore states captured by `capture_rng`."""
-    import sys
-
     py = saved["python"]
     random.setstate((py[0], tuple(py[1]), py[2]))
     np: Any = sys.modules.get("numpy")
@@ -309,7 +298,3 @@ def set_rng(saved: Mapping[str, Any]) -> None:
         torch_mod.set_rng_state(saved["torch"])
         if "cuda" in saved and torch_mod.cuda.is_available():
             torch_mod.cuda.set_rng_state_all(saved["cuda"])
-
-
-def read_all(fh: IO[bytes]) -> io.BytesIO:
-    return io.BytesIO(fh.read())

@@ -27,7 +27,7 @@ from typing import IO, Any, Protocol
 from gpurent.errors import require
 
 MANIFEST_NAME = "MANIFEST.json"
-_TMP_PREFIX = ".tmp-"
+TMP_PREFIX = ".tmp-"
 
 
 class Storage(Protocol):
@@ -97,7 +97,7 @@ class LocalStorage:
 
     def begin(self, name: str) -> str:
         self.root.mkdir(parents=True, exist_ok=True)
-        staging = self.root / f"{_TMP_PREFIX}{name}-{uuid.uuid4().hex[:8]}"
+        staging = self.root / f"{TMP_PREFIX}{name}-{uuid.uuid4().hex[:8]}"
         staging.mkdir()
         return str(staging)
 

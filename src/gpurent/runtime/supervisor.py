@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from gpurent.runtime.health import HealthResult, ProgressTracker, Status, worst
+from gpurent.runtime.health import HealthResult, ProgressTracker, Status, read_step, worst
 from gpurent.runtime.notices import Http, Notice, urllib_http
 
 ENV_CHECKPOINT_DIR = "GPURENT_CHECKPOINT_DIR"
@@ -210,9 +210,12 @@ class Supervisor:
         return env
 
     def _best_progress(self) -> int | None:
-        heartbeat = self._progress.best_step if self._progress else None
-        if self._progress is None and self.config.heartbeat_file:
-            heartbeat = ProgressTracker(self.config.heartbeat_file, hang_timeout_s=1.0).step()
+        if self._progress is not None:
+            heartbeat = self._progress.best_step
+        elif self.config.heartbeat_file:
+            heartbeat = read_step(self.config.heartbeat_file)
+        else:
+            heartbeat = None
         return _max_opt(heartbeat, _newest_checkpoint_step(self.config.checkpoint_dir))
 
     def _stop_child(self, proc: Process, grace_s: float) -> int | None:

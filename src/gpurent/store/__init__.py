@@ -1,11 +1,16 @@
 """Persistence through SQLAlchemy 2 Core: SQLite by default, PostgreSQL (or any SQLAlchemy URL).
 
 Public API: `open_engine`, `samples_table`, `insert_rows`, `select_rows`, `delete_before`.
-Imports sqlalchemy at import time: import this package lazily from CLI code.
+Imports sqlalchemy at import time: import this package lazily from CLI code. Without it, the
+import raises a one-line `MissingExtraError` naming `gpurent[monitor]`.
 """
 
-from gpurent.store.db import open_engine, store_url
-from gpurent.store.samples import (
+from gpurent.errors import require
+
+require("sqlalchemy", "monitor")  # before the submodules, which import it at module level
+
+from gpurent.store.db import open_engine, store_url  # noqa: E402
+from gpurent.store.samples import (  # noqa: E402
     create_schema,
     delete_before,
     insert_rows,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gpurent.errors import MissingExtraError
+import sqlalchemy as sa
 
 
 def store_url(target: str | Path, *, read_only: bool = False) -> str:
@@ -25,10 +25,6 @@ def store_url(target: str | Path, *, read_only: bool = False) -> str:
 def open_engine(target: str | Path, *, read_only: bool = False) -> Any:
     """A SQLAlchemy Engine for a path or URL. Creates no file until first use; with
     `read_only`, a SQLite file is opened read-only and left byte for byte as it was."""
-    try:
-        import sqlalchemy as sa
-    except ImportError as exc:
-        raise MissingExtraError("sqlalchemy", "monitor") from exc
     url = store_url(target, read_only=read_only)
     engine = sa.create_engine(url)
     if url.startswith("sqlite") and not read_only:

@@ -62,8 +62,8 @@ def insert_rows(conn: Any, rows: Sequence[dict[str, Any]]) -> int:
     """Bulk insert (one DBAPI executemany) of flat rows; returns the count.
 
     Goes below SQLAlchemy's per-row parameter processing (a compiled INSERT with positional
-    tuples): about twice the rows per second into SQLite. The statement is compiled for the
-    connection's dialect, so the same code serves PostgreSQL.
+    tuples); the ingest rate is measured by `benchmarks/bench_monitor_recorder.py`. The
+    statement is compiled for the connection's dialect, so the same code serves PostgreSQL.
     """
     if not rows:
         return 0

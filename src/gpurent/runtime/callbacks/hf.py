@@ -18,12 +18,10 @@ position matters. Only the main process (`state.is_world_process_zero`) writes.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from gpurent.errors import DataError, require
-from gpurent.runtime.callbacks._common import resolve_manager, restore_rng, save_for_exit
-from gpurent.runtime.checkpoint import CheckpointManager
+from gpurent.runtime.callbacks._common import CheckpointCallback, restore_rng
 from gpurent.runtime.serialize import capture_rng
 
 require("transformers", "integrations")
@@ -43,32 +41,14 @@ EPOCH_KEY = "epoch"
 RNG_KEY = "rng"
 
 
-class GpurentTrainerCallback(TrainerCallback):
+class GpurentTrainerCallback(CheckpointCallback, TrainerCallback):
     """Checkpoint a `Trainer` run with `CheckpointManager` and resume it at the next `train()`.
 
-    `checkpoint` is a `CheckpointManager`, a directory or fsspec URL, or None for
-    `$GPURENT_CHECKPOINT_DIR`; `manager_options` are `CheckpointManager` arguments (e.g.
-    `interval=900`, `every_steps=500`). `async_save=True` blocks training only for the host
-    copy. `resume=False` starts fresh. `save_on_train_end` writes a last checkpoint when
-    training ends normally. Use `TrainingArguments(save_strategy="no")` to leave saving to it.
+    Arguments as `CheckpointCallback`: `checkpoint` (a `CheckpointManager`, a directory or fsspec
+    URL, or None for `$GPURENT_CHECKPOINT_DIR`), `async_save`, `resume`, `save_on_train_end`, and
+    `CheckpointManager` options (e.g. `interval=900`, `every_steps=500`). Use
+    `TrainingArguments(save_strategy="no")` to leave saving to it.
     """
-
-    def __init__(
-        self,
-        checkpoint: CheckpointManager | str | os.PathLike[str] | None = None,
-        *,
-        async_save: bool = False,
-        resume: bool = True,
-        save_on_train_end: bool = True,
-        **manager_options: Any,
-    ) -> None:
-        self.manager = resolve_manager(checkpoint, manager_options, os.environ)
-        self.async_save = async_save
-        self.resume = resume
-        self.save_on_train_end = save_on_train_end
-        self.resumed_step: int | None = None
-        self.stop_reason: str | None = None
-        self._last_saved_step: int | None = None
 
     @staticmethod
     def state(state: TrainerState, **kwargs: Any) -> dict[str, Any]:
@@ -108,8 +88,7 @@ class GpurentTrainerCallback(TrainerCallback):
         state.global_step = int(saved[STEP_KEY])
         state.epoch = float(saved[EPOCH_KEY])
         restore_rng(saved)
-        self.resumed_step = step
-        self._last_saved_step = step
+        self._resumed(step)
 
     def on_step_end(
         self,
@@ -118,22 +97,12 @@ class GpurentTrainerCallback(TrainerCallback):
         control: TrainerControl,
         **kwargs: Any,
     ) -> None:
-        step = int(state.global_step)
-        if self.manager.stop_requested:
-            if state.is_world_process_zero:
-                save_for_exit(self.manager, lambda: self.state(state, **kwargs), step)
-            self._last_saved_step = step
-            self.stop_reason = self.manager.stop_reason
+        if self._step_end(
+            int(state.global_step),
+            writer=state.is_world_process_zero,
+            state=lambda: self.state(state, **kwargs),
+        ):
             control.should_training_stop = True
-            return
-        if step == self._last_saved_step or not self.manager.should_save(step):
-            return
-        if state.is_world_process_zero:
-            if self.async_save:
-                self.manager.save_async(self.state(state, **kwargs), step)
-            else:
-                self.manager.save(self.state(state, **kwargs), step)
-        self._last_saved_step = step
 
     def on_train_end(
         self,
@@ -142,13 +111,11 @@ class GpurentTrainerCallback(TrainerCallback):
         control: TrainerControl,
         **kwargs: Any,
     ) -> None:
-        if not state.is_world_process_zero:
-            return
-        self.manager.wait()
-        step = int(state.global_step)
-        if self.save_on_train_end and self.stop_reason is None and step != self._last_saved_step:
-            self.manager.save(self.state(state, **kwargs), step)
-            self._last_saved_step = step
+        self._train_end(
+            int(state.global_step),
+            writer=state.is_world_process_zero,
+            state=lambda: self.state(state, **kwargs),
+        )
 
 
 def _required(kwargs: dict[str, Any], key: str) -> Any:

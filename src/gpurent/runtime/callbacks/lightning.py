@@ -17,13 +17,11 @@ writes; every rank loads.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
 from gpurent.errors import DataError, require
-from gpurent.runtime.callbacks._common import resolve_manager, restore_rng, save_for_exit
-from gpurent.runtime.checkpoint import CheckpointManager
+from gpurent.runtime.callbacks._common import CheckpointCallback, restore_rng
 from gpurent.runtime.serialize import capture_rng
 
 require("lightning.pytorch", "integrations")
@@ -38,33 +36,13 @@ LOOPS_KEY = "fit_loop"
 RNG_KEY = "rng"
 
 
-class GpurentCheckpoint(Callback):
+class GpurentCheckpoint(CheckpointCallback, Callback):
     """Checkpoint a Lightning fit with `CheckpointManager` and resume it at the next fit.
 
-    `checkpoint` is a `CheckpointManager`, a directory or fsspec URL, or None for
-    `$GPURENT_CHECKPOINT_DIR`; `manager_options` are `CheckpointManager` arguments (e.g.
-    `interval=900`, `every_steps=500`, `keep_last=3`). `async_save=True` blocks the loop only for
-    the host copy. `resume=False` starts fresh even if checkpoints exist. `save_on_train_end`
-    writes a last checkpoint when fit ends normally, so a restarted job does not redo work.
+    Arguments as `CheckpointCallback`: `checkpoint` (a `CheckpointManager`, a directory or fsspec
+    URL, or None for `$GPURENT_CHECKPOINT_DIR`), `async_save`, `resume`, `save_on_train_end`, and
+    `CheckpointManager` options (e.g. `interval=900`, `every_steps=500`, `keep_last=3`).
     """
-
-    def __init__(
-        self,
-        checkpoint: CheckpointManager | str | os.PathLike[str] | None = None,
-        *,
-        async_save: bool = False,
-        resume: bool = True,
-        save_on_train_end: bool = True,
-        **manager_options: Any,
-    ) -> None:
-        super().__init__()
-        self.manager = resolve_manager(checkpoint, manager_options, os.environ)
-        self.async_save = async_save
-        self.resume = resume
-        self.save_on_train_end = save_on_train_end
-        self.resumed_step: int | None = None
-        self.stop_reason: str | None = None
-        self._last_saved_step: int | None = None
 
     def state(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> dict[str, Any]:
         """The state saved at the current step (state dicts are taken by the manager)."""
@@ -92,8 +70,7 @@ class GpurentCheckpoint(Callback):
         )
         trainer.fit_loop.load_state_dict(state[LOOPS_KEY])
         restore_rng(state)
-        self.resumed_step = step
-        self._last_saved_step = step
+        self._resumed(step)
 
     def on_train_batch_end(
         self,
@@ -103,31 +80,19 @@ class GpurentCheckpoint(Callback):
         batch: Any,
         batch_idx: int,
     ) -> None:
-        step = trainer.global_step
-        if self.manager.stop_requested:
-            if trainer.is_global_zero:
-                save_for_exit(self.manager, lambda: self.state(trainer, pl_module), step)
-            self._last_saved_step = step
-            self.stop_reason = self.manager.stop_reason
+        if self._step_end(
+            trainer.global_step,
+            writer=trainer.is_global_zero,
+            state=lambda: self.state(trainer, pl_module),
+        ):
             trainer.should_stop = True
-            return
-        if step == self._last_saved_step or not self.manager.should_save(step):
-            return
-        if trainer.is_global_zero:
-            if self.async_save:
-                self.manager.save_async(self.state(trainer, pl_module), step)
-            else:
-                self.manager.save(self.state(trainer, pl_module), step)
-        self._last_saved_step = step
 
     def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        if not trainer.is_global_zero:
-            return
-        self.manager.wait()
-        step = trainer.global_step
-        if self.save_on_train_end and self.stop_reason is None and step != self._last_saved_step:
-            self.manager.save(self.state(trainer, pl_module), step)
-            self._last_saved_step = step
+        self._train_end(
+            trainer.global_step,
+            writer=trainer.is_global_zero,
+            state=lambda: self.state(trainer, pl_module),
+        )
 
 
 def _load_list(targets: list[Any], saved: Any, what: str) -> None:
