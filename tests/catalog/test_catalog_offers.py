@@ -215,3 +215,12 @@ def test_every_bundled_gpu_name_of_known_gpus_is_canonical() -> None:
         spec = find_gpu(o.gpu_name)
         if spec is not None:
             assert spec.name == o.gpu_name
+
+
+def test_non_utf8_file_is_one_line_error_not_a_traceback(tmp_path: Path) -> None:
+    f = tmp_path / "aws.csv"
+    f.write_bytes(b"\xff\xfe\x00garbage\n")
+    for args in (["catalog", "import", str(f)], ["offers", "--catalog", str(f)]):
+        r = runner.invoke(app, args)
+        assert r.exit_code == 1, args
+        assert "aws.csv: not UTF-8 text" in r.stderr and r.stderr.count("\n") == 1

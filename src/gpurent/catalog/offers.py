@@ -73,6 +73,7 @@ class OfferTable:
     age: str = ""  # how old the prices are, in words, e.g. BUNDLED_AGE
     ignored_rows: int = 0  # rows that are not GPU offers (CPU-only VMs): not errors
     notes: tuple[str, ...] = ()  # file-level remarks (e.g. unpaired GCP accelerator rows)
+    format: str = ""  # "plain" or "skypilot" for one parsed file; "" for a merged table
 
 
 def _float(value: str | None) -> float | None:
@@ -170,7 +171,9 @@ def parse_offers_csv(
             skipped.append(SkippedRow(file=file, line=i + 2, reason=str(exc)))
     if not offers:
         raise DataError(f"{file}: no usable offer row ({len(skipped)} rows skipped)")
-    return OfferTable(offers=tuple(offers), skipped=tuple(skipped), source=file, age=age)
+    return OfferTable(
+        offers=tuple(offers), skipped=tuple(skipped), source=file, age=age, format="plain"
+    )
 
 
 @cache

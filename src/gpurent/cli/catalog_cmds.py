@@ -29,7 +29,6 @@ from gpurent.catalog.sources import (
     read_meta,
     update_catalogs,
 )
-from gpurent.catalog.sources.load import detect_format
 from gpurent.catalog.sources.store import catalog_dir
 from gpurent.cli.common import cli_errors, console, err_console, print_json, to_jsonable
 from gpurent.errors import InputError
@@ -391,13 +390,12 @@ def catalog_import(
 
     Example: `gpurent catalog import gcp/vms.csv`, then `gpurent offers --catalog gcp/vms.csv`.
     """
-    fmt = detect_format(file.read_text(encoding="utf-8"), str(file))
     table = load_file(file, provider=provider)
     if as_json:
         print_json(
             {
                 "file": file,
-                "format": fmt,
+                "format": table.format,
                 "offers": len(table.offers),
                 "skipped": table.skipped,
                 "ignored_rows": table.ignored_rows,
@@ -410,7 +408,7 @@ def catalog_import(
         return
     _warn_skipped(table)
     console.print(
-        f"{file}: {fmt} format, {len(table.offers)} GPU offers, {len(table.skipped)} rows "
+        f"{file}: {table.format} format, {len(table.offers)} GPU offers, {len(table.skipped)} rows "
         f"skipped, {table.ignored_rows} rows without a GPU",
         highlight=False,
         soft_wrap=True,
