@@ -224,3 +224,15 @@ def test_non_utf8_file_is_one_line_error_not_a_traceback(tmp_path: Path) -> None
         r = runner.invoke(app, args)
         assert r.exit_code == 1, args
         assert "aws.csv: not UTF-8 text" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_plain_csv_non_finite_price_is_skipped(tmp_path: Path) -> None:
+    f = tmp_path / "mine.csv"
+    f.write_text(
+        "provider,instance_type,gpu,gpu_count,price_hour_usd\n"
+        "x,inf-box,H100,1,inf\nx,nan-box,H100,1,nan\nx,ok-box,H100,1,2\n"
+    )
+    r = runner.invoke(app, ["catalog", "import", str(f), "--json"])
+    assert r.exit_code == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["offers"] == 1 and [s["line"] for s in out["skipped"]] == [2, 3]

@@ -80,7 +80,7 @@ def _float(value: str | None) -> float | None:
     if value is None or not value.strip():
         return None
     number = float(value)
-    if math.isnan(number) or number < 0:
+    if not math.isfinite(number) or number < 0:
         raise ValueError(f"not a usable number: {value!r}")
     return number
 
