@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -190,13 +189,3 @@ def bundled_offers() -> tuple[Offer, ...]:
     not offers.
     """
     return bundled_table().offers
-
-
-def iter_offers(offers: Iterable[Offer], *, gpu: str | None = None) -> Iterator[Offer]:
-    """Offers whose GPU is `gpu` (any alias), or all of them."""
-    if gpu is None:
-        yield from offers
-        return
-    spec = find_gpu(gpu)
-    wanted = spec.name if spec else gpu
-    yield from (o for o in offers if o.gpu_name.lower() == wanted.lower())
