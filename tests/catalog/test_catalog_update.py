@@ -43,13 +43,9 @@ def test_update_stores_files_and_metadata(http_root: tuple[str, Path], data: Pat
     table = load_offers(home=home)
     providers = {o.provider for o in table.offers}
     assert {"aws", "gcp", "lambda", "azure"} <= providers  # others from the bundled snapshot
-    assert all(o.as_of == meta["aws"].fetched_at for o in table.offers if o.provider == "aws")
-    assert not any(
-        o.source.endswith("catalogs/v8/aws/vms.csv")
-        and o.provider == "aws"
-        and o.as_of != meta["aws"].fetched_at
-        for o in table.offers
-    )
+    aws = [o for o in table.offers if o.provider == "aws"]
+    assert len(aws) == 4  # the fetched file replaces the bundled aws rows, not added to them
+    assert all(o.as_of == meta["aws"].fetched_at and o.source == meta["aws"].url for o in aws)
     assert table.age.startswith("fetched 2026-11-30 10:00 UTC (aws, gcp); ")
     assert "bundled snapshot" in table.age
 
@@ -137,3 +133,14 @@ def test_corrupt_metadata_is_a_clear_error(tmp_path: Path) -> None:
     meta.write_text("{not json")
     r = runner.invoke(app, ["offers"])
     assert r.exit_code == 1 and "unreadable catalog metadata" in r.stderr
+
+
+def test_bad_update_flags_are_one_line_exit_2() -> None:
+    for args, message in (
+        (["--clouds", " , "], "--clouds is empty"),
+        (["--timeout", "0"], "--timeout must be > 0 s"),
+    ):
+        r = runner.invoke(app, ["catalog", "update", "--url-base", "http://127.0.0.1:9/v8", *args])
+        assert r.exit_code == 2, args
+        assert message in r.stderr and r.stderr.count("\n") == 1
+    assert not read_meta(data_home())
