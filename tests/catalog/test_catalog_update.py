@@ -144,3 +144,16 @@ def test_bad_update_flags_are_one_line_exit_2() -> None:
         assert r.exit_code == 2, args
         assert message in r.stderr and r.stderr.count("\n") == 1
     assert not read_meta(data_home())
+
+
+def test_server_that_never_answers_times_out_one_line() -> None:
+    with socket.socket() as s:  # listens (connect succeeds) but never sends a byte
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        base = f"http://127.0.0.1:{s.getsockname()[1]}/v8"
+        r = runner.invoke(
+            app, ["catalog", "update", "--url-base", base, "--clouds", "aws", "--timeout", "0.2"]
+        )
+    assert r.exit_code == 1
+    assert "timed out" in r.stderr and "previous catalogs kept" in r.stderr
+    assert r.stderr.strip().count("\n") == 0 and not read_meta(data_home())
