@@ -55,7 +55,10 @@ def test_cli_update_then_offers_show_fetch_age(http_root: tuple[str, Path], data
     _publish(root, data, {"lambda": "lambda_vms.csv"})
     r = runner.invoke(app, ["catalog", "update", "--url-base", base, "--clouds", "lambda"])
     assert r.exit_code == 0, r.stderr
-    assert "lambda: 4 GPU offers" in r.stdout
+    # one unwrapped line per cloud; no progress-bar residue (a blank line) when not a terminal
+    assert "lambda: 4 GPU offers from 5 rows (0 malformed rows skipped), fetched 20" in r.stdout
+    assert f"stored in {cloud_file(data_home(), 'x').parent.parent}\n" in r.stdout
+    assert r.stderr == ""
     r = runner.invoke(app, ["offers", "--provider", "lambda", "--json"])
     out = json.loads(r.stdout)
     assert out["count"] == 4 and out["age"].startswith("fetched ")
@@ -86,6 +89,7 @@ def test_partial_failure_stores_the_rest(http_root: tuple[str, Path], data: Path
     r = runner.invoke(app, ["catalog", "update", "--url-base", base, "--clouds", "aws,nosuch"])
     assert r.exit_code == 1
     assert "nosuch:" in r.stderr and "HTTP 404" in r.stderr
+    assert f"error: nosuch: {base}/nosuch/vms.csv: HTTP 404" in r.stderr  # one unwrapped line
     assert set(read_meta(data_home())) == {"aws"}
 
 

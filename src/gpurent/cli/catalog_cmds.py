@@ -308,6 +308,7 @@ def _progress_bar() -> tuple[Progress, dict[str, TaskID]]:
         DownloadColumn(),
         console=err_console,
         transient=True,
+        disable=not err_console.is_terminal,  # a log or pipe gets no bar (and no blank line)
     )
     return progress, {}
 
@@ -361,6 +362,7 @@ def catalog_update(
                 f"{meta.cloud}: {meta.offers} GPU offers from {meta.rows} rows "
                 f"({meta.skipped} malformed rows skipped), fetched {meta.fetched_at}",
                 highlight=False,
+                soft_wrap=True,
             )
     if result.failed and not result.stored:
         first = result.failed[0][1]
@@ -368,12 +370,14 @@ def catalog_update(
         raise FetchError(f"no catalog fetched: {first}{more}; previous catalogs kept")
     for cloud, reason in result.failed:
         err_console.print(
-            f"[bold red]error:[/] {cloud}: {reason}; previous file kept", highlight=False
+            f"[bold red]error:[/] {cloud}: {reason}; previous file kept",
+            highlight=False,
+            soft_wrap=True,
         )
     if result.failed:
         raise typer.Exit(1)
     if not as_json:
-        console.print(f"stored in {catalog_dir(home)}", highlight=False)
+        console.print(f"stored in {catalog_dir(home)}", highlight=False, soft_wrap=True)
 
 
 @catalog_app.command("import")
@@ -416,7 +420,7 @@ def catalog_import(
     console.print(f"GPUs: {', '.join(sorted({o.gpu_name for o in table.offers}))}", highlight=False)
     for note in table.notes:
         console.print(f"note: {note}", highlight=False, soft_wrap=True)
-    console.print(_age_line(table), highlight=False)
+    console.print(_age_line(table), highlight=False, soft_wrap=True)
 
 
 @catalog_app.command("info")
