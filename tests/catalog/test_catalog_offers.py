@@ -215,3 +215,52 @@ def test_every_bundled_gpu_name_of_known_gpus_is_canonical() -> None:
         spec = find_gpu(o.gpu_name)
         if spec is not None:
             assert spec.name == o.gpu_name
+
+
+def test_non_utf8_file_is_one_line_error_not_a_traceback(tmp_path: Path) -> None:
+    f = tmp_path / "aws.csv"
+    f.write_bytes(b"\xff\xfe\x00garbage\n")
+    for args in (["catalog", "import", str(f)], ["offers", "--catalog", str(f)]):
+        r = runner.invoke(app, args)
+        assert r.exit_code == 1, args
+        assert "aws.csv: not UTF-8 text" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_plain_csv_non_finite_price_is_skipped(tmp_path: Path) -> None:
+    f = tmp_path / "mine.csv"
+    f.write_text(
+        "provider,instance_type,gpu,gpu_count,price_hour_usd\n"
+        "x,inf-box,H100,1,inf\nx,nan-box,H100,1,nan\nx,ok-box,H100,1,2\n"
+    )
+    r = runner.invoke(app, ["catalog", "import", str(f), "--json"])
+    assert r.exit_code == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["offers"] == 1 and [s["line"] for s in out["skipped"]] == [2, 3]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("provider,instance_type,gpu\nx,a,H100\n", "missing columns gpu_count"),
+        (
+            "provider,instance_type,gpu,gpu_count,price_hour_usd\nx,a,H100,0,2\nx,b,H100,1,\n",
+            "no usable offer row (2 rows skipped)",
+        ),
+        ("name,price\nbox,2\n", "unknown catalog format"),
+    ],
+)
+def test_unusable_plain_file_is_one_line_exit_1(tmp_path: Path, text: str, message: str) -> None:
+    f = tmp_path / "mine.csv"
+    f.write_text(text)
+    for args in (["catalog", "import", str(f)], ["offers", "--catalog", str(f)]):
+        r = runner.invoke(app, args)
+        assert r.exit_code == 1, args
+        assert message in r.stderr and "Traceback" not in r.stderr
+
+
+def test_no_match_says_so_on_stderr_and_exits_0() -> None:
+    r = runner.invoke(app, ["gpus", "--min-memory", "10000"])
+    assert r.exit_code == 0 and "no GPU matches" in r.stderr and not r.stdout
+    r = runner.invoke(app, ["offers", "--gpu", "h100", "--max-price", "0.01"])
+    assert r.exit_code == 0 and "no offer matches" in r.stderr
+    assert "prices: " + BUNDLED_AGE_TEXT in r.stdout  # the age line is printed even then

@@ -43,13 +43,9 @@ def test_update_stores_files_and_metadata(http_root: tuple[str, Path], data: Pat
     table = load_offers(home=home)
     providers = {o.provider for o in table.offers}
     assert {"aws", "gcp", "lambda", "azure"} <= providers  # others from the bundled snapshot
-    assert all(o.as_of == meta["aws"].fetched_at for o in table.offers if o.provider == "aws")
-    assert not any(
-        o.source.endswith("catalogs/v8/aws/vms.csv")
-        and o.provider == "aws"
-        and o.as_of != meta["aws"].fetched_at
-        for o in table.offers
-    )
+    aws = [o for o in table.offers if o.provider == "aws"]
+    assert len(aws) == 4  # the fetched file replaces the bundled aws rows, not added to them
+    assert all(o.as_of == meta["aws"].fetched_at and o.source == meta["aws"].url for o in aws)
     assert table.age.startswith("fetched 2026-11-30 10:00 UTC (aws, gcp); ")
     assert "bundled snapshot" in table.age
 
@@ -59,7 +55,10 @@ def test_cli_update_then_offers_show_fetch_age(http_root: tuple[str, Path], data
     _publish(root, data, {"lambda": "lambda_vms.csv"})
     r = runner.invoke(app, ["catalog", "update", "--url-base", base, "--clouds", "lambda"])
     assert r.exit_code == 0, r.stderr
-    assert "lambda: 4 GPU offers" in r.stdout
+    # one unwrapped line per cloud; no progress-bar residue (a blank line) when not a terminal
+    assert "lambda: 4 GPU offers from 5 rows (0 malformed rows skipped), fetched 20" in r.stdout
+    assert f"stored in {cloud_file(data_home(), 'x').parent.parent}\n" in r.stdout
+    assert r.stderr == ""
     r = runner.invoke(app, ["offers", "--provider", "lambda", "--json"])
     out = json.loads(r.stdout)
     assert out["count"] == 4 and out["age"].startswith("fetched ")
@@ -90,6 +89,7 @@ def test_partial_failure_stores_the_rest(http_root: tuple[str, Path], data: Path
     r = runner.invoke(app, ["catalog", "update", "--url-base", base, "--clouds", "aws,nosuch"])
     assert r.exit_code == 1
     assert "nosuch:" in r.stderr and "HTTP 404" in r.stderr
+    assert f"error: nosuch: {base}/nosuch/vms.csv: HTTP 404" in r.stderr  # one unwrapped line
     assert set(read_meta(data_home())) == {"aws"}
 
 
@@ -137,3 +137,27 @@ def test_corrupt_metadata_is_a_clear_error(tmp_path: Path) -> None:
     meta.write_text("{not json")
     r = runner.invoke(app, ["offers"])
     assert r.exit_code == 1 and "unreadable catalog metadata" in r.stderr
+
+
+def test_bad_update_flags_are_one_line_exit_2() -> None:
+    for args, message in (
+        (["--clouds", " , "], "--clouds is empty"),
+        (["--timeout", "0"], "--timeout must be > 0 s"),
+    ):
+        r = runner.invoke(app, ["catalog", "update", "--url-base", "http://127.0.0.1:9/v8", *args])
+        assert r.exit_code == 2, args
+        assert message in r.stderr and r.stderr.count("\n") == 1
+    assert not read_meta(data_home())
+
+
+def test_server_that_never_answers_times_out_one_line() -> None:
+    with socket.socket() as s:  # listens (connect succeeds) but never sends a byte
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        base = f"http://127.0.0.1:{s.getsockname()[1]}/v8"
+        r = runner.invoke(
+            app, ["catalog", "update", "--url-base", base, "--clouds", "aws", "--timeout", "0.2"]
+        )
+    assert r.exit_code == 1
+    assert "timed out" in r.stderr and "previous catalogs kept" in r.stderr
+    assert r.stderr.strip().count("\n") == 0 and not read_meta(data_home())

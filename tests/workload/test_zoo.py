@@ -165,3 +165,22 @@ def test_bad_workload_files_name_the_problem(
     p.write_text(text)
     with pytest.raises(InputError, match=match):
         load_workload(p)
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ('preset = "lama-lora"\n', "unknown preset 'lama-lora'; did you mean llama-lora"),
+        ('model = "resnt50"\n', "unknown model 'resnt50'; did you mean resnet50"),
+        (
+            'model = "tiny"\n[shape]\nlayers = 2\nhidden = 63\nheads = 4\nvocab = 100\n',
+            "hidden 63 is not a multiple of heads 4",
+        ),
+    ],
+)
+def test_workload_file_errors_name_the_file(tmp_path: Path, text: str, match: str) -> None:
+    p = tmp_path / "job.toml"
+    p.write_text(text)
+    with pytest.raises(InputError) as err:
+        load_workload(p)
+    assert err.value.message.startswith(f"{p}: ") and match in err.value.message

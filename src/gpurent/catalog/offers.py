@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -73,13 +72,14 @@ class OfferTable:
     age: str = ""  # how old the prices are, in words, e.g. BUNDLED_AGE
     ignored_rows: int = 0  # rows that are not GPU offers (CPU-only VMs): not errors
     notes: tuple[str, ...] = ()  # file-level remarks (e.g. unpaired GCP accelerator rows)
+    format: str = ""  # "plain" or "skypilot" for one parsed file; "" for a merged table
 
 
 def _float(value: str | None) -> float | None:
     if value is None or not value.strip():
         return None
     number = float(value)
-    if math.isnan(number) or number < 0:
+    if not math.isfinite(number) or number < 0:
         raise ValueError(f"not a usable number: {value!r}")
     return number
 
@@ -170,7 +170,9 @@ def parse_offers_csv(
             skipped.append(SkippedRow(file=file, line=i + 2, reason=str(exc)))
     if not offers:
         raise DataError(f"{file}: no usable offer row ({len(skipped)} rows skipped)")
-    return OfferTable(offers=tuple(offers), skipped=tuple(skipped), source=file, age=age)
+    return OfferTable(
+        offers=tuple(offers), skipped=tuple(skipped), source=file, age=age, format="plain"
+    )
 
 
 @cache
@@ -187,13 +189,3 @@ def bundled_offers() -> tuple[Offer, ...]:
     not offers.
     """
     return bundled_table().offers
-
-
-def iter_offers(offers: Iterable[Offer], *, gpu: str | None = None) -> Iterator[Offer]:
-    """Offers whose GPU is `gpu` (any alias), or all of them."""
-    if gpu is None:
-        yield from offers
-        return
-    spec = find_gpu(gpu)
-    wanted = spec.name if spec else gpu
-    yield from (o for o in offers if o.gpu_name.lower() == wanted.lower())

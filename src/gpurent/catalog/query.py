@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from gpurent.catalog.offer import Offer
-from gpurent.catalog.specs import all_gpus, find_gpu, normalize_name
+from gpurent.catalog.specs import find_gpu, known_gpu_names, normalize_name
 from gpurent.errors import InputError, NotFoundError
 
 
@@ -54,8 +54,7 @@ def resolve_gpu_filter(names: Iterable[str], offers: Sequence[Offer]) -> tuple[s
         elif normalize_name(name) in raw:
             resolved.append(raw[normalize_name(name)])
         else:
-            known = [g.name for g in all_gpus()] + [a for g in all_gpus() for a in g.aliases]
-            raise NotFoundError("GPU", name, [*known, *raw.values()])
+            raise NotFoundError("GPU", name, [*known_gpu_names(), *raw.values()])
     return tuple(resolved)
 
 

@@ -82,6 +82,11 @@ def _index() -> dict[str, GpuSpec]:
     return index
 
 
+def known_gpu_names() -> list[str]:
+    """Every canonical name, then every alias: the names a "did you mean" picks from."""
+    return [g.name for g in all_gpus()] + [a for g in all_gpus() for a in g.aliases]
+
+
 def find_gpu(name: str) -> GpuSpec | None:
     """The GpuSpec for `name` or an alias of it, or None when unknown."""
     return _index().get(normalize_name(name))
@@ -91,6 +96,5 @@ def get_gpu(name: str) -> GpuSpec:
     """The GpuSpec for `name` or an alias of it; raises `NotFoundError` with the closest names."""
     spec = find_gpu(name)
     if spec is None:
-        known = [g.name for g in all_gpus()] + [a for g in all_gpus() for a in g.aliases]
-        raise NotFoundError("GPU", name, known)
+        raise NotFoundError("GPU", name, known_gpu_names())
     return spec

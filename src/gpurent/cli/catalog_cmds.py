@@ -29,7 +29,6 @@ from gpurent.catalog.sources import (
     read_meta,
     update_catalogs,
 )
-from gpurent.catalog.sources.load import detect_format
 from gpurent.catalog.sources.store import catalog_dir
 from gpurent.cli.common import cli_errors, console, err_console, print_json, to_jsonable
 from gpurent.errors import InputError
@@ -309,6 +308,7 @@ def _progress_bar() -> tuple[Progress, dict[str, TaskID]]:
         DownloadColumn(),
         console=err_console,
         transient=True,
+        disable=not err_console.is_terminal,  # a log or pipe gets no bar (and no blank line)
     )
     return progress, {}
 
@@ -362,6 +362,7 @@ def catalog_update(
                 f"{meta.cloud}: {meta.offers} GPU offers from {meta.rows} rows "
                 f"({meta.skipped} malformed rows skipped), fetched {meta.fetched_at}",
                 highlight=False,
+                soft_wrap=True,
             )
     if result.failed and not result.stored:
         first = result.failed[0][1]
@@ -369,12 +370,14 @@ def catalog_update(
         raise FetchError(f"no catalog fetched: {first}{more}; previous catalogs kept")
     for cloud, reason in result.failed:
         err_console.print(
-            f"[bold red]error:[/] {cloud}: {reason}; previous file kept", highlight=False
+            f"[bold red]error:[/] {cloud}: {reason}; previous file kept",
+            highlight=False,
+            soft_wrap=True,
         )
     if result.failed:
         raise typer.Exit(1)
     if not as_json:
-        console.print(f"stored in {catalog_dir(home)}", highlight=False)
+        console.print(f"stored in {catalog_dir(home)}", highlight=False, soft_wrap=True)
 
 
 @catalog_app.command("import")
@@ -391,13 +394,12 @@ def catalog_import(
 
     Example: `gpurent catalog import gcp/vms.csv`, then `gpurent offers --catalog gcp/vms.csv`.
     """
-    fmt = detect_format(file.read_text(encoding="utf-8"), str(file))
     table = load_file(file, provider=provider)
     if as_json:
         print_json(
             {
                 "file": file,
-                "format": fmt,
+                "format": table.format,
                 "offers": len(table.offers),
                 "skipped": table.skipped,
                 "ignored_rows": table.ignored_rows,
@@ -410,7 +412,7 @@ def catalog_import(
         return
     _warn_skipped(table)
     console.print(
-        f"{file}: {fmt} format, {len(table.offers)} GPU offers, {len(table.skipped)} rows "
+        f"{file}: {table.format} format, {len(table.offers)} GPU offers, {len(table.skipped)} rows "
         f"skipped, {table.ignored_rows} rows without a GPU",
         highlight=False,
         soft_wrap=True,
@@ -418,7 +420,7 @@ def catalog_import(
     console.print(f"GPUs: {', '.join(sorted({o.gpu_name for o in table.offers}))}", highlight=False)
     for note in table.notes:
         console.print(f"note: {note}", highlight=False, soft_wrap=True)
-    console.print(_age_line(table), highlight=False)
+    console.print(_age_line(table), highlight=False, soft_wrap=True)
 
 
 @catalog_app.command("info")

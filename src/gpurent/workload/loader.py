@@ -23,7 +23,7 @@ from typing import Any
 
 from gpurent.catalog.precision import parse_precision
 from gpurent.errors import GpurentError, InputError
-from gpurent.workload.models import get_model
+from gpurent.workload.models import custom_llm, get_model
 from gpurent.workload.presets import preset
 from gpurent.workload.spec import LlmShape, Optimizer, Sharding, Task, Workload, parse_stack
 
@@ -73,10 +73,19 @@ def _shape(value: dict[str, Any], where: str) -> LlmShape:
     )
 
 
+def _located(exc: GpurentError, where: str) -> GpurentError:
+    """`exc` as an InputError whose message starts with `where: ` (once)."""
+    return exc if exc.message.startswith(where) else InputError(f"{where}: {exc.message}")
+
+
 def workload_from_mapping(raw: dict[str, Any], where: str) -> Workload:
-    """Validate a mapping of Workload fields (as from a file) into a Workload."""
+    """Validate a mapping of Workload fields (as from a file) into a Workload; every error
+    message starts with `where`."""
     data = dict(raw.get("workload", raw))
-    base = preset(str(data.pop("preset"))) if "preset" in data else None
+    try:
+        base = preset(str(data.pop("preset"))) if "preset" in data else None
+    except GpurentError as exc:
+        raise _located(exc, where) from None
     fields: dict[str, Any] = {}
     for key, value in data.items():
         key = _ALIASES.get(key, key)
@@ -109,16 +118,19 @@ def workload_from_mapping(raw: dict[str, Any], where: str) -> Workload:
             else:
                 raise InputError(f"{where}: unknown field {key!r}")
         except GpurentError as exc:
-            if exc.message.startswith(where):
-                raise
-            raise InputError(f"{where}: {exc.message}") from None
+            raise _located(exc, where) from None
         except (TypeError, ValueError) as exc:
             raise InputError(f"{where}: bad value for {key} ({exc})") from None
     if base is None and "model" not in fields:
         raise InputError(f"{where}: needs a model (or a preset)")
     wl = dataclasses.replace(base, **fields) if base is not None else Workload(**fields)
-    if wl.shape is None:
-        get_model(wl.model)  # raises NotFoundError with suggestions
+    try:  # a zoo name (NotFoundError lists the closest) or a shape the estimator accepts
+        if wl.shape is None:
+            get_model(wl.model)
+        else:
+            custom_llm(wl.shape, name=wl.model)
+    except GpurentError as exc:
+        raise _located(exc, where) from None
     return wl
 
 

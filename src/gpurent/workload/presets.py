@@ -12,53 +12,54 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from gpurent.catalog.precision import Precision
 from gpurent.errors import NotFoundError
 from gpurent.workload.spec import Task, Workload
 
-_PRESETS: dict[str, Callable[[], Workload]] = {
-    "resnet50-imagenet": lambda: Workload(
-        model="resnet50",
-        task=Task.TRAINING,
-        precision=Precision.AMP,
-        batch_size_per_gpu=256,
-        dataset_samples=1_281_167,
-        epochs=90,
-        name="resnet50-imagenet",
-    ),
-    "bert-large-pretrain": lambda: Workload(
-        model="bert-large-pretrain",
-        task=Task.TRAINING,
-        precision=Precision.AMP,
-        batch_size_per_gpu=64,
-        seq_len=128,
-        dataset_samples=7038 * 65536,
-        epochs=1,
-        name="bert-large-pretrain",
-    ),
-    "llama-lora": lambda: Workload(
-        model="llama3-8b",
-        task=Task.FINETUNE_LORA,
-        precision=Precision.BF16,
-        batch_size_per_gpu=4,
-        seq_len=2048,
-        token_budget=100e6,
-        activation_checkpointing=True,
-        lora_rank=16,
-        name="llama-lora",
-    ),
-    "llm-inference": lambda: Workload(
-        model="llama3-8b",
-        task=Task.INFERENCE,
-        precision=Precision.BF16,
-        batch_size_per_gpu=16,
-        seq_len=512,
-        output_tokens=256,
-        dataset_samples=100_000,
-        name="llm-inference",
-    ),
+_PRESETS: dict[str, Workload] = {
+    w.name: w
+    for w in (
+        Workload(
+            model="resnet50",
+            task=Task.TRAINING,
+            precision=Precision.AMP,
+            batch_size_per_gpu=256,
+            dataset_samples=1_281_167,
+            epochs=90,
+            name="resnet50-imagenet",
+        ),
+        Workload(
+            model="bert-large-pretrain",
+            task=Task.TRAINING,
+            precision=Precision.AMP,
+            batch_size_per_gpu=64,
+            seq_len=128,
+            dataset_samples=7038 * 65536,
+            epochs=1,
+            name="bert-large-pretrain",
+        ),
+        Workload(
+            model="llama3-8b",
+            task=Task.FINETUNE_LORA,
+            precision=Precision.BF16,
+            batch_size_per_gpu=4,
+            seq_len=2048,
+            token_budget=100e6,
+            activation_checkpointing=True,
+            lora_rank=16,
+            name="llama-lora",
+        ),
+        Workload(
+            model="llama3-8b",
+            task=Task.INFERENCE,
+            precision=Precision.BF16,
+            batch_size_per_gpu=16,
+            seq_len=512,
+            output_tokens=256,
+            dataset_samples=100_000,
+            name="llm-inference",
+        ),
+    )
 }
 
 
@@ -67,8 +68,9 @@ def list_presets() -> tuple[str, ...]:
 
 
 def preset(name: str) -> Workload:
-    """A preset Workload by name; `NotFoundError` lists the known ones."""
+    """A preset Workload by name (Workloads are frozen, so one shared object is safe);
+    `NotFoundError` lists the known ones."""
     try:
-        return _PRESETS[name.strip().lower()]()
+        return _PRESETS[name.strip().lower()]
     except KeyError:
         raise NotFoundError("preset", name, _PRESETS) from None

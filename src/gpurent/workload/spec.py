@@ -2,7 +2,7 @@
 
 A Workload names a model from the zoo (or gives an LLM shape), the task, the precision, the
 per-GPU batch, the amount of work (dataset x epochs, or a token budget) and the memory savers and
-parallel layout. Presets are functions returning Workloads; files (TOML/YAML) load into one.
+parallel layout. Presets are ready-made Workloads; files (TOML/YAML) load into one.
 """
 
 from __future__ import annotations

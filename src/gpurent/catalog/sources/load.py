@@ -92,7 +92,12 @@ def parse_catalog_text(
 
 def load_file(path: Path, *, provider: str | None = None) -> OfferTable:
     """Offers from one catalog file. Its prices are dated by the file's modification day."""
-    text = path.read_text(encoding="utf-8", errors="strict")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise DataError(
+            f"{path}: not UTF-8 text; give a SkyPilot vms.csv or gpurent's plain offers CSV"
+        ) from None
     modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC).date().isoformat()
     age = f"from {path.name} (price date unknown; file modified {modified})"
     return parse_catalog_text(

@@ -227,6 +227,7 @@ def parse_skypilot_csv(
         age=age,
         ignored_rows=ignored,
         notes=tuple(notes),
+        format="skypilot",
     )
 
 

@@ -3,7 +3,7 @@
 Layout under `gpurent.userdata.data_home()/catalog/`:
 - `<cloud>/vms.csv`: the SkyPilot catalog file as fetched (unchanged bytes).
 - `meta.json`: `{"format": 1, "clouds": {"<cloud>": {"url", "fetched_at", "rows", "offers",
-  "skipped", "bytes"}}}`; `fetched_at` is an ISO-8601 UTC timestamp.
+  "skipped", "size_bytes"}}}`; `fetched_at` is an ISO-8601 UTC timestamp.
 
 Every write goes to a temporary file in the same directory and is renamed over the old one, so a
 failed or interrupted update leaves the previous files intact. This is an edge module (file I/O).
