@@ -37,3 +37,17 @@ def test_read_only_engine_leaves_the_file_as_it_was(tmp_path: Path) -> None:
         conn.exec_driver_sql("SELECT count(*) FROM monitor_samples").scalar()
     reader.dispose()
     assert db.read_bytes() == before
+
+
+def test_without_sqlalchemy_monitor_report_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from tests.conftest import run_cli
+
+    db = tmp_path / "m.db"
+    db.write_bytes(b"")
+    monkeypatch.setitem(sys.modules, "sqlalchemy", None)
+    for name in ("gpurent.store", "gpurent.store.db", "gpurent.store.samples"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    code, _, err = run_cli("monitor", "report", "--db", str(db))
+    assert code == 1 and "gpurent[monitor]" in err and "Traceback" not in err

@@ -15,7 +15,7 @@ import typer
 from rich.markup import escape
 
 from gpurent.cli.common import cli_errors, console, err_console, print_json, print_json_line
-from gpurent.errors import DataError, InputError
+from gpurent.errors import DataError, InputError, require
 
 if TYPE_CHECKING:
     from gpurent.monitor.cost import InstancePrice
@@ -334,11 +334,11 @@ def report_cmd(
 
     Example: gpurent monitor report --db ~/gpu.db --since 2h --html report.html
     """
-    import sqlalchemy as sa
-
     from gpurent.monitor.sample import from_rows
-    from gpurent.store import open_engine, select_rows
+    from gpurent.store import open_engine, select_rows  # names the extra if it is missing
     from gpurent.store.samples import time_range
+
+    sa: Any = require("sqlalchemy", "monitor")
 
     if "://" not in db and not Path(db).expanduser().is_file():
         raise InputError(

@@ -175,7 +175,7 @@ class HashingWriter:
 
 def torch_save(obj: Any, fh: Any) -> None:
     """`torch.save` without its own CRC32 pass (the manifest's sha256 covers the bytes)."""
-    torch: Any = require("torch", "runtime")
+    torch: Any = require("torch", "bench")  # the extra that installs torch
     try:
         from torch.utils.serialization import config
 
@@ -191,7 +191,7 @@ def torch_save(obj: Any, fh: Any) -> None:
 
 
 def torch_load(data: IO[bytes]) -> dict[str, Any]:
-    torch: Any = require("torch", "runtime")
+    torch: Any = require("torch", "bench")  # the extra that installs torch
     loaded = torch.load(data, map_location="cpu", weights_only=True)
     if not isinstance(loaded, dict):
         raise DataError("checkpoint torch.pt does not hold a dict; the checkpoint is damaged")
