@@ -122,6 +122,12 @@ def test_catalog_file_is_used(tmp_path):
         (["--preset", "llama-lora", "--max-gpus", "0"], "--max-gpus"),
         (["--preset", "llama-lora", "--gpu", "H9000"], "unknown GPU"),
         (["--preset", "llama-lora", "--commit-discount", "2"], "--commit-discount"),
+        (["--preset", "llama-lora", "--task", "juggling"], "unknown task"),
+        (["--preset", "llama-lora", "--objective", "cheapest,fastest"], "takes one value"),
+        (["--preset", "llama-lora", "--interconnect", "carrier-pigeon"], "unknown interconnect"),
+        (["--preset", "llama-lora", "--interconnect", ","], "--interconnect takes one value"),
+        (["--preset", "llama-lora", "--interconnect", "nvlink,pcie"], "takes one value"),
+        (["--preset", "llama-lora", "--html", "/nonexistent/dir/plan.html"], "no such file"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(args, message):

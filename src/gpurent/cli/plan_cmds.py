@@ -87,6 +87,13 @@ def _enum_list(kind: type[E], text: str, flag: str) -> tuple[E, ...]:
     return tuple(out)
 
 
+def _enum_one(kind: type[E], text: str, flag: str) -> E:
+    chosen = _enum_list(kind, text, flag)
+    if len(chosen) != 1:
+        raise InputError(f"{flag} takes one value")
+    return chosen[0]
+
+
 def load_offers(catalog: Path | None) -> tuple[Offer, ...]:
     """The offers to plan over: `--catalog FILE` (any format `gpurent catalog` reads), else the
     catalogs fetched with `gpurent catalog update` plus the bundled snapshot for the rest.
@@ -279,10 +286,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     workload = resolve_workload(preset, workload_file, model, scenario, overrides)
     deadline_s = parse_duration_s(deadline) if deadline else None
     if objective:
-        chosen = _enum_list(Objective, objective, "--objective")
-        if len(chosen) != 1:
-            raise InputError("--objective takes one value")
-        goal = chosen[0]
+        goal = _enum_one(Objective, objective, "--objective")
     elif deadline_s is not None:
         goal = Objective.DEADLINE
     elif scenario is not None:
@@ -292,7 +296,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     else:
         goal = Objective.CHEAPEST
     link = (
-        _enum_list(Interconnect, interconnect, "--interconnect")[0]
+        _enum_one(Interconnect, interconnect, "--interconnect")
         if interconnect
         else (scenario.interconnect if scenario else Interconnect.ANY)
     )
