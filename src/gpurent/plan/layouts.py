@@ -166,7 +166,6 @@ def choose_layout(
 ) -> LayoutChoice:
     """The first layout (in `candidate_layouts` order) whose estimate fits in GPU memory."""
     closest: Estimate | None = None
-    closest_label = ""
     closest_layout: Layout | None = None
     tried = 0
     errors: list[str] = []
@@ -182,12 +181,12 @@ def choose_layout(
         if est.fits:
             return LayoutChoice(layout=layout, estimate=est, tried=tried)
         if closest is None or est.memory.headroom_gib > closest.memory.headroom_gib:
-            closest, closest_layout, closest_label = est, layout, layout.label
-    if closest is not None:
+            closest, closest_layout = est, layout
+    if closest is not None and closest_layout is not None:
         n = gpus_per_node * nodes
         reason = (
             f"needs {closest.memory.total_gib:.1f} GiB per GPU at best on "
-            f"{gpus_per_node * nodes}x {gpu.name} ({closest_label})"
+            f"{n}x {gpu.name} ({closest_layout.label})"
             f", which has {closest.memory.capacity_gib:.0f} GiB "
             f"({closest.memory.total_gib * n:,.0f} GiB needed across the {n} GPUs, "
             f"{closest.memory.capacity_gib * n:,.0f} GiB there)"
