@@ -47,8 +47,8 @@ Examples:
 
   gpurent plan --workload job.toml --budget 500 --pricing on-demand --html plan.html
 
-Exit codes: 0 a plan; 2 bad input; 3 nothing meets the request (the reasons and the closest
-alternatives are printed).
+Exit codes: 0 a plan; 1 an unusable --catalog file; 2 bad input; 3 nothing meets the request
+(the reasons and the closest alternatives are printed).
 """
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|hr|hours?|d|days?|w|weeks?)?\s*$")
@@ -201,7 +201,8 @@ _H = {
     "checkpoint": "Seconds to write one checkpoint (default: from the state size at 1 GiB/s).",
     "restart": "Seconds lost per spot interruption to get a new instance and resume.",
     "commit": "Price 'reserved' as this fraction off on-demand, e.g. 0.35.",
-    "catalog": "An offers CSV in the project's format (default: the bundled snapshot).",
+    "catalog": "An offers file: gpurent's CSV or a SkyPilot vms.csv (default: the catalogs "
+    "fetched with `gpurent catalog update`, the bundled snapshot for the rest).",
     "json": "Print the plan as JSON (stable format: docs/plan-json-schema.md).",
     "markdown": "Print the plan as Markdown.",
     "html": "Also write a self-contained HTML report with a cost-vs-time chart to this file.",
