@@ -45,7 +45,6 @@ Row = tuple[float, float, int, int, float]
 class FilterReport:
     """Offers kept by the constraints; when none are, the reasons with the closest offers."""
 
-    catalog_offers: int
     kept: tuple[Offer, ...]
     reasons: tuple[str, ...]
     unknown_gpus: tuple[str, ...]  # GPU names without a spec (cannot be estimated)
@@ -160,9 +159,7 @@ def filter_offers(
     for keep, explain in stages:
         nxt = [o for o in current if keep(o)]
         if not nxt:
-            return FilterReport(
-                catalog_offers=len(offers), kept=(), reasons=(explain(current),), unknown_gpus=()
-            )
+            return FilterReport(kept=(), reasons=(explain(current),), unknown_gpus=())
         current = nxt
     has_spec = {name: find_gpu(name) is not None for name in {o.gpu_name for o in current}}
     known = [o for o in current if has_spec[o.gpu_name]]
@@ -170,9 +167,7 @@ def filter_offers(
     reasons: tuple[str, ...] = ()
     if not known:
         reasons = (f"no GPU spec for {', '.join(unknown)}: their speed cannot be estimated",)
-    return FilterReport(
-        catalog_offers=len(offers), kept=tuple(known), reasons=reasons, unknown_gpus=unknown
-    )
+    return FilterReport(kept=tuple(known), reasons=reasons, unknown_gpus=unknown)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

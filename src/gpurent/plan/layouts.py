@@ -88,7 +88,6 @@ class LayoutChoice:
     layout: Layout | None
     estimate: Estimate | None  # the fitting estimate, or the closest miss (least overshoot)
     tried: int  # estimator calls made
-    closest_layout: Layout | None = None  # the layout of the closest miss
     reason: str = ""  # why nothing fits ("" when a layout fits)
 
 
@@ -193,6 +192,4 @@ def choose_layout(
         )
     else:
         reason = errors[0] if errors else "no layout applies"
-    return LayoutChoice(
-        layout=None, estimate=closest, tried=tried, closest_layout=closest_layout, reason=reason
-    )
+    return LayoutChoice(layout=None, estimate=closest, tried=tried, reason=reason)

@@ -34,12 +34,12 @@ from gpurent.workload.spec import Workload
 MAX_PARETO_POINTS = 20
 
 
-def work_unit(est: Estimate) -> tuple[str, float, str]:
-    """(unit, scale, label) for cost per unit: tokens per 1M, everything else per 1k."""
+def work_unit(est: Estimate) -> tuple[str, float]:
+    """(unit, smallest scale) for cost per unit: tokens per 1M, everything else per 1k."""
     unit = est.throughput_unit.split("/")[0].strip() or "samples"
     if unit.startswith("token"):
-        return "tokens", 1e6, "1M tokens"
-    return unit, 1e3, f"1k {unit}"
+        return "tokens", 1e6
+    return unit, 1e3
 
 
 _SCALES = ((1e3, "1k"), (1e6, "1M"), (1e9, "1B"))
@@ -181,7 +181,7 @@ class _Builder:
             assumptions=self.assumptions,
             min_billed_hours=ctx.min_billed_hours,
         )
-        unit, scale, _ = work_unit(est)
+        unit, scale = work_unit(est)
         work_units = ctx.work_units_per_s * ctx.compute_s
         per_unit, cost_unit = readable_unit(unit, scale, cost.total_usd, work_units)
         epochs = self.workload.epochs if self.workload.dataset_samples else None
