@@ -10,12 +10,26 @@ from hypothesis import strategies as st
 
 from gpurent.pricing.costs import (
     CostAssumptions,
+    SpotOverhead,
     billed_hours,
     checkpoint_cost_s,
     cost_breakdown,
     cost_coefficients,
     spot_overhead,
 )
+
+
+def overhead(**changes: float) -> SpotOverhead:
+    """`spot_overhead` of one hour of training on one node; each test states what it changes."""
+    args: dict = {
+        "compute_s": 3600,
+        "nodes": 1,
+        "interruptions_per_hour_per_instance": 0.2,
+        "checkpoint_cost_s": 30,
+        "restart_s": 600,
+        "trains": True,
+    }
+    return spot_overhead(**{**args, **changes})
 
 
 def test_billing_rounds_up_to_the_step():
@@ -80,39 +94,18 @@ def test_checkpoint_cost_from_state_or_flag():
 
 
 def test_no_interruptions_no_overhead():
-    s = spot_overhead(
-        compute_s=3600,
-        nodes=4,
-        interruptions_per_hour_per_instance=0.0,
-        checkpoint_cost_s=30,
-        restart_s=600,
-        trains=True,
-    )
+    s = overhead(nodes=4, interruptions_per_hour_per_instance=0.0)
     assert s.slowdown == 1.0 and s.expected_interruptions == 0
 
 
 def test_inference_loses_only_restarts():
-    s = spot_overhead(
-        compute_s=36000,
-        nodes=1,
-        interruptions_per_hour_per_instance=0.2,
-        checkpoint_cost_s=30,
-        restart_s=600,
-        trains=False,
-    )
+    s = overhead(compute_s=36000, trains=False)
     assert s.checkpoint_time_s == 0 and s.lost_work_s == 0
     assert s.slowdown == pytest.approx(1 / (1 - 600 / 18000))
 
 
 def test_too_frequent_interruptions_never_finish():
-    s = spot_overhead(
-        compute_s=3600,
-        nodes=8,
-        interruptions_per_hour_per_instance=2.0,
-        checkpoint_cost_s=300,
-        restart_s=600,
-        trains=True,
-    )
+    s = overhead(nodes=8, interruptions_per_hour_per_instance=2.0, checkpoint_cost_s=300)
     assert not s.finishes
 
 
@@ -124,13 +117,11 @@ def test_too_frequent_interruptions_never_finish():
 )
 def test_overhead_grows_with_interruption_rate(rate, extra, nodes, ckpt):
     def slowdown(r: float) -> float:
-        return spot_overhead(
+        return overhead(
             compute_s=36000,
             nodes=nodes,
             interruptions_per_hour_per_instance=r,
             checkpoint_cost_s=ckpt,
-            restart_s=600,
-            trains=True,
         ).slowdown
 
     low, high = slowdown(rate), slowdown(rate + extra)

@@ -109,6 +109,15 @@ def test_catalog_file_is_used(tmp_path):
     assert "skipped 1 unusable row" in r.stderr and ":4:" in r.stderr
 
 
+def test_unusable_catalog_file_is_one_line_exit_1(tmp_path):
+    csv = tmp_path / "offers.csv"
+    csv.write_text("foo,bar\n1,2\n")
+    r = run("--preset", "llama-lora", "--catalog", str(csv))
+    assert r.exit_code == 1, r.stdout
+    assert "unknown catalog format" in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -122,6 +131,12 @@ def test_catalog_file_is_used(tmp_path):
         (["--preset", "llama-lora", "--max-gpus", "0"], "--max-gpus"),
         (["--preset", "llama-lora", "--gpu", "H9000"], "unknown GPU"),
         (["--preset", "llama-lora", "--commit-discount", "2"], "--commit-discount"),
+        (["--preset", "llama-lora", "--task", "juggling"], "unknown task"),
+        (["--preset", "llama-lora", "--objective", "cheapest,fastest"], "takes one value"),
+        (["--preset", "llama-lora", "--interconnect", "carrier-pigeon"], "unknown interconnect"),
+        (["--preset", "llama-lora", "--interconnect", ","], "--interconnect takes one value"),
+        (["--preset", "llama-lora", "--interconnect", "nvlink,pcie"], "takes one value"),
+        (["--preset", "llama-lora", "--html", "/nonexistent/dir/plan.html"], "no such file"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(args, message):

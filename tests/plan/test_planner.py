@@ -145,7 +145,10 @@ def test_spot_that_never_finishes_is_dropped():
 
 def test_interconnect_nvlink_excludes_pcie_multi_gpu():
     result = plan(llm(1), CATALOG, interconnect=Interconnect.NVLINK, top_n=50)
+    assert result.feasible
     assert all(c.gpus_per_node == 1 or "T4" not in c.gpu_name for c in result.top)
+    anything = plan(llm(1), CATALOG, top_n=50)  # the 4x T4 (PCIe) offer ranks without the filter
+    assert any(c.gpu_name == "T4" and c.gpus_per_node == 4 for c in anything.top)
 
 
 def test_regions_collapse_into_one_row():

@@ -154,6 +154,21 @@ def test_cli_compare_errors() -> None:
         ),
         (["pricing", "compare", "--on-demand", "1", "--hybrid", "day:8:g5.xlarge"], "--offer"),
         (["pricing", "compare", "--on-demand", "1", "--advisor-band", "x"], "--advisor-band"),
+        (["pricing", "compare", "--on-demand", "1", "--hybrid", "day:8"], "NAME:HOURS:INSTANCE"),
+        (["pricing", "compare", "--on-demand", "1", "--hybrid", "day:8:$0"], "--hybrid price"),
+        (
+            [
+                "pricing",
+                "compare",
+                "--offer",
+                "aws/p3.2xlarge/us-east-1",
+                "--hybrid",
+                "day:8:p3.2xlargee",
+            ],
+            "unknown offer",
+        ),
+        (["pricing", "compare", "--on-demand", "1", "--months", "0"], "--months"),
+        (["pricing", "compare", "--on-demand", "1", "--commit-months", "0"], "--commit-months"),
     ]
     for args, msg in cases:
         r = runner.invoke(app, args)

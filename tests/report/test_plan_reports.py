@@ -114,3 +114,23 @@ def test_terminal_render(feasible_plan, infeasible_plan):
     buf = io.StringIO()
     render_terminal(infeasible_plan, Console(file=buf, width=200, color_system=None))
     assert "No plan meets the request" in buf.getvalue()
+
+
+def test_every_renderer_shows_the_scenario_matrix(scenario_plan, feasible_plan):
+    """The recommendation's sections come from one list; each renderer shows the matrix."""
+    matrix = scenario_plan.explanation.matrix.summary
+    assert f"### Scenario matrix\n\n- {matrix}" in render_markdown(scenario_plan)
+    assert "Scenario matrix" not in render_markdown(feasible_plan)
+    buf = io.StringIO()
+    render_terminal(scenario_plan, Console(file=buf, width=200, color_system=None))
+    assert "Scenario matrix" in buf.getvalue()
+
+
+def test_terminal_narrow_table_below_140_columns(feasible_plan):
+    buf = io.StringIO()
+    render_terminal(feasible_plan, Console(file=buf, width=100, color_system=None))
+    text = buf.getvalue()
+    best = feasible_plan.best
+    assert "Ranked candidates" in text and best.instance_type in text
+    header = next(line for line in text.splitlines() if "offer" in line and "pricing" in line)
+    assert "bottleneck" not in header and "layout" not in header  # those are in the panel

@@ -47,8 +47,8 @@ Examples:
 
   gpurent plan --workload job.toml --budget 500 --pricing on-demand --html plan.html
 
-Exit codes: 0 a plan; 2 bad input; 3 nothing meets the request (the reasons and the closest
-alternatives are printed).
+Exit codes: 0 a plan; 1 an unusable --catalog file; 2 bad input; 3 nothing meets the request
+(the reasons and the closest alternatives are printed).
 """
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|hr|hours?|d|days?|w|weeks?)?\s*$")
@@ -85,6 +85,13 @@ def _enum_list(kind: type[E], text: str, flag: str) -> tuple[E, ...]:
         except ValueError:
             raise NotFoundError(flag.lstrip("-"), part, [e.value for e in kind]) from None
     return tuple(out)
+
+
+def _enum_one(kind: type[E], text: str, flag: str) -> E:
+    chosen = _enum_list(kind, text, flag)
+    if len(chosen) != 1:
+        raise InputError(f"{flag} takes one value")
+    return chosen[0]
 
 
 def load_offers(catalog: Path | None) -> tuple[Offer, ...]:
@@ -194,7 +201,8 @@ _H = {
     "checkpoint": "Seconds to write one checkpoint (default: from the state size at 1 GiB/s).",
     "restart": "Seconds lost per spot interruption to get a new instance and resume.",
     "commit": "Price 'reserved' as this fraction off on-demand, e.g. 0.35.",
-    "catalog": "An offers CSV in the project's format (default: the bundled snapshot).",
+    "catalog": "An offers file: gpurent's CSV or a SkyPilot vms.csv (default: the catalogs "
+    "fetched with `gpurent catalog update`, the bundled snapshot for the rest).",
     "json": "Print the plan as JSON (stable format: docs/plan-json-schema.md).",
     "markdown": "Print the plan as Markdown.",
     "html": "Also write a self-contained HTML report with a cost-vs-time chart to this file.",
@@ -279,10 +287,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     workload = resolve_workload(preset, workload_file, model, scenario, overrides)
     deadline_s = parse_duration_s(deadline) if deadline else None
     if objective:
-        chosen = _enum_list(Objective, objective, "--objective")
-        if len(chosen) != 1:
-            raise InputError("--objective takes one value")
-        goal = chosen[0]
+        goal = _enum_one(Objective, objective, "--objective")
     elif deadline_s is not None:
         goal = Objective.DEADLINE
     elif scenario is not None:
@@ -292,7 +297,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     else:
         goal = Objective.CHEAPEST
     link = (
-        _enum_list(Interconnect, interconnect, "--interconnect")[0]
+        _enum_one(Interconnect, interconnect, "--interconnect")
         if interconnect
         else (scenario.interconnect if scenario else Interconnect.ANY)
     )

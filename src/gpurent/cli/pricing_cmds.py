@@ -182,20 +182,14 @@ def compare_cmd(
         commit_months=commit_months,
         committed_source=source,
     )
-    if mtti_hours is not None:
-        risk = SpotRisk(
-            mtti_h=mtti_hours,
-            checkpoint_cost_s=checkpoint_cost_s,
-            restart_s=restart_s,
-            source="--mtti-hours",
-        )
-    else:
-        risk = SpotRisk(
-            mtti_h=advisor_band_mtti_h(advisor_band),
-            checkpoint_cost_s=checkpoint_cost_s,
-            restart_s=restart_s,
-            source=f"AWS Spot Advisor band {advisor_band} (Poisson)",
-        )
+    risk = SpotRisk(
+        mtti_h=mtti_hours if mtti_hours is not None else advisor_band_mtti_h(advisor_band),
+        checkpoint_cost_s=checkpoint_cost_s,
+        restart_s=restart_s,
+        source="--mtti-hours"
+        if mtti_hours is not None
+        else f"AWS Spot Advisor band {advisor_band} (Poisson)",
+    )
     usage = UsagePattern(hours_per_day=hours_per_day, days_per_month=days_per_month, months=months)
     result = compare(usage, prices, risk)
     hybrid_result = None

@@ -45,7 +45,6 @@ Row = tuple[float, float, int, int, float]
 class FilterReport:
     """Offers kept by the constraints; when none are, the reasons with the closest offers."""
 
-    catalog_offers: int
     kept: tuple[Offer, ...]
     reasons: tuple[str, ...]
     unknown_gpus: tuple[str, ...]  # GPU names without a spec (cannot be estimated)
@@ -68,17 +67,20 @@ def _closest(offers: Sequence[Offer], key: Callable[[Offer], float], n: int = 3)
     return "; ".join(picks)
 
 
-def _has_price(offer: Offer, pricing: tuple[PricingModel, ...], discount: bool) -> bool:
-    for p in pricing:
-        if p is PricingModel.ON_DEMAND and offer.price_usd_per_hour is not None:
-            return True
-        if p is PricingModel.SPOT and offer.spot_price_usd_per_hour is not None:
-            return True
-        if p is PricingModel.RESERVED and (
-            offer.reserved or (discount and offer.price_usd_per_hour is not None)
-        ):
-            return True
-    return False
+def _price(offer: Offer, pricing: PricingModel, discount: float | None) -> float | None:
+    if pricing is PricingModel.ON_DEMAND:
+        return offer.price_usd_per_hour
+    if pricing is PricingModel.SPOT:
+        return offer.spot_price_usd_per_hour
+    if offer.reserved:
+        return min(t.price_usd_per_hour for t in offer.reserved)
+    if discount is not None and offer.price_usd_per_hour is not None:
+        return offer.price_usd_per_hour * (1.0 - discount)
+    return None
+
+
+def _has_price(offer: Offer, pricing: tuple[PricingModel, ...], discount: float | None) -> bool:
+    return any(_price(offer, p, discount) is not None for p in pricing)
 
 
 def _interconnect_ok(offer: Offer, need: Interconnect) -> bool:
@@ -93,7 +95,7 @@ def filter_offers(
 ) -> FilterReport:
     """Apply the offer-level constraints in order, stopping with reasons at the first empty one."""
     c = constraints
-    discount = assumptions.commit_discount is not None
+    discount = assumptions.commit_discount
     providers = {p.lower() for p in c.providers}
     gpus = {g.lower() for g in c.gpus}
     where = f" in region {', '.join(c.regions)}" if c.regions else ""
@@ -157,9 +159,7 @@ def filter_offers(
     for keep, explain in stages:
         nxt = [o for o in current if keep(o)]
         if not nxt:
-            return FilterReport(
-                catalog_offers=len(offers), kept=(), reasons=(explain(current),), unknown_gpus=()
-            )
+            return FilterReport(kept=(), reasons=(explain(current),), unknown_gpus=())
         current = nxt
     has_spec = {name: find_gpu(name) is not None for name in {o.gpu_name for o in current}}
     known = [o for o in current if has_spec[o.gpu_name]]
@@ -167,9 +167,7 @@ def filter_offers(
     reasons: tuple[str, ...] = ()
     if not known:
         reasons = (f"no GPU spec for {', '.join(unknown)}: their speed cannot be estimated",)
-    return FilterReport(
-        catalog_offers=len(offers), kept=tuple(known), reasons=reasons, unknown_gpus=unknown
-    )
+    return FilterReport(kept=tuple(known), reasons=reasons, unknown_gpus=unknown)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -214,18 +212,6 @@ class Enumeration:
     configs: tuple[Config, ...]
     estimator_calls: int
     dropped: tuple[str, ...]  # reasons configurations or pricings produced no candidate
-
-
-def _price(offer: Offer, pricing: PricingModel, discount: float | None) -> float | None:
-    if pricing is PricingModel.ON_DEMAND:
-        return offer.price_usd_per_hour
-    if pricing is PricingModel.SPOT:
-        return offer.spot_price_usd_per_hour
-    if offer.reserved:
-        return min(t.price_usd_per_hour for t in offer.reserved)
-    if discount is not None and offer.price_usd_per_hour is not None:
-        return offer.price_usd_per_hour * (1.0 - discount)
-    return None
 
 
 def _reserved_term_hours(offer: Offer, pricing: PricingModel) -> float:
@@ -311,17 +297,10 @@ def enumerate_candidates(
     for i, offer in enumerate(offers):
         hardware = groups[(offer.gpu_name, offer.gpu_count, offer.network_gbps)]
         for pricing in constraints.pricing:
-            if pricing is PricingModel.ON_DEMAND:
-                price, term_h = offer.price_usd_per_hour, 0.0
-            elif pricing is PricingModel.SPOT:
-                price, term_h = offer.spot_price_usd_per_hour, 0.0
-            else:
-                price, term_h = (
-                    _price(offer, pricing, discount),
-                    _reserved_term_hours(offer, pricing),
-                )
+            price = _price(offer, pricing, discount)
             if price is None:
                 continue
+            term_h = _reserved_term_hours(offer, pricing)
             sub = (offer.provider, offer.billing_granularity_s, term_h)
             hardware[sub][pricing].append((i, price))
     configs: dict[tuple[str, int, int, float | None], Config] = {}

@@ -88,7 +88,6 @@ class LayoutChoice:
     layout: Layout | None
     estimate: Estimate | None  # the fitting estimate, or the closest miss (least overshoot)
     tried: int  # estimator calls made
-    closest_layout: Layout | None = None  # the layout of the closest miss
     reason: str = ""  # why nothing fits ("" when a layout fits)
 
 
@@ -166,7 +165,6 @@ def choose_layout(
 ) -> LayoutChoice:
     """The first layout (in `candidate_layouts` order) whose estimate fits in GPU memory."""
     closest: Estimate | None = None
-    closest_label = ""
     closest_layout: Layout | None = None
     tried = 0
     errors: list[str] = []
@@ -182,18 +180,16 @@ def choose_layout(
         if est.fits:
             return LayoutChoice(layout=layout, estimate=est, tried=tried)
         if closest is None or est.memory.headroom_gib > closest.memory.headroom_gib:
-            closest, closest_layout, closest_label = est, layout, layout.label
-    if closest is not None:
+            closest, closest_layout = est, layout
+    if closest is not None and closest_layout is not None:
         n = gpus_per_node * nodes
         reason = (
             f"needs {closest.memory.total_gib:.1f} GiB per GPU at best on "
-            f"{gpus_per_node * nodes}x {gpu.name} ({closest_label})"
+            f"{n}x {gpu.name} ({closest_layout.label})"
             f", which has {closest.memory.capacity_gib:.0f} GiB "
             f"({closest.memory.total_gib * n:,.0f} GiB needed across the {n} GPUs, "
             f"{closest.memory.capacity_gib * n:,.0f} GiB there)"
         )
     else:
         reason = errors[0] if errors else "no layout applies"
-    return LayoutChoice(
-        layout=None, estimate=closest, tried=tried, closest_layout=closest_layout, reason=reason
-    )
+    return LayoutChoice(layout=None, estimate=closest, tried=tried, reason=reason)

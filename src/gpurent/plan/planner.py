@@ -15,6 +15,7 @@ from gpurent.estimate.result import Estimate
 from gpurent.plan.constraints import Constraints, Objective, PricingModel
 from gpurent.plan.enumerate import (
     UNSPECIFIED_WORK_S,
+    Config,
     Context,
     Enumeration,
     Row,
@@ -33,12 +34,12 @@ from gpurent.workload.spec import Workload
 MAX_PARETO_POINTS = 20
 
 
-def work_unit(est: Estimate) -> tuple[str, float, str]:
-    """(unit, scale, label) for cost per unit: tokens per 1M, everything else per 1k."""
+def work_unit(est: Estimate) -> tuple[str, float]:
+    """(unit, smallest scale) for cost per unit: tokens per 1M, everything else per 1k."""
     unit = est.throughput_unit.split("/")[0].strip() or "samples"
     if unit.startswith("token"):
-        return "tokens", 1e6, "1M tokens"
-    return unit, 1e3, f"1k {unit}"
+        return "tokens", 1e6
+    return unit, 1e3
 
 
 _SCALES = ((1e3, "1k"), (1e6, "1M"), (1e9, "1B"))
@@ -130,13 +131,15 @@ class _Builder:
         est, cfg = ctx.estimate, ctx.config
         if ctx.spot is not None and ctx.spot.expected_interruptions > 0:
             s = ctx.spot
+            how = (
+                f"(checkpoint every {format_duration(s.checkpoint_interval_s)}, "
+                f"{s.checkpoint_cost_s:.0f} s each)"
+                if math.isfinite(s.checkpoint_interval_s)
+                else "restarting"
+            )
             notes.append(
                 f"spot: ~{s.expected_interruptions:.1f} interruptions expected, "
-                f"+{(s.slowdown - 1) * 100:.0f}% time (checkpoint every "
-                f"{format_duration(s.checkpoint_interval_s)}, {s.checkpoint_cost_s:.0f} s each)"
-                if s.checkpoint_interval_s != float("inf")
-                else f"spot: ~{s.expected_interruptions:.1f} interruptions expected, "
-                f"+{(s.slowdown - 1) * 100:.0f}% time restarting"
+                f"+{(s.slowdown - 1) * 100:.0f}% time {how}"
             )
         if "GCP_ACC_PRICE_SUSPECT" in offer.notes:
             notes.append("price suspect: the catalog's GCP accelerator price may be incomplete")
@@ -178,7 +181,7 @@ class _Builder:
             assumptions=self.assumptions,
             min_billed_hours=ctx.min_billed_hours,
         )
-        unit, scale, _ = work_unit(est)
+        unit, scale = work_unit(est)
         work_units = ctx.work_units_per_s * ctx.compute_s
         per_unit, cost_unit = readable_unit(unit, scale, cost.total_usd, work_units)
         epochs = self.workload.epochs if self.workload.dataset_samples else None
@@ -242,8 +245,8 @@ def _no_fit_reasons(en: Enumeration, workload: Workload) -> list[str]:
     if not misses:
         return list(en.dropped) or ["no candidate could be priced"]
 
-    def headroom(cfg: object) -> float:
-        est = cfg.choice.estimate  # type: ignore[attr-defined]
+    def headroom(cfg: Config) -> float:
+        est = cfg.choice.estimate
         return est.memory.headroom_gib if est is not None else float("-inf")
 
     closest = max(misses, key=headroom)
@@ -270,6 +273,7 @@ def make_plan(
     summary = summarize_workload(workload)
     filtered = filter_offers(offers, constraints, assumptions)
     providers = tuple(sorted({o.provider for o in filtered.kept}))
+    assumption_lines = _assumptions(assumptions, providers, summary, filtered.unknown_gpus)
 
     def plan(**kw: object) -> Plan:
         base: dict[str, object] = {
@@ -280,7 +284,7 @@ def make_plan(
             "catalog_offers": len(offers),
             "offers_considered": len(filtered.kept),
             "price_as_of": tuple(sorted({o.as_of for o in filtered.kept})),
-            "assumptions": _assumptions(assumptions, providers, summary, filtered.unknown_gpus),
+            "assumptions": assumption_lines,
         }
         base.update(kw)
         return Plan(**base)  # type: ignore[arg-type]
@@ -365,8 +369,7 @@ def make_plan(
         pareto=pareto,
         explanation=explanation,
         infeasible_reasons=ranking.reasons,
-        assumptions=_assumptions(assumptions, providers, summary, filtered.unknown_gpus)
-        + estimator_notes,
+        assumptions=assumption_lines + estimator_notes,
         **counts,
     )
 

@@ -101,9 +101,9 @@ def rank_rows(
     else:
         assert budget is not None
         cheapest = min(on_time, key=lambda r: (r[0], r[1]))
-        within = " that meet the deadline" if deadline is not None else ""
+        on_time_text = " that meet the deadline" if deadline is not None else ""
         reasons.append(
-            f"no candidate{within} fits the budget of {format_usd(budget)}: the cheapest, "
+            f"no candidate{on_time_text} fits the budget of {format_usd(budget)}: the cheapest, "
             f"{describe(cheapest)}, costs {format_usd(cheapest[0])} and takes "
             f"{format_duration(cheapest[1])}"
         )

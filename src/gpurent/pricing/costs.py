@@ -306,14 +306,21 @@ def cost_coefficients(
     thousands of offers that share a configuration with one multiply-add each.
     """
     hours_billed = max(billed_hours(wall_s, granularity_s), min_billed_hours)
+    storage, egress = _storage_and_egress_usd(wall_s, nodes, provider, assumptions)
+    return nodes * hours_billed, storage + egress
+
+
+def _storage_and_egress_usd(
+    wall_s: float, nodes: int, provider: str, assumptions: CostAssumptions
+) -> tuple[float, float]:
+    """Block storage on every node for the wall time, and the egress: the `b` of the cost."""
     storage = (
         nodes
         * assumptions.storage_gb_per_node
         * assumptions.storage_rate(provider)
         * (wall_s / SECONDS_PER_HOUR / HOURS_PER_MONTH)
     )
-    egress = assumptions.egress_gb * assumptions.egress_rate(provider)
-    return nodes * hours_billed, storage + egress
+    return storage, assumptions.egress_gb * assumptions.egress_rate(provider)
 
 
 def cost_breakdown(
@@ -337,13 +344,7 @@ def cost_breakdown(
         min_billed_hours=min_billed_hours,
     )
     compute = instance_hours * price_usd_per_hour
-    storage = (
-        nodes
-        * assumptions.storage_gb_per_node
-        * assumptions.storage_rate(provider)
-        * (wall_s / SECONDS_PER_HOUR / HOURS_PER_MONTH)
-    )
-    egress = assumptions.egress_gb * assumptions.egress_rate(provider)
+    storage, egress = _storage_and_egress_usd(wall_s, nodes, provider, assumptions)
     overhead_s = max(0.0, wall_s - compute_s)
     overhead = nodes * price_usd_per_hour * overhead_s / SECONDS_PER_HOUR
     return CostBreakdown(

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from gpurent.errors import InputError
 from gpurent.spot.interval import Overhead, daly_interval_s, overhead_exponential
-from gpurent.units import HOURS_PER_MONTH
+from gpurent.units import HOURS_PER_MONTH, SECONDS_PER_HOUR
 
 GUIDE_COMMIT_DISCOUNT = 1.0 - 1.0 / 1.4
 """Assumption, not data: the guide says on-demand costs 30-50% more than committed terms; the
@@ -120,7 +120,7 @@ class SpotRisk:
 
     def overhead(self) -> Overhead:
         """Overhead at Daly's interval for exponential lifetimes with this MTTI."""
-        mtti_s = self.mtti_h * 3600.0
+        mtti_s = self.mtti_h * SECONDS_PER_HOUR
         tau = daly_interval_s(self.checkpoint_cost_s, mtti_s)
         return overhead_exponential(tau, self.checkpoint_cost_s, mtti_s, self.restart_s)
 
@@ -186,8 +186,7 @@ def compare(usage: UsagePattern, prices: Prices, risk: SpotRisk | None = None) -
     be_od = be_spot = None
     if prices.committed_usd_per_hour is not None:
         c = prices.committed_usd_per_hour
-        terms = math.ceil(usage.months / prices.commit_months - 1e-9)
-        billed = terms * prices.commit_months * HOURS_PER_MONTH
+        terms, billed = _committed_terms(usage, prices)
         options.append(
             OptionCost(
                 option="committed",
@@ -201,7 +200,7 @@ def compare(usage: UsagePattern, prices: Prices, risk: SpotRisk | None = None) -
         be_od = c / od
         be_spot = c / spot_eff if spot_eff is not None else None
     ranked = sorted(options, key=lambda o: (o.cost_usd, o.option))
-    committed_util = _term_utilisation(usage, prices)
+    committed_util = used / _committed_terms(usage, prices)[1]
     return Comparison(
         usage=usage,
         options=tuple(ranked),
@@ -215,10 +214,10 @@ def compare(usage: UsagePattern, prices: Prices, risk: SpotRisk | None = None) -
     )
 
 
-def _term_utilisation(usage: UsagePattern, prices: Prices) -> float:
-    """Used hours / billed committed hours (whole terms)."""
+def _committed_terms(usage: UsagePattern, prices: Prices) -> tuple[int, float]:
+    """Whole commitment terms covering the usage, and the hours they bill."""
     terms = math.ceil(usage.months / prices.commit_months - 1e-9)
-    return usage.total_hours / (terms * prices.commit_months * HOURS_PER_MONTH)
+    return terms, terms * prices.commit_months * HOURS_PER_MONTH
 
 
 def _explain(

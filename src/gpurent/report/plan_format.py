@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpurent.plan.result import Candidate, Plan
+from gpurent.plan.result import Candidate, Explanation, Plan
 from gpurent.units import format_duration, format_usd
 
 TABLE_HEADERS = (
@@ -115,4 +115,22 @@ def price_age_line(plan: Plan) -> str:
     return (
         f"prices dated {dated} ({which}): list prices, not live capacity; "
         "refresh (`gpurent catalog update`) before you rent"
+    )
+
+
+def top_heading(plan: Plan) -> str:
+    """The heading of `plan.top`: a ranking, or the closest misses when nothing is feasible."""
+    return "Ranked candidates" if plan.feasible else "Closest alternatives"
+
+
+def explanation_sections(e: Explanation) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The recommendation's sections (name, lines) in the order every renderer shows them;
+    a renderer skips the empty ones."""
+    return (
+        ("Why", e.why),
+        ("Memory per GPU", e.memory),
+        ("What limits it", e.limits),
+        ("Risks", e.risks),
+        ("Alternatives", tuple(t.summary for t in e.alternatives)),
+        ("Scenario matrix", (e.matrix.summary,) if e.matrix else ()),
     )

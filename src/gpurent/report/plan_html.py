@@ -10,10 +10,12 @@ from gpurent.report.plan_format import (
     PARETO_HEADERS,
     TABLE_HEADERS,
     candidate_row,
+    explanation_sections,
     pareto_row,
     price_age_line,
     stats_line,
     title,
+    top_heading,
 )
 from gpurent.report.svg import Point, scatter_svg
 from gpurent.units import format_duration, format_usd
@@ -83,14 +85,7 @@ def render_html(plan: Plan) -> str:
     e = plan.explanation
     if e is not None:
         parts.append(f"<div class='rec'><h2>Recommendation</h2><p><b>{escape(e.headline)}</b></p>")
-        for name, lines in (
-            ("Why", e.why),
-            ("Memory per GPU", e.memory),
-            ("What limits it", e.limits),
-            ("Risks", e.risks),
-            ("Alternatives", tuple(t.summary for t in e.alternatives)),
-            ("Scenario matrix", (e.matrix.summary,) if e.matrix else ()),
-        ):
+        for name, lines in explanation_sections(e):
             if lines:
                 parts.append(f"<h3>{escape(name)}</h3>{_list(lines)}")
         parts.append("</div>")
@@ -102,8 +97,7 @@ def render_html(plan: Plan) -> str:
         )
         parts.append(chart(plan))
     if plan.top:
-        heading = "Ranked candidates" if plan.feasible else "Closest alternatives"
-        parts.append(f"<h2>{heading}</h2>")
+        parts.append(f"<h2>{top_heading(plan)}</h2>")
         parts.append(_table(TABLE_HEADERS, (candidate_row(c) for c in plan.top), plan.feasible))
     if plan.pareto:
         parts.append("<h2>Pareto front</h2>")

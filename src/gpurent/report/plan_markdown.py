@@ -9,10 +9,12 @@ from gpurent.report.plan_format import (
     PARETO_HEADERS,
     TABLE_HEADERS,
     candidate_row,
+    explanation_sections,
     pareto_row,
     price_age_line,
     stats_line,
     title,
+    top_heading,
 )
 
 
@@ -35,8 +37,7 @@ def render_markdown(plan: Plan) -> str:
         out += ["## No plan meets the request", ""]
         out += [f"- {r}" for r in plan.infeasible_reasons] + [""]
     if plan.top:
-        heading = "Ranked candidates" if plan.feasible else "Closest alternatives"
-        out += [f"## {heading}", ""]
+        out += [f"## {top_heading(plan)}", ""]
         out += [*_table(TABLE_HEADERS, (candidate_row(c) for c in plan.top)), ""]
     if plan.pareto:
         out += ["## Pareto front (time vs cost)", ""]
@@ -44,18 +45,9 @@ def render_markdown(plan: Plan) -> str:
     e = plan.explanation
     if e is not None:
         out += ["## Recommendation", "", f"**{e.headline}**", ""]
-        sections = (
-            ("Why", e.why),
-            ("Memory per GPU", e.memory),
-            ("What limits it", e.limits),
-            ("Risks", e.risks),
-            ("Alternatives", tuple(t.summary for t in e.alternatives)),
-        )
-        for name, lines in sections:
+        for name, lines in explanation_sections(e):
             if lines:
                 out += [f"### {name}", ""] + [f"- {line}" for line in lines] + [""]
-        if e.matrix is not None:
-            out += ["### Scenario matrix", "", f"- {e.matrix.summary}", ""]
     out += ["## Assumptions", "", f"- {price_age_line(plan)}", f"- {stats_line(plan)}"]
     out += [f"- {line}" for line in plan.assumptions] + [""]
     return "\n".join(out)

@@ -12,6 +12,7 @@ from gpurent.report.plan_format import (
     PARETO_HEADERS,
     TABLE_HEADERS,
     candidate_row,
+    explanation_sections,
     gpus_cell,
     pareto_row,
     price_age_line,
@@ -19,6 +20,7 @@ from gpurent.report.plan_format import (
     region_cell,
     stats_line,
     title,
+    top_heading,
     unit_cost_cell,
 )
 from gpurent.units import format_duration, format_usd
@@ -41,10 +43,6 @@ def narrow_row(c: Candidate) -> tuple[str, ...]:
     )
 
 
-_WIDE_ONLY = {"layout", "bottleneck", "notes"}  # dropped below 140 columns (in the panel anyway)
-WIDE_COLUMNS = 140
-
-
 def render_terminal(plan: Plan, console: Console) -> None:
     """Print the plan: what to rent first, then the evidence, then the assumptions."""
     console.print(Text(title(plan), style="bold"))
@@ -59,7 +57,7 @@ def render_terminal(plan: Plan, console: Console) -> None:
         )
     if plan.top:
         table = Table(
-            title="Ranked candidates" if plan.feasible else "Closest alternatives",
+            title=top_heading(plan),
             title_justify="left",
             header_style="bold",
         )
@@ -93,15 +91,7 @@ def render_terminal(plan: Plan, console: Console) -> None:
     e = plan.explanation
     if e is not None:
         parts: list[Text] = [Text(e.headline, style="bold green")]
-        sections = (
-            ("Why", e.why),
-            ("Memory per GPU", e.memory),
-            ("What limits it", e.limits),
-            ("Risks", e.risks),
-            ("Alternatives", tuple(t.summary for t in e.alternatives)),
-            ("Scenario matrix", (e.matrix.summary,) if e.matrix else ()),
-        )
-        for name, lines in sections:
+        for name, lines in explanation_sections(e):
             if lines:
                 parts.append(Text(f"\n{name}", style="bold"))
                 parts += [Text(f"  - {line}") for line in lines]
