@@ -184,3 +184,12 @@ def test_workload_file_errors_name_the_file(tmp_path: Path, text: str, match: st
     with pytest.raises(InputError) as err:
         load_workload(p)
     assert err.value.message.startswith(f"{p}: ") and match in err.value.message
+
+
+def test_a_bad_sharding_in_a_workload_file_names_the_file_and_the_choices(tmp_path: Path) -> None:
+    job = tmp_path / "job.toml"
+    job.write_text('model = "llama3-8b"\nsharding = "zero4"\n')
+    with pytest.raises(InputError) as err:
+        load_workload(job)
+    message = str(err.value)
+    assert str(job) in message and "'zero4'" in message and "zero3" in message

@@ -55,13 +55,12 @@ def _stack(value: str, where: str) -> Any:
 
 
 def _sharding(value: str, where: str) -> Any:
-    """`Sharding` from a flag or CSV value ("fsdp" and "full_shard" mean zero3)."""
+    """`Sharding` from a flag or CSV value (`workload.parse_sharding`), errors naming `where`."""
     from gpurent.errors import InputError
-    from gpurent.workload.spec import Sharding
+    from gpurent.workload.spec import Sharding, parse_sharding
 
-    v = value.strip().lower()
     try:
-        return Sharding("zero3" if v in ("fsdp", "full_shard") else v)
+        return parse_sharding(value)
     except ValueError:
         raise InputError(
             f"{where} {value!r}: one of {', '.join(s.value for s in Sharding)}"

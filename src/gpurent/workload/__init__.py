@@ -1,8 +1,8 @@
 """What the user wants to run: workloads, the model zoo and presets.
 
-Public API: `Workload`, `Task`, `Optimizer`, `Sharding`, `Stack` (+ `parse_stack`), `LlmShape`,
-`ModelInfo`, `get_model`, `list_models`, `preset`, `list_presets`, `load_workload`,
-`workload_from_mapping`.
+Public API: `Workload`, `Task`, `Optimizer`, `Sharding`, `Stack` (+ `parse_sharding`,
+`parse_stack`), `LlmShape`, `ModelInfo`, `get_model`, `list_models`, `preset`,
+`list_presets`, `load_workload`, `workload_from_mapping`.
 """
 
 from gpurent.workload.loader import load_workload, workload_from_mapping
@@ -15,6 +15,7 @@ from gpurent.workload.spec import (
     Stack,
     Task,
     Workload,
+    parse_sharding,
     parse_stack,
 )
 from gpurent.workload.zoo import ModelInfo
@@ -32,6 +33,7 @@ __all__ = [
     "list_presets",
     "load_workload",
     "parse_shape",
+    "parse_sharding",
     "parse_stack",
     "preset",
     "workload_from_mapping",

@@ -25,7 +25,14 @@ from gpurent.catalog.precision import parse_precision
 from gpurent.errors import GpurentError, InputError
 from gpurent.workload.models import custom_llm, get_model
 from gpurent.workload.presets import preset
-from gpurent.workload.spec import LlmShape, Optimizer, Sharding, Task, Workload, parse_stack
+from gpurent.workload.spec import (
+    LlmShape,
+    Optimizer,
+    Task,
+    Workload,
+    parse_sharding,
+    parse_stack,
+)
 
 _INT = {
     "batch_size_per_gpu",
@@ -103,8 +110,10 @@ def workload_from_mapping(raw: dict[str, Any], where: str) -> Workload:
             elif key == "optimizer":
                 fields[key] = _enum(Optimizer, value, key, where)
             elif key == "sharding":
-                v = "zero3" if str(value).lower() in ("fsdp", "full_shard") else value
-                fields[key] = _enum(Sharding, v, key, where)
+                try:
+                    fields[key] = parse_sharding(str(value))
+                except ValueError as exc:
+                    raise InputError(f"{where}: {exc}") from None
             elif key == "precision":
                 fields[key] = parse_precision(str(value))
             elif key == "stack":

@@ -89,6 +89,18 @@ def parse_stack(value: str) -> Stack:
         ) from None
 
 
+def parse_sharding(value: str) -> Sharding:
+    """`Sharding` from its name (case-insensitive; "fsdp" and "full_shard" mean zero3).
+    Raises ValueError listing the choices."""
+    v = value.strip().lower()
+    try:
+        return Sharding("zero3" if v in ("fsdp", "full_shard") else v)
+    except ValueError:
+        raise ValueError(
+            f"sharding {value!r}: one of {', '.join(s.value for s in Sharding)}"
+        ) from None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LlmShape:
     """A decoder-only transformer by shape. `kv_heads` < `heads` means grouped-query attention;
