@@ -251,6 +251,12 @@ class Method:
     # round 7: a model whose AMP rows gain < AMP_GAIN_MIN over its FP32 rows (median over the
     # GPUs that have both) is timed at fp32 (TF32) rates in both precisions
     amp_check: bool = False
+    # round 9: the non-tensor work at 128 FLOP per SM-cycle (the SMs' issue rate) instead of
+    # the datasheet fp32 peak, which counts the doubled FP32 lanes of GA10x/Ada/Hopper/Blackwell
+    cuda_flops_per_sm_cycle: float = 0.0
+    # round 9: NGC 22.09's per-step multi-GPU sync as a share of the 1-GPU step x log2(GPUs)
+    # (StackCoeffs.sync_relative) instead of seconds fitted on GPUs slower than Hopper
+    sync_relative: bool = False
 
 
 # The variants compared in docs/benchmarks.md; CHOSEN is what fit_estimator.py writes.
@@ -271,6 +277,22 @@ VARIANTS: dict[str, Method] = {
     "pooled+host+sm+amp": Method(
         per_sample_term=True, pool_precisions=True, sm_term=True, amp_check=True
     ),
+    # round 9: the SMs' issue rate for non-tensor work; step-relative sync of NGC 22.09
+    "pooled+host+sm+amp+issue": Method(
+        per_sample_term=True,
+        pool_precisions=True,
+        sm_term=True,
+        amp_check=True,
+        cuda_flops_per_sm_cycle=128.0,
+    ),
+    "pooled+host+sm+amp+issue+relsync": Method(
+        per_sample_term=True,
+        pool_precisions=True,
+        sm_term=True,
+        amp_check=True,
+        cuda_flops_per_sm_cycle=128.0,
+        sync_relative=True,
+    ),
     **{
         f"pooled+host+smcap{cap:g}": Method(
             per_sample_term=True, pool_precisions=True, sm_cap_bytes_per_cycle=cap
@@ -284,7 +306,7 @@ VARIANTS: dict[str, Method] = {
         for e in (0.1, 0.3)
     },
 }
-CHOSEN = "pooled+host+sm+amp"
+CHOSEN = "pooled+host+sm+amp+issue+relsync"
 
 
 AMP_GAIN_MIN = 1.2
@@ -331,6 +353,7 @@ def fit_family(
             peak_exponent=method.peak_exponent,
             bandwidth_exponent=method.bandwidth_exponent,
             sm_cap_bytes_per_cycle=method.sm_cap_bytes_per_cycle,
+            cuda_flops_per_sm_cycle=method.cuda_flops_per_sm_cycle,
         )
         t = r.batch * r.num_gpus / (r.throughput / m.units_per_sample(r.seq_len))
         feats.append((xc, xm, xv, t, float(r.batch), xs))
@@ -470,23 +493,33 @@ def _allreduce_s(r: Row, comm: CommCoeffs) -> float:
 SCALING_RIDGE = 2.0  # weight of the prior comm_scale = pooled, in rows' worth
 
 
+def _sync_x(r: Row, t1: float, relative: bool) -> float:
+    """What the fitted sync value multiplies: 1 s, or the 1-GPU step x log2(GPUs)."""
+    return t1 * math.log2(r.num_gpus) if relative else 1.0
+
+
 def fit_model_scaling(
-    data: Sequence[tuple[Row, float, float]], comm: CommCoeffs
+    data: Sequence[tuple[Row, float, float]], comm: CommCoeffs, *, relative: bool = False
 ) -> tuple[dict[str, tuple[float, float]], float]:
     """Per model (comm_scale, sync_s) >= 0 minimising the squared relative error of the n-GPU
-    step time, t_n = t_1 + comm_scale x allreduce_s + sync_s; comm_scale is pulled toward the
+    step time, t_n = t_1 + comm_scale x allreduce_s + sync x (1 s, or t_1 x log2 n when
+    `relative`); comm_scale is pulled toward the
     median of the per-model values (ridge, SCALING_RIDGE rows' worth). Returns the per-model
     values (by family key) and that pooled value (for models without multi-GPU rows)."""
-    by_key: dict[str, list[tuple[float, float, float]]] = {}
+    by_key: dict[str, list[tuple[float, float, float, float]]] = {}
     for r, tn, t1 in data:
-        by_key.setdefault(get_model(r.model).key, []).append((_allreduce_s(r, comm), tn, t1))
+        by_key.setdefault(get_model(r.model).key, []).append(
+            (_allreduce_s(r, comm), tn, t1, _sync_x(r, t1, relative))
+        )
 
-    def solve(rows: list[tuple[float, float, float]], prior: float | None) -> tuple[float, float]:
-        x = [[xa, 1.0] for xa, _, _ in rows]
-        y = [tn - t1 for _, tn, t1 in rows]
-        w = [1.0 / tn for _, tn, _ in rows]
+    def solve(
+        rows: list[tuple[float, float, float, float]], prior: float | None
+    ) -> tuple[float, float]:
+        x = [[xa, xs] for xa, _, _, xs in rows]
+        y = [tn - t1 for _, tn, t1, _ in rows]
+        w = [1.0 / tn for _, tn, _, _ in rows]
         if prior is not None:
-            scale = float(np.median([xa / tn for xa, tn, _ in rows])) or 1e-9
+            scale = float(np.median([xa / tn for xa, tn, _, _ in rows])) or 1e-9
             x.append([1.0, 0.0])
             y.append(prior)
             w.append(SCALING_RIDGE**0.5 * scale)
@@ -499,7 +532,7 @@ def fit_model_scaling(
 
 
 def fit_comm(
-    lambda_rows: Sequence[Row], k: Constants
+    lambda_rows: Sequence[Row], k: Constants, *, relative: bool = False
 ) -> tuple[CommCoeffs, dict[str, tuple[float, float]], float]:
     """Shared link constants by grid search (minimum mean APE of the n-GPU throughput given the
     measured 1-GPU one), each point refitting the per-model scaling terms. NVLink efficiency stays
@@ -515,11 +548,12 @@ def fit_comm(
         (0.2, 0.5, 1.0),
     ):
         comm = replace(base, ddp_bus_gbps_cap=cap, pcie_efficiency=pcie, no_p2p_factor=nop2p)
-        per_model, pooled = fit_model_scaling(data, comm)
+        per_model, pooled = fit_model_scaling(data, comm, relative=relative)
         errs = []
         for r, tn, t1 in data:
             s, c = per_model[get_model(r.model).key]
-            errs.append(abs(tn / (t1 + s * _allreduce_s(r, comm) + c) - 1.0))
+            t_pred = t1 + s * _allreduce_s(r, comm) + c * _sync_x(r, t1, relative)
+            errs.append(abs(tn / t_pred - 1.0))
         loss = float(np.mean(errs))
         if best is None or loss < best[0] - 1e-12:
             best = (loss, comm, per_model, pooled)
@@ -604,6 +638,7 @@ def fit_all(
         bandwidth_exponent=method.bandwidth_exponent,
         roofline_p=method.roofline_p,
         sm_cap_bytes_per_cycle=method.sm_cap_bytes_per_cycle,
+        cuda_flops_per_sm_cycle=method.cuda_flops_per_sm_cycle,
     )
     llm = (
         fit_llm(mosaic_rows, k0)
@@ -621,6 +656,7 @@ def fit_all(
         bandwidth_exponent=method.bandwidth_exponent,
         roofline_p=method.roofline_p,
         sm_cap_bytes_per_cycle=method.sm_cap_bytes_per_cycle,
+        cuda_flops_per_sm_cycle=method.cuda_flops_per_sm_cycle,
     )
     if fit_communication:
         k = fit_stacks(lambda_rows, dle_rows, k, method)
@@ -636,13 +672,14 @@ def fit_stacks(
         link = fit_comm_scaling(_scaling_rows(dle_rows), k)
     else:
         link = fit_comm_link([r for r in lambda_rows if r.num_gpus > 1], k)
-    old_comm, per_model, pooled = fit_comm(lambda_rows, k)
+    old_comm, per_model, pooled = fit_comm(lambda_rows, k, relative=method.sync_relative)
     stacks = {
         Stack.NGC_22_09.value: StackCoeffs(
             description=Stack.NGC_22_09.description,
             comm=old_comm,
             scaling=per_model,
             default_scaling=(pooled, 0.0),
+            sync_relative=method.sync_relative,
         ),
         Stack.NGC_24.value: StackCoeffs(description=Stack.NGC_24.description, comm=link),
     }
@@ -651,11 +688,7 @@ def fit_stacks(
     stacks[Stack.NVIDIA_DLE.value] = StackCoeffs(
         description=Stack.NVIDIA_DLE.description, comm=link, speed=speed
     )
-    return replace(
-        k,
-        stacks=stacks,
-        stack_factors={f"nvidia-tuned:{key}": v for key, v in speed.items()},
-    )
+    return replace(k, stacks=stacks)
 
 
 def fit_comm_scaling(data: Sequence[tuple[Row, float, float]], k: Constants) -> CommCoeffs:
@@ -723,26 +756,28 @@ def constants_to_json(k: Constants) -> dict[str, Any]:
             "peak_exponent": k.peak_exponent,
             "bandwidth_exponent": k.bandwidth_exponent,
         },
-        "stack_factors": {key: round(v, 4) for key, v in k.stack_factors.items()},
         "roofline_p": k.roofline_p,
         "sm_cap_bytes_per_cycle": k.sm_cap_bytes_per_cycle,
+        "cuda_flops_per_sm_cycle": k.cuda_flops_per_sm_cycle,
         "stacks": {name: _stack_json(sk) for name, sk in k.stacks.items()},
     }
 
 
 def _stack_json(sk: StackCoeffs) -> dict[str, Any]:
+    sync_key = "sync_share_per_doubling" if sk.sync_relative else "sync_s"
     return {
         "description": sk.description,
         "comm": _comm_json(sk.comm),
         "scaling": {
-            key: {"comm_scale": round(cs, 4), "sync_s": round(sy, 6)}
+            key: {"comm_scale": round(cs, 4), sync_key: round(sy, 6)}
             for key, (cs, sy) in sorted(sk.scaling.items())
         },
         "default_scaling": {
             "comm_scale": round(sk.default_scaling[0], 4),
-            "sync_s": round(sk.default_scaling[1], 6),
+            sync_key: round(sk.default_scaling[1], 6),
         },
         "speed": {key: round(v, 4) for key, v in sorted(sk.speed.items())},
+        **({"sync_relative": True} if sk.sync_relative else {}),
     }
 
 

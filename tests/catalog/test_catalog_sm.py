@@ -7,8 +7,8 @@ import pytest
 from gpurent.catalog import all_gpus, get_gpu
 from gpurent.catalog.specs import _row_to_spec
 
-# GPUs whose SM count or clock no public source gave us: the estimator keeps the round-4 model
-UNSOURCED = {"H100-NVL-94GB", "H200-NVL-141GB", "A10G", "MI300X"}
+# GPUs whose SM count or clock no public source gave us: no SM-side term, datasheet fp32 rate
+UNSOURCED = {"A10G", "MI300X"}
 
 
 def test_sourced_sm_figures_agree_with_the_fp32_peak() -> None:

@@ -247,6 +247,7 @@ def test_host_time_per_sample_caps_the_speed_up_of_faster_gpus() -> None:
         fp16_tflops=a100.fp16_tflops * 2,
         fp32_tflops=a100.fp32_tflops * 2,
         memory_bandwidth_gbps=a100.memory_bandwidth_gbps * 2,
+        boost_clock_mhz=(a100.boost_clock_mhz or 0.0) * 2,
     )
     coeffs = dataclasses.replace(k.family("resnet50", True), c_s=0.0, c_sample_s=1e-4)
     host = dataclasses.replace(k, families={"resnet50": {"half": coeffs, "full": coeffs}})
@@ -352,3 +353,68 @@ def test_fp32_inference_keeps_a_32_bit_kv_cache() -> None:
 
     assert kv(Precision.FP32) == pytest.approx(2 * kv(Precision.BF16))
     assert kv(Precision.FP8) == pytest.approx(kv(Precision.BF16))
+
+
+def test_non_tensor_work_runs_at_the_sm_issue_rate_not_the_doubled_fp32_lanes() -> None:
+    """Round 9: doubling a GPU's datasheet fp32 peak (the dual FP32 lanes of GA10x/Ada/Hopper)
+    at the same SM count and clock leaves the estimate alone; doubling its clock does not."""
+    k = load_constants()
+    assert k.cuda_flops_per_sm_cycle == 128.0
+    wl = Workload(model="resnet50", precision=Precision.AMP, batch_size_per_gpu=256)
+    a100 = get_gpu("A100-SXM4-80GB")
+    dual = dataclasses.replace(a100, fp32_tflops=a100.fp32_tflops * 2)
+    assert estimate(wl, dual).step_time_s == estimate(wl, a100).step_time_s
+    clocked = dataclasses.replace(a100, boost_clock_mhz=(a100.boost_clock_mhz or 0.0) * 2)
+    assert estimate(wl, clocked).step_time_s < estimate(wl, a100).step_time_s
+
+
+def test_cuda_rate_falls_back_to_the_datasheet_without_sm_data() -> None:
+    from gpurent.estimate.perf import cuda_rate_flops
+
+    a100 = get_gpu("A100-SXM4-80GB")
+    assert cuda_rate_flops(a100, 128.0) == pytest.approx(a100.fp32_tflops * 1e12, rel=0.01)
+    h100 = get_gpu("H100-SXM5-80GB")  # 256 FP32 FLOP per SM-cycle on the datasheet
+    assert cuda_rate_flops(h100, 128.0) == pytest.approx(h100.fp32_tflops * 1e12 / 2, rel=0.01)
+    bare = dataclasses.replace(h100, sm_count=None)
+    assert cuda_rate_flops(bare, 128.0) == h100.fp32_tflops * 1e12
+    assert cuda_rate_flops(h100, 0.0) == h100.fp32_tflops * 1e12
+
+
+def test_ngc_22_09_sync_is_a_share_of_the_step_growing_with_log2_gpus() -> None:
+    """Round 9: the old stack's per-step sync is relative to the one-GPU step, so a GPU twice as
+    fast keeps the same scaling efficiency from it, and each doubling of GPUs adds as much."""
+    from gpurent.estimate.constants import StackCoeffs
+    from gpurent.workload.spec import Stack
+
+    k = load_constants()
+    sk = k.stack(Stack.NGC_22_09.value)
+    assert sk is not None and sk.sync_relative
+    comm_scale, share = sk.scaling["tacotron2"]
+    assert share > 0
+    assert sk.sync_s(share, 2.0, 8) == pytest.approx(share * 2.0 * 3)
+    absolute = StackCoeffs(description="", comm=sk.comm)
+    assert absolute.sync_s(0.25, 2.0, 8) == 0.25
+    wl = Workload(
+        model="tacotron2", precision=Precision.AMP, batch_size_per_gpu=128, stack=Stack.NGC_22_09
+    )
+    effs = [estimate(wl, get_gpu("A100-SXM4-80GB"), n).scaling_efficiency for n in (2, 4, 8)]
+    assert effs[0] > effs[1] > effs[2]
+    if comm_scale == 0.0:
+        fast = get_gpu("H100-SXM5-80GB")
+        assert estimate(wl, fast, 8).scaling_efficiency == pytest.approx(effs[2])
+
+
+def test_stack_sync_values_round_trip_through_the_constants_file() -> None:
+    raw = json.loads(
+        (Path(__file__).parents[2] / "src/gpurent/estimate/data/calibration.json").read_text()
+    )
+    stack = raw["stacks"]["ngc-22.09"]
+    assert stack["sync_relative"] is True
+    assert "sync_share_per_doubling" in stack["default_scaling"]
+    k = parse_constants(raw)
+    sk = k.stack("ngc-22.09")
+    assert sk is not None
+    assert sk.scaling["tacotron2"][1] == stack["scaling"]["tacotron2"]["sync_share_per_doubling"]
+    del stack["sync_relative"]  # an old file: the same key name would be seconds
+    with pytest.raises(DataError):
+        parse_constants(raw)

@@ -7,6 +7,7 @@ provenance (source files, commits, fit command, date). Nothing here reads the re
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -88,13 +89,25 @@ class StackCoeffs:
     model key (comm_scale, sync_s) of the n-GPU step (see `FamilyCoeffs`), `default_scaling` for
     models without multi-GPU rows; empty `scaling` means the link-only model (comm_scale 1,
     sync_s 0). `speed`: per model key, single-GPU throughput relative to the stack the roofline
-    terms were fitted on (Lambda's NGC containers; 1.0 where no measurement says otherwise)."""
+    terms were fitted on (Lambda's NGC containers; 1.0 where no measurement says otherwise).
+
+    `sync_relative`: the second `scaling` value is a share of the one-GPU step per doubling of
+    GPUs (sync = share x one-GPU step x log2 n: stragglers cost in proportion to the step they
+    straggle on, and each level of the reduction waits for its slowest member) instead of
+    seconds per step."""
 
     description: str
     comm: CommCoeffs
     scaling: dict[str, tuple[float, float]] = field(default_factory=dict)
     default_scaling: tuple[float, float] = (1.0, 0.0)
     speed: dict[str, float] = field(default_factory=dict)
+    sync_relative: bool = False
+
+    def sync_s(self, sync: float, single_step_s: float, num_gpus: int) -> float:
+        """Seconds of per-step synchronisation for the `scaling` value `sync`."""
+        if self.sync_relative:
+            return sync * single_step_s * math.log2(num_gpus)
+        return sync
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -104,7 +117,6 @@ class Constants:
     llm: LlmCoeffs
     comm: CommCoeffs
     decode_bw_efficiency: float  # inference decode: achieved share of HBM bandwidth (assumed)
-    stack_factors: dict[str, float] = field(default_factory=dict)  # stack -> speed multiplier
     # achieved share of peak FLOPs (bandwidth) ~ (peak / A100's peak) ** -exponent: one shared
     # exponent for all models, chosen by cross-validation (see perf.family_features)
     peak_exponent: float = 0.0
@@ -118,6 +130,9 @@ class Constants:
     # bytes per SM-cycle capping the memory rate: traffic moves at min(bandwidth, cap x SM count
     # x clock); 0 = no cap (see perf.family_features)
     sm_cap_bytes_per_cycle: float = 0.0
+    # FLOP per SM-cycle of the non-tensor (CUDA-core) work; 0 = the GPU's datasheet fp32 peak
+    # (see perf.cuda_rate_flops)
+    cuda_flops_per_sm_cycle: float = 0.0
 
     def stack(self, name: str) -> StackCoeffs | None:
         """The constants of software stack `name`, or None when the file has none for it."""
@@ -144,17 +159,18 @@ def _coeffs(d: dict[str, Any]) -> FamilyCoeffs:
 
 
 def _stack(d: dict[str, Any]) -> StackCoeffs:
+    relative = bool(d.get("sync_relative", False))
+    sync = "sync_share_per_doubling" if relative else "sync_s"
+    default = d.get("default_scaling", {})
     return StackCoeffs(
         description=str(d.get("description", "")),
         comm=CommCoeffs(**{k: float(v) for k, v in d["comm"].items()}),
         scaling={
-            k: (float(v["comm_scale"]), float(v["sync_s"])) for k, v in d.get("scaling", {}).items()
+            k: (float(v["comm_scale"]), float(v[sync])) for k, v in d.get("scaling", {}).items()
         },
-        default_scaling=(
-            float(d.get("default_scaling", {}).get("comm_scale", 1.0)),
-            float(d.get("default_scaling", {}).get("sync_s", 0.0)),
-        ),
+        default_scaling=(float(default.get("comm_scale", 1.0)), float(default.get(sync, 0.0))),
         speed={k: float(v) for k, v in d.get("speed", {}).items()},
+        sync_relative=relative,
     )
 
 
@@ -170,13 +186,13 @@ def parse_constants(raw: dict[str, Any]) -> Constants:
             llm=LlmCoeffs(**{k: float(v) for k, v in raw["llm"].items()}),
             comm=CommCoeffs(**{k: float(v) for k, v in raw["comm"].items()}),
             decode_bw_efficiency=float(raw["decode_bw_efficiency"]),
-            stack_factors={k: float(v) for k, v in raw.get("stack_factors", {}).items()},
             provenance=dict(raw.get("provenance", {})),
             peak_exponent=float(raw.get("gpu_scaling", {}).get("peak_exponent", 0.0)),
             bandwidth_exponent=float(raw.get("gpu_scaling", {}).get("bandwidth_exponent", 0.0)),
             stacks={k: _stack(v) for k, v in raw.get("stacks", {}).items()},
             roofline_p=float(raw.get("roofline_p", 1.0)),
             sm_cap_bytes_per_cycle=float(raw.get("sm_cap_bytes_per_cycle", 0.0)),
+            cuda_flops_per_sm_cycle=float(raw.get("cuda_flops_per_sm_cycle", 0.0)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"{_FILE}: malformed estimator constants ({exc!r}); refit them") from None

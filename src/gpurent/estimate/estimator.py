@@ -60,6 +60,7 @@ def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) ->
         k.peak_exponent,
         k.bandwidth_exponent,
         k.sm_cap_bytes_per_cycle,
+        k.cuda_flops_per_sm_cycle,
         k.roofline_p,
     )
     hit = _RATIO_CACHE.get(key)
@@ -79,6 +80,7 @@ def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) ->
             peak_exponent=k.peak_exponent,
             bandwidth_exponent=k.bandwidth_exponent,
             sm_cap_bytes_per_cycle=k.sm_cap_bytes_per_cycle,
+            cuda_flops_per_sm_cycle=k.cuda_flops_per_sm_cycle,
         )
         return (
             roofline_s(coeffs.a * xc + coeffs.d * xv, coeffs.b * xm + coeffs.e * xs, k.roofline_p)
@@ -93,7 +95,9 @@ def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) ->
     return ratio
 
 
-_RATIO_CACHE: dict[tuple[str, Precision, FamilyCoeffs, float, float, float, float], float] = {}
+_RATIO_CACHE: dict[
+    tuple[str, Precision, FamilyCoeffs, float, float, float, float, float], float
+] = {}
 
 
 def roofline_s(compute_s: float, memory_s: float, p: float) -> float:
@@ -320,6 +324,7 @@ def _family(
         peak_exponent=k.peak_exponent,
         bandwidth_exponent=k.bandwidth_exponent,
         sm_cap_bytes_per_cycle=k.sm_cap_bytes_per_cycle,
+        cuda_flops_per_sm_cycle=k.cuda_flops_per_sm_cycle,
     )
     t_c = coeffs.a * xc + coeffs.d * xv
     t_m = coeffs.b * xm + coeffs.e * xs
@@ -335,7 +340,8 @@ def _family(
         return t_c, t_m, 0.0, single, 1.0
     comm = sk.comm if sk is not None else k.comm
     if sk is not None and sk.scaling:
-        comm_scale, sync_s = sk.scaling.get(model.key, sk.default_scaling)
+        comm_scale, sync = sk.scaling.get(model.key, sk.default_scaling)
+        sync_s = sk.sync_s(sync, single, num_gpus)
     elif sk is not None:
         comm_scale, sync_s = 1.0, 0.0  # link-only scaling
     else:

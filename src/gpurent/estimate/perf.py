@@ -8,11 +8,13 @@ Non-LLM models (one coefficient set per model and precision class, fitted across
 F = training FLOPs of the micro-batch (3x forward, +1 forward with checkpointing), P = the GPU's
 dense peak for the precision (FLOP/s), D = bytes of activations written once plus 24 B/param of
 weight, gradient and optimizer traffic, W = memory bandwidth (B/s), V = 1 % of F as nominal
-non-tensor work (normalisation, activations, optimizer, indexing) on the CUDA cores whose rate
-P_cuda is the GPU's plain fp32 peak (SM count x clock: why an RTX 4090 with half an A100's
-bandwidth reaches 0.8x its ResNet-50 speed), R_sm = SM count x boost clock (the SM-side rate
-of memory-bound kernels; e = 0 where the fit finds no use for it), c_s = a per-step time that
-no GPU spec explains (kernel launches, host work, data pipeline). A sum, not a max: in these models
+non-tensor work (normalisation, activations, optimizer, indexing) on the CUDA cores, P_cuda =
+the rate at which the SMs issue it, 128 FLOP per SM-cycle x SM count x clock (round 9,
+`perf.cuda_rate_flops`; why an RTX 4090 with half an A100's bandwidth reaches 0.8x its
+ResNet-50 speed, and why Hopper's doubled FP32 lanes do not triple it again), R_sm = SM count x
+boost clock (the SM-side rate of memory-bound kernels; e = 0 where the fit finds no use for
+it), c_s = a per-step time that no GPU spec explains (kernel launches, host work, data
+pipeline). A sum, not a max: in these models
 many small kernels alternate between compute and memory bound, so the times add (the Habitat and
 NeuSight papers make the same observation per kernel). With a, b >= 1 the predicted throughput
 never exceeds the roofline of the counted work.
@@ -74,6 +76,7 @@ def family_features(
     peak_exponent: float = 0.0,
     bandwidth_exponent: float = 0.0,
     sm_cap_bytes_per_cycle: float = 0.0,
+    cuda_flops_per_sm_cycle: float = 0.0,
 ) -> tuple[float, float, float, float]:
     """(tensor compute s, memory traffic s, CUDA-core work s, SM-side traffic s) of one step of
     `batch`, each at the GPU's peak rate for it times a GPU-dependent efficiency scale.
@@ -98,7 +101,7 @@ def family_features(
     flops = fwd * passes
     peak = peak_flops(gpu, precision)
     bw = bandwidth_bps(gpu)
-    cuda = gpu.fp32_tflops * FLOPS_PER_TFLOP
+    cuda = cuda_rate_flops(gpu, cuda_flops_per_sm_cycle)
     ref_peak = REF_PEAK_HALF_FLOPS if precision.is_half else REF_PEAK_FULL_FLOPS
     sm_rate = gpu.sm_cycles_per_s
     eff_bw = bw
@@ -110,6 +113,21 @@ def family_features(
         VECTOR_SHARE * flops / cuda * (cuda / REF_CUDA_FLOPS) ** peak_exponent,
         traffic / sm_rate if sm_rate is not None else 0.0,
     )
+
+
+def cuda_rate_flops(gpu: GpuSpec, flops_per_sm_cycle: float) -> float:
+    """FLOP/s of the non-tensor work (normalisation, activations, optimizer, indexing).
+
+    With `flops_per_sm_cycle` > 0 and a known SM count and clock: that many FLOP per SM-cycle.
+    Each SM issues 4 warp instructions (128 lanes) per cycle whatever its FP32 width; the doubled
+    FP32 lanes of GA10x, Ada, Hopper and Blackwell (256 FLOP per SM-cycle on the datasheet, 128 on
+    V100, T4 and A100) only pay off in pure-FMA code, while these kernels mix loads, integer and
+    FP32 instructions. 128 equals the datasheet rate of V100 and A100, so the datasheet and this
+    rate differ only on the dual-FP32 designs. Otherwise the datasheet fp32 peak."""
+    sm_rate = gpu.sm_cycles_per_s
+    if flops_per_sm_cycle > 0.0 and sm_rate is not None:
+        return flops_per_sm_cycle * sm_rate
+    return gpu.fp32_tflops * FLOPS_PER_TFLOP
 
 
 def llm_training_features(
