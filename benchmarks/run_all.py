@@ -36,6 +36,7 @@ def with_reference(ref: Path) -> list[list[str]]:
     history = ref / "spot" / "aws-price-history-sample" / "2022-05.tsv.zst"
     return [
         ["bench_estimator_accuracy.py", "--data-dir", str(ref / "throughput")],
+        ["compare_estimator_variants.py", "--data-dir", str(ref / "throughput")],
         ["bench_spot_sim.py", "--trace-dir", str(spot)],
         ["bench_spot_sim.py", "--trace-dir", str(spot), "--zones", "3"],
         ["bench_spot_analytics.py", "--trace-dir", str(spot), "--prices", str(prices),
