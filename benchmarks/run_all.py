@@ -23,6 +23,7 @@ STANDALONE: list[list[str]] = [
     ["bench_plan.py", "--runs", "3"],
     ["bench_monitor_overhead.py", "--seconds", "10"],
     ["bench_monitor_recorder.py", "--rows", "200000"],
+    ["bench_monitor_cost_meter.py"],
     ["bench_runtime_kill.py", "--kills", "200"],
     ["bench_runtime_ckpt.py", "--repeats", "3"],
     ["bench_bench_quick.py", "--runs", "1"],

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -167,3 +169,94 @@ def test_same_problem_on_many_gpus_is_one_finding_naming_them() -> None:
     # One GPU alone still reads as "GPU 0".
     single = [f for f in diagnose(node(1)).findings if f.kind is FindingKind.UNDERUSED]
     assert len(single) == 1 and "GPU 0" in single[0].summary
+
+
+def _direct_cost(samples: list[Sample], price: InstancePrice) -> tuple[float, float, float]:
+    """The meter's definition written out: each sample held until the next, the last for the
+    median of the gaps; (spent, idle waste, under-use waste) in USD."""
+    gaps = [b.timestamp_s - a.timestamp_s for a, b in itertools.pairwise(samples)]
+    gaps.append(_median(gaps))
+    n = price.gpu_count or max(len(s.gpus) for s in samples)
+    share = price.price_usd_per_hour / n / 3600.0
+    idle = under = 0.0
+    for s, dt in zip(samples, gaps, strict=True):
+        for g in s.gpus:
+            if g.activity_pct is None:
+                continue
+            if g.activity_pct <= Thresholds().idle_activity_pct:
+                idle += share * dt
+            else:
+                under += share * dt * (1 - g.activity_pct / 100.0)
+    return price.price_usd_per_hour * sum(gaps) / 3600.0, idle, under
+
+
+def _median(xs: list[float]) -> float:
+    if not xs:
+        return 0.0
+    ys = sorted(xs)
+    mid = len(ys) // 2
+    return ys[mid] if len(ys) % 2 else (ys[mid - 1] + ys[mid]) / 2
+
+
+@given(
+    st.lists(
+        st.tuples(st.floats(0.1, 30.0), st.floats(0, 100), st.integers(1, 3)),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_running_meter_matches_the_definition_after_every_sample(
+    steps: list[tuple[float, float, int]],
+) -> None:
+    """The session's running meter, read after each sample, equals the meter's definition over
+    all samples so far, also when later samples show more GPUs than earlier ones."""
+    from gpurent.monitor.cost import CostMeter
+
+    price = InstancePrice.given(6.0)
+    m = CostMeter(price)
+    samples: list[Sample] = []
+    t = 0.0
+    for gap, activity, n_gpus in steps:
+        t += gap
+        samples.append(
+            Sample(
+                timestamp_s=t,
+                gpus=tuple(GpuSample(index=i, sm_util_pct=activity) for i in range(n_gpus)),
+            )
+        )
+        m.add(samples[-1])
+        r = m.report()
+        spent, idle, under = _direct_cost(samples, price)
+        assert r.spent_usd == pytest.approx(spent, abs=1e-12)
+        assert r.idle_wasted_usd == pytest.approx(idle, abs=1e-12)
+        assert r.underused_wasted_usd == pytest.approx(under, abs=1e-12)
+        assert r == meter(samples, price)
+
+
+def test_session_cost_covers_every_sample_since_the_start(tmp_path: Path, clock: Clock) -> None:
+    """The session's meter runs over the whole session (no sample cap), equal to the meter
+    over every sample it took."""
+    from gpurent.monitor.fake_nvml import FakeNvml
+    from gpurent.monitor.probes.nvml import NvmlProbe
+    from gpurent.monitor.session import MonitorSession
+
+    from .conftest import host_probe, write_proc
+
+    write_proc(tmp_path, cpu=(1, 2, 3, 4), disk_ms=0, sectors=0, rx=0)
+    price = InstancePrice.given(4.0)
+    session = MonitorSession(
+        nvml=NvmlProbe(FakeNvml(SCENARIOS["idle"], clock=clock), clock=clock),
+        host=host_probe(tmp_path, clock),
+        price=price,
+        wall_clock=clock,
+    )
+    session.open()
+    taken = []
+    for _ in range(50):
+        taken.append(session.step()[0])
+        clock.t += 2.0
+    cost = session.cost()
+    assert cost is not None and cost == meter(taken, price)
+    assert cost.elapsed_s == pytest.approx(100.0)
+    assert cost.idle_wasted_usd == pytest.approx(cost.spent_usd)  # the idle scenario
+    assert session.state.last_sample is taken[-1]

@@ -274,7 +274,7 @@ def _run(session: Any, interval_s: float, duration_s: float | None, json_out: bo
 
 
 def _summary(session: Any) -> dict[str, Any]:
-    last = session.state.all_samples[-1] if session.state.all_samples else None
+    last = session.state.last_sample
     return {
         "samples": session.state.samples_taken,
         "gpus": len(last.gpus) if last is not None else 0,

@@ -4,7 +4,8 @@ Pure. The instance price comes from the catalog (`price_from_catalog`, by instan
 optionally provider and region) or is given (`InstancePrice.given`). Cloud-metadata detection of
 the instance type is not done: the user names it.
 
-Method: each sample stands for the time until the next one (the last for the median interval).
+Method: each sample stands for the time until the next one (the latest for the median of the
+last 1,000 intervals).
 A GPU's share of the instance price is price / GPU count. Idle waste is the full share during
 idle samples. Under-use waste is the share times (1 - activity) during non-idle samples, where
 activity is SM utilisation (GPM) or, without it, busy % — then under-use is underestimated,
@@ -13,8 +14,8 @@ since busy % overstates activity.
 
 from __future__ import annotations
 
-import itertools
 import statistics
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -108,48 +109,107 @@ class CostReport:
     activity_source: str  # what "under-used" was measured with
 
 
-def _intervals_s(samples: Sequence[Sample]) -> list[float]:
-    gaps = [b.timestamp_s - a.timestamp_s for a, b in itertools.pairwise(samples)]
-    last = statistics.median(gaps) if gaps else 0.0
-    return [*gaps, last]
+RECENT_GAPS = 1_000  # the last sample stands for the median of this many most recent intervals
+
+
+class CostMeter:
+    """The running cost meter of a monitor session: `add` each sample as it comes, `report` at
+    any time, both O(1) in the session's length (a day at 1 Hz with 8 GPUs costs the same per
+    refresh as a minute).
+
+    Each sample stands for the time until the next one; the latest stands for the median of the
+    last `RECENT_GAPS` intervals. Waste is kept in GPU-seconds and priced when reported, so a
+    GPU count learnt from later samples prices the whole session alike."""
+
+    __slots__ = (
+        "_gaps",
+        "_idle_gpu_s",
+        "_last",
+        "_max_gpus",
+        "_price",
+        "_sources",
+        "_thresholds",
+        "_timed_s",
+        "_under_gpu_s",
+    )
+
+    def __init__(self, price: InstancePrice, thresholds: Thresholds | None = None) -> None:
+        self._price = price
+        self._thresholds = thresholds or Thresholds()
+        self._last: Sample | None = None
+        self._gaps: deque[float] = deque(maxlen=RECENT_GAPS)
+        self._timed_s = 0.0  # the intervals of every sample but the latest
+        self._idle_gpu_s = 0.0
+        self._under_gpu_s = 0.0  # GPU-seconds x (1 - activity)
+        self._max_gpus = 0
+        self._sources: set[str] = set()
+
+    def add(self, sample: Sample) -> None:
+        """Close the previous sample's interval at this one's time, then hold this one."""
+        prev = self._last
+        if prev is not None:
+            gap_s = max(0.0, sample.timestamp_s - prev.timestamp_s)
+            self._gaps.append(gap_s)
+            self._charge(prev, gap_s)
+        self._last = sample
+        self._max_gpus = max(self._max_gpus, len(sample.gpus))
+
+    def _charge(self, sample: Sample, dt_s: float) -> tuple[float, float]:
+        """Add `sample` held for `dt_s`; returns the (idle, under-used) GPU-seconds added."""
+        self._timed_s += dt_s
+        idle = under = 0.0
+        for g in sample.gpus:
+            if g.lost:
+                idle += dt_s  # paid for, doing nothing
+                continue
+            activity = g.activity_pct
+            if activity is None:
+                continue
+            self._sources.add("sm_util_pct" if g.sm_util_pct is not None else "gpu_busy_pct")
+            if is_idle(g, self._thresholds):
+                idle += dt_s
+            else:
+                under += dt_s * max(0.0, 1.0 - activity / 100.0)
+        self._idle_gpu_s += idle
+        self._under_gpu_s += under
+        return idle, under
+
+    def report(self) -> CostReport:
+        """Spent and wasted money over every sample added so far."""
+        price = self._price
+        idle_s, under_s, elapsed_s = self._idle_gpu_s, self._under_gpu_s, self._timed_s
+        if self._last is not None:
+            last_s = statistics.median(self._gaps) if self._gaps else 0.0
+            # the latest sample, counted without keeping it (it is charged again when closed)
+            saved = (self._timed_s, self._idle_gpu_s, self._under_gpu_s)
+            idle_add, under_add = self._charge(self._last, last_s)
+            self._timed_s, self._idle_gpu_s, self._under_gpu_s = saved
+            idle_s, under_s, elapsed_s = idle_s + idle_add, under_s + under_add, elapsed_s + last_s
+        gpu_count = price.gpu_count or self._max_gpus
+        per_gpu_usd_per_s = (
+            price.price_usd_per_hour / gpu_count / SECONDS_PER_HOUR if gpu_count else 0.0
+        )
+        spent = price.price_usd_per_hour * elapsed_s / SECONDS_PER_HOUR
+        idle_usd, under_usd = idle_s * per_gpu_usd_per_s, under_s * per_gpu_usd_per_s
+        return CostReport(
+            label=price.label,
+            price_usd_per_hour=price.price_usd_per_hour,
+            gpu_count=gpu_count,
+            elapsed_s=elapsed_s,
+            spent_usd=spent,
+            idle_wasted_usd=idle_usd,
+            underused_wasted_usd=under_usd,
+            projected_monthly_usd=price.price_usd_per_hour * HOURS_PER_MONTH,
+            wasted_share=(idle_usd + under_usd) / spent if spent > 0 else 0.0,
+            activity_source="+".join(sorted(self._sources)) or "none",
+        )
 
 
 def meter(
     samples: Sequence[Sample], price: InstancePrice, thresholds: Thresholds | None = None
 ) -> CostReport:
-    """Spent and wasted money over `samples` at `price`."""
-    t = thresholds or Thresholds()
-    gpu_count = price.gpu_count or max((len(s.gpus) for s in samples), default=0)
-    per_gpu_usd_per_s = (
-        price.price_usd_per_hour / gpu_count / SECONDS_PER_HOUR if gpu_count else 0.0
-    )
-    idle_usd = under_usd = 0.0
-    elapsed_s = 0.0
-    sources: set[str] = set()
-    for sample, dt_s in zip(samples, _intervals_s(samples), strict=True):
-        elapsed_s += dt_s
-        for g in sample.gpus:
-            if g.lost:
-                idle_usd += per_gpu_usd_per_s * dt_s  # paid for, doing nothing
-                continue
-            activity = g.activity_pct
-            if activity is None:
-                continue
-            sources.add("sm_util_pct" if g.sm_util_pct is not None else "gpu_busy_pct")
-            if is_idle(g, t):
-                idle_usd += per_gpu_usd_per_s * dt_s
-            else:
-                under_usd += per_gpu_usd_per_s * dt_s * max(0.0, 1.0 - activity / 100.0)
-    spent = price.price_usd_per_hour * elapsed_s / SECONDS_PER_HOUR
-    return CostReport(
-        label=price.label,
-        price_usd_per_hour=price.price_usd_per_hour,
-        gpu_count=gpu_count,
-        elapsed_s=elapsed_s,
-        spent_usd=spent,
-        idle_wasted_usd=idle_usd,
-        underused_wasted_usd=under_usd,
-        projected_monthly_usd=price.price_usd_per_hour * HOURS_PER_MONTH,
-        wasted_share=(idle_usd + under_usd) / spent if spent > 0 else 0.0,
-        activity_source="+".join(sorted(sources)) or "none",
-    )
+    """Spent and wasted money over `samples` at `price` (a `CostMeter` fed every sample)."""
+    m = CostMeter(price, thresholds)
+    for sample in samples:
+        m.add(sample)
+    return m.report()

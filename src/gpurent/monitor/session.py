@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpurent.monitor.cost import CostReport, InstancePrice, meter
+from gpurent.monitor.cost import CostMeter, CostReport, InstancePrice
 from gpurent.monitor.idle import IdleEvent, IdleWatcher
 from gpurent.monitor.probes.host import HostProbe
 from gpurent.monitor.probes.nvml import NvmlProbe
@@ -26,7 +26,7 @@ class SessionState:
     samples_taken: int = 0
     notes: list[str] = field(default_factory=list)
     idle_events: list[IdleEvent] = field(default_factory=list)
-    all_samples: list[Sample] = field(default_factory=list)  # for the cost meter (bounded below)
+    last_sample: Sample | None = None
 
 
 class MonitorSession:
@@ -44,7 +44,6 @@ class MonitorSession:
         window_s: float = 300.0,
         wall_clock: Callable[[], float] = time.time,
         flush_every_s: float = 5.0,
-        keep_samples: int = 86_400,
     ) -> None:
         self.nvml = nvml
         self.host = host
@@ -60,7 +59,7 @@ class MonitorSession:
         self._last_flush_s = 0.0
         self.window: deque[Sample] = deque()
         self.state = SessionState()
-        self._keep = keep_samples
+        self._meter = CostMeter(price, self.thresholds) if price is not None else None
         self._noted: set[str] = set()
 
     def _note(self, notes: list[str]) -> list[str]:
@@ -87,9 +86,9 @@ class MonitorSession:
         while self.window and now - self.window[0].timestamp_s > self.window_s:
             self.window.popleft()
         self.state.samples_taken += 1
-        self.state.all_samples.append(sample)
-        if len(self.state.all_samples) > self._keep:
-            del self.state.all_samples[: len(self.state.all_samples) - self._keep]
+        self.state.last_sample = sample
+        if self._meter is not None:
+            self._meter.add(sample)
         if self.idle_watcher is not None:
             event = self.idle_watcher.observe(sample)
             if event is not None:
@@ -122,9 +121,8 @@ class MonitorSession:
         return diagnose(list(self.window), self.thresholds)
 
     def cost(self) -> CostReport | None:
-        if self.price is None:
-            return None
-        return meter(self.state.all_samples, self.price, self.thresholds)
+        """The session's money so far (every sample since the start), None without a price."""
+        return self._meter.report() if self._meter is not None else None
 
     def close(self) -> list[str]:
         notes: list[str] = []
