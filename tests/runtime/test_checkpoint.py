@@ -235,13 +235,21 @@ def test_async_failure_surfaces_at_next_save(tmp_path: Path) -> None:
     assert [c.step for c in mgr.committed()] == [3]
 
 
-def test_save_for_exit_finishes_in_flight_save(tmp_path: Path) -> None:
+def test_save_for_exit_finishes_in_flight_save_then_saves_the_current_step(
+    tmp_path: Path,
+) -> None:
     mgr = CheckpointManager(tmp_path)
     mgr.save_async({"w": torch.ones(10), "step": 4}, 4)
     info = mgr.save_for_exit({"step": 5}, 5)
-    assert info is not None and info.step == 4
-    info = mgr.save_for_exit({"step": 5}, 5)
-    assert info is not None and info.step == 5
+    assert info.step == 5
+    assert [i.step for i in mgr.committed()] == [5, 4]  # the in-flight save was committed too
+    # the in-flight save is the current step: nothing more is written, state is not built
+    mgr.save_async({"w": torch.ones(10), "step": 6}, 6)
+    calls: list[int] = []
+    info = mgr.save_for_exit(lambda: calls.append(1) or {"step": 6}, 6)
+    assert info.step == 6 and calls == []
+    info = mgr.save_for_exit(lambda: {"step": 7}, 7)
+    assert info.step == 7
 
 
 class FullDiskStorage(LocalStorage):

@@ -226,11 +226,16 @@ class CheckpointManager:
         future, self._in_flight = self._in_flight, None
         return None if future is None else future.result()
 
-    def save_for_exit(self, state: Mapping[str, Any], step: int) -> CheckpointInfo | None:
-        """On an interruption notice: finish the in-flight async save if any, else save now."""
-        if self._in_flight is not None:
-            return self.wait()
-        return self.save(state, step)
+    def save_for_exit(
+        self, state: Mapping[str, Any] | Callable[[], Mapping[str, Any]], step: int
+    ) -> CheckpointInfo:
+        """On an interruption notice: finish the in-flight async save (its error is raised
+        here), then make sure `step` itself is committed, so the steps since that save are not
+        lost. `state` may be a callable, called only when `step` still needs saving."""
+        previous = self.wait()
+        if previous is not None and previous.step == step:
+            return previous
+        return self.save(state() if callable(state) else state, step)
 
     def close(self) -> None:
         """Wait for any in-flight save and release the background threads."""

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from gpurent.errors import InputError
-from gpurent.runtime.checkpoint import CheckpointInfo, CheckpointManager
+from gpurent.runtime.checkpoint import CheckpointManager
 from gpurent.runtime.serialize import set_rng
 from gpurent.runtime.supervisor import ENV_CHECKPOINT_DIR  # what `gpurent run` sets for the job
 
@@ -47,20 +47,6 @@ def restore_rng(state: Mapping[str, Any]) -> None:
         set_rng(saved)
 
 
-def save_for_exit(
-    manager: CheckpointManager, state: Callable[[], Mapping[str, Any]], step: int
-) -> CheckpointInfo:
-    """On a notice: finish the in-flight async save, then make sure `step` itself is saved.
-
-    `manager.save_for_exit` alone may return an older in-flight checkpoint; a callback knows the
-    loop stops here, so the steps since then would be lost. `state` is called only if needed.
-    """
-    previous = manager.wait()  # the in-flight async save, if any (its error is raised here)
-    if previous is not None and previous.step == step:
-        return previous
-    return manager.save(state(), step)
-
-
 class CheckpointCallback:
     """The save logic of both callbacks; a framework callback subclasses it and its own base.
 
@@ -98,7 +84,7 @@ class CheckpointCallback:
         the current step is then saved and training must stop."""
         if self.manager.stop_requested:
             if writer:
-                save_for_exit(self.manager, state, step)
+                self.manager.save_for_exit(state, step)
             self._last_saved_step = step
             self.stop_reason = self.manager.stop_reason
             return True
