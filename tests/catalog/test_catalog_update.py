@@ -161,3 +161,34 @@ def test_server_that_never_answers_times_out_one_line() -> None:
     assert r.exit_code == 1
     assert "timed out" in r.stderr and "previous catalogs kept" in r.stderr
     assert r.stderr.strip().count("\n") == 0 and not read_meta(data_home())
+
+
+def test_pricing_and_monitor_price_from_fetched_catalogs(
+    http_root: tuple[str, Path], tmp_path: Path
+) -> None:
+    """`pricing compare --offer` and `monitor --instance` see what `catalog update` fetched, as
+    `plan` and `offers` do (they read only the bundled snapshot before)."""
+    base, root = http_root
+    (root / "lambda").mkdir(parents=True)
+    (root / "lambda" / "vms.csv").write_text(
+        "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region\n"
+        "gpu_2x_fresh,H100,2.0,52.0,450.0,5.67,us-east-9\n"
+    )
+    r = runner.invoke(app, ["catalog", "update", "--url-base", base, "--clouds", "lambda"])
+    assert r.exit_code == 0, r.stderr
+    r = runner.invoke(
+        app, ["pricing", "compare", "--offer", "lambda/gpu_2x_fresh/us-east-9", "--json"]
+    )
+    assert r.exit_code == 0, r.stderr
+    assert "5.67" in r.stdout
+    samples = tmp_path / "s.csv"
+    samples.write_text(
+        "timestamp,gpu,sm_util_pct\n"
+        + "".join(f"{t},{g},0\n" for t in range(1000, 1010) for g in (0, 1))
+    )
+    r = runner.invoke(
+        app, ["monitor", "diagnose", str(samples), "--instance", "gpu_2x_fresh", "--json"]
+    )
+    assert r.exit_code == 0, r.stderr
+    cost = json.loads(r.stdout)["cost"]
+    assert cost["price_usd_per_hour"] == 5.67 and cost["gpu_count"] == 2

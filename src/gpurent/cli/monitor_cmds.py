@@ -77,9 +77,11 @@ def _price(
         if provider or region:
             raise InputError("--provider/--region need --instance TYPE")
         return None
-    from gpurent.catalog import bundled_offers
+    from gpurent.catalog.sources import load_offers
 
-    catalog = price_from_catalog(bundled_offers(), instance, provider=provider, region=region)
+    # fetched catalogs (`gpurent catalog update`) + the bundled snapshot, as `plan` prices
+    offers = load_offers().offers
+    catalog = price_from_catalog(offers, instance, provider=provider, region=region)
     if price_usd_per_hour is None:
         return catalog
     return InstancePrice.given(price_usd_per_hour, catalog.gpu_count)  # the GPU count stays

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from gpurent.catalog import Offer, bundled_offers
+from gpurent.catalog import Offer
 from gpurent.cli.common import cli_errors, console, print_json
 from gpurent.errors import InputError, NotFoundError
 from gpurent.pricing import (
@@ -168,7 +168,9 @@ def compare_cmd(
     Example: gpurent pricing compare --on-demand 3.06 --spot 0.92 --commit-discount 0.35
     --hybrid "day:10:$3.06,night:14:$0.53"
     """
-    offers = bundled_offers()
+    from gpurent.catalog.sources import load_offers
+
+    offers = load_offers().offers  # fetched catalogs + the bundled snapshot, as `plan`
     offer = find_offer(offer_key, offers) if offer_key else None
     od = on_demand if on_demand is not None else (offer.price_usd_per_hour if offer else None)
     if od is None:
