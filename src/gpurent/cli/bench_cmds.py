@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from gpurent.cli.common import cli_errors, console, err_console, print_json
+from gpurent.cli.common import cli_errors, console, err_console, print_json, split_list
 from gpurent.errors import InputError, require
 
 bench_app = typer.Typer(
@@ -107,7 +107,7 @@ def bench(
     from gpurent.bench.runner import BENCHMARKS
     from gpurent.userdata import data_home
 
-    selected = tuple(s.strip() for s in only.split(",") if s.strip()) if only else BENCHMARKS
+    selected = split_list(only) if only else BENCHMARKS
     cfg = BenchConfig(
         quick=quick,
         only=selected,

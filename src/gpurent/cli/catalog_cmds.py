@@ -30,7 +30,14 @@ from gpurent.catalog.sources import (
     update_catalogs,
 )
 from gpurent.catalog.sources.store import catalog_dir
-from gpurent.cli.common import cli_errors, console, err_console, print_json, to_jsonable
+from gpurent.cli.common import (
+    cli_errors,
+    console,
+    err_console,
+    print_json,
+    split_list,
+    to_jsonable,
+)
 from gpurent.errors import InputError
 from gpurent.userdata import data_home
 
@@ -173,10 +180,6 @@ def gpus_show(
 # ----------------------------------------------------------------------------- offers
 
 
-def _split(values: list[str] | None) -> tuple[str, ...]:
-    return tuple(v.strip() for item in values or () for v in item.split(",") if v.strip())
-
-
 def _offer_json(o: Offer) -> dict[str, Any]:
     return {
         **to_jsonable(o),
@@ -267,9 +270,9 @@ def offers(  # noqa: PLR0917 - typer maps parameters to options
     if catalog is not None:
         _warn_skipped(table)
     query = OfferQuery(
-        gpus=resolve_gpu_filter(_split(gpu), table.offers),
+        gpus=resolve_gpu_filter(split_list(gpu), table.offers),
         min_gpus=min_gpus,
-        providers=tuple(p.lower() for p in _split(provider)),
+        providers=tuple(p.lower() for p in split_list(provider)),
         region=region,
         max_price_usd_per_hour=max_price,
         spot_only=spot,
@@ -335,7 +338,7 @@ def catalog_update(
     Example: `gpurent catalog update --clouds aws,gcp,lambda`.
     """
     base = url_base or os.environ.get(URL_ENV) or DEFAULT_URL_BASE
-    names = [c.strip().lower() for c in clouds.split(",") if c.strip()]
+    names = [c.lower() for c in split_list(clouds)]
     if not names:
         raise InputError("--clouds is empty; give e.g. --clouds aws,gcp")
     if timeout <= 0:

@@ -1,4 +1,4 @@
-"""Shared CLI glue: one-line errors, JSON output, consoles."""
+"""Shared CLI glue: one-line errors, JSON output, consoles, comma lists and durations."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import enum
 import functools
 import json
 import math
+import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -24,6 +25,31 @@ R = TypeVar("R")
 
 console = Console()
 err_console = Console(stderr=True)
+
+_DURATION = re.compile(
+    r"^\s*(\d+(?:\.\d+)?)\s*(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)?\s*$"
+)
+_UNIT_S = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+
+
+def duration_s(text: str, *, bare_unit: str | None = "h") -> float | None:
+    """Seconds in a duration such as '3d', '72h', '90min', '1.5w', '3600s' or '2 hours', or
+    None when `text` is not one. A bare number is in `bare_unit` ('s', 'm', 'h', 'd', 'w'), or
+    is not a duration when `bare_unit` is None (where a bare number means something else)."""
+    match = _DURATION.match(text.lower())
+    if not match or (match.group(2) is None and bare_unit is None):
+        return None
+    unit = (match.group(2) or bare_unit or "h")[0]
+    return float(match.group(1)) * _UNIT_S[unit]
+
+
+def split_list(values: str | Iterable[str] | None) -> tuple[str, ...]:
+    """Comma-separated items of one option value, or of a repeated option's values; blanks
+    dropped, whitespace stripped."""
+    if values is None:
+        return ()
+    items = [values] if isinstance(values, str) else list(values)
+    return tuple(v.strip() for item in items for v in item.split(",") if v.strip())
 
 
 def fail(message: str, exit_code: int = 1) -> typer.Exit:

@@ -6,7 +6,6 @@ command functions.
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.markup import escape
 
-from gpurent.cli.common import cli_errors, console, err_console, print_json, print_json_line
+from gpurent.cli.common import (
+    cli_errors,
+    console,
+    duration_s,
+    err_console,
+    print_json,
+    print_json_line,
+)
 from gpurent.errors import DataError, InputError, require
 
 if TYPE_CHECKING:
@@ -33,9 +39,6 @@ monitor_app = typer.Typer(
     ),
     no_args_is_help=False,
 )
-
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|h|d)$")
-_UNIT_S = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
 def register(app: typer.Typer) -> None:
@@ -296,11 +299,9 @@ def _parse_time(flag: str, value: str | None, latest_s: float | None) -> float |
     if value is None:
         return None
     text = value.strip()
-    match = _DURATION.match(text)
-    if match:
-        if latest_s is None:
-            return None
-        return latest_s - float(match.group(1)) * _UNIT_S[match.group(2)]
+    before_s = duration_s(text, bare_unit=None)  # a bare number is Unix seconds here
+    if before_s is not None:
+        return None if latest_s is None else latest_s - before_s
     try:
         return parse_time(text, flag).timestamp()
     except (DataError, ValueError, OverflowError):  # also nan/inf seconds

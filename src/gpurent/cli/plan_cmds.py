@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
-from gpurent.cli.common import cli_errors, console, err_console, print_json
+from gpurent.cli.common import cli_errors, console, duration_s, err_console, print_json, split_list
 from gpurent.errors import InputError, NotFoundError
 from gpurent.plan.constraints import (
     DEFAULT_MAX_GPUS,
@@ -51,27 +50,15 @@ Exit codes: 0 a plan; 1 an unusable --catalog file; 2 bad input; 3 nothing meets
 (the reasons and the closest alternatives are printed).
 """
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|hr|hours?|d|days?|w|weeks?)?\s*$")
-_DURATION_S = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hr": 3600, "d": 86400, "w": 604800}
-
 
 def parse_duration_s(text: str, flag: str = "--deadline") -> float:
     """'3d', '72h', '90min', '1.5w', '3600s'; a bare number is hours."""
-    match = _DURATION.match(text.lower())
-    if not match:
+    value = duration_s(text)
+    if value is None:
         raise InputError(f"{flag}: cannot read {text!r} as a duration; use e.g. 3d, 72h, 90min")
-    unit = (match.group(2) or "h").rstrip("s") or "s"
-    unit = {"hour": "h", "day": "d", "week": "w", "second": "s"}.get(unit, unit)
-    value = float(match.group(1)) * _DURATION_S.get(unit, 3600)
     if value <= 0:
         raise InputError(f"{flag} must be positive, got {text!r}")
     return value
-
-
-def _split(text: str | None) -> tuple[str, ...]:
-    if not text:
-        return ()
-    return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
 E = TypeVar("E", Objective, PricingModel, Interconnect)
@@ -79,7 +66,7 @@ E = TypeVar("E", Objective, PricingModel, Interconnect)
 
 def _enum_list(kind: type[E], text: str, flag: str) -> tuple[E, ...]:
     out = []
-    for part in _split(text):
+    for part in split_list(text):
         try:
             out.append(kind(part.lower()))
         except ValueError:
@@ -305,12 +292,12 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     if gpu:
         from gpurent.catalog import get_gpu
 
-        gpus = tuple(get_gpu(name).name for name in _split(gpu))
+        gpus = tuple(get_gpu(name).name for name in split_list(gpu))
     constraints = Constraints(
         deadline_s=deadline_s,
         budget_usd=budget,
-        providers=tuple(p.lower() for p in _split(provider)),
-        regions=_split(region),
+        providers=tuple(p.lower() for p in split_list(provider)),
+        regions=split_list(region),
         gpus=gpus,
         max_gpus=max_gpus,
         max_nodes=max_nodes,
