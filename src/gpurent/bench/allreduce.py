@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from gpurent.bench.result import Measurement
-from gpurent.bench.spawn import run_spawned
+from gpurent.bench.spawn import process_group, run_spawned
 from gpurent.bench.timing import spread
 from gpurent.units import BYTES_PER_GB
 
@@ -25,21 +25,10 @@ def bus_bandwidth_gbps(size_bytes: int, seconds: float, world_size: int) -> floa
 
 
 def _worker(rank: int, world_size: int, args: dict[str, Any]) -> dict[str, float]:
-    import torch
     import torch.distributed as dist
 
     device = args["device"]
-    if device == "cuda":
-        torch.cuda.set_device(rank)
-    else:
-        torch.set_num_threads(1)
-    dist.init_process_group(
-        backend="nccl" if device == "cuda" else "gloo",
-        rank=rank,
-        world_size=world_size,
-        device_id=torch.device("cuda", rank) if device == "cuda" else None,
-    )
-    try:
+    with process_group(rank, world_size, device) as torch:
         medians: dict[str, float] = {}
         for size_mib in args["sizes_mib"]:
             n = int(size_mib * 2**20) // 4
@@ -58,8 +47,6 @@ def _worker(rank: int, world_size: int, args: dict[str, Any]) -> dict[str, float
                 durations.append(time.perf_counter() - t0)
             medians[str(size_mib)] = spread(durations).median_s
         return medians
-    finally:
-        dist.destroy_process_group()
 
 
 def run_allreduce(

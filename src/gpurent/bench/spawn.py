@@ -8,16 +8,40 @@ JSON-able value through a queue; any worker error becomes one DeviceError line.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import socket
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from gpurent.errors import DeviceError
 
 Worker = Callable[[int, int, dict[str, Any]], Any]
+
+
+@contextlib.contextmanager
+def process_group(rank: int, world_size: int, device: str) -> Iterator[Any]:
+    """Join this worker to the job's process group (NCCL on GPU `rank`, or gloo with one thread
+    per CPU process) and leave it on exit; yields `torch`."""
+    import torch
+    import torch.distributed as dist
+
+    if device == "cuda":
+        torch.cuda.set_device(rank)
+    else:
+        torch.set_num_threads(1)
+    dist.init_process_group(
+        backend="nccl" if device == "cuda" else "gloo",
+        rank=rank,
+        world_size=world_size,
+        device_id=torch.device("cuda", rank) if device == "cuda" else None,
+    )
+    try:
+        yield torch
+    finally:
+        dist.destroy_process_group()
 
 
 def free_port() -> int:

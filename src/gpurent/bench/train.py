@@ -22,7 +22,7 @@ from typing import Any
 
 from gpurent.bench.models import ModelConfig, build, samples_to_throughput, synthetic_batch
 from gpurent.bench.result import Measurement, ModelRun
-from gpurent.bench.spawn import run_spawned
+from gpurent.bench.spawn import process_group, run_spawned
 from gpurent.bench.timing import spread, time_calls
 from gpurent.units import FLOPS_PER_TFLOP
 
@@ -152,18 +152,8 @@ def run_model(
 
 
 def _ddp_worker(rank: int, world_size: int, args: dict[str, Any]) -> list[float]:
-    import torch
-    import torch.distributed as dist
-
     device = args["device"]
-    if device == "cuda":
-        torch.cuda.set_device(rank)
-    else:
-        torch.set_num_threads(1)
-    dist.init_process_group(
-        "nccl" if device == "cuda" else "gloo", rank=rank, world_size=world_size
-    )
-    try:
+    with process_group(rank, world_size, device) as torch:
         ids = [rank] if device == "cuda" else None
         times = measure_steps(
             torch,
@@ -176,8 +166,6 @@ def _ddp_worker(rank: int, world_size: int, args: dict[str, Any]) -> list[float]
             count_flops=False,
         )
         return list(times.durations_s)
-    finally:
-        dist.destroy_process_group()
 
 
 def run_scaling(
