@@ -340,6 +340,27 @@ def test_tensor_parallel_inference_pays_nccl_latency_per_layer_and_token() -> No
     assert comm2 >= 128 * 2 * layers * (6.6e-6 + 2 * 0.6e-6) and comm2 < step2
 
 
+def test_training_tensor_parallel_all_reduces_pay_the_same_latency_as_inference() -> None:
+    """4 all-reduces per layer per micro-batch, each NCCL latency + ring bytes (as inference)."""
+    from gpurent.estimate.perf import tp_allreduce_time_s
+
+    k = load_constants()
+    h100 = get_gpu("H100")
+    shape = get_model("llama3-8b").llm
+    assert shape is not None
+    w = Workload(
+        model="llama3-8b",
+        precision=Precision.BF16,
+        batch_size_per_gpu=1,
+        seq_len=256,
+        tensor_parallel=8,
+    )
+    e = estimate(w, h100, 8)
+    per = tp_allreduce_time_s(256 * 1 * shape.hidden * 2.0, h100, 8, k.comm, None)
+    assert per > 15.0e-6  # the latency floor of 8 GPUs on NVLink, plus the bytes
+    assert e.communication_time_s == pytest.approx(4 * shape.layers * per)
+
+
 def test_fp32_inference_keeps_a_32_bit_kv_cache() -> None:
     """The KV cache is stored in the run's activation type: 2 B for bf16/fp16 (and fp8 runs,
     whose cache stays 16-bit), 4 B for fp32."""

@@ -454,9 +454,8 @@ def _llm_training(
     exposed = max(0.0, comm - LLM_COMM_OVERLAP * (t_c + t_m))
     if tp > 1:  # 4 all-reduces of s*b*h activations per layer, on the critical path
         act = seq * b * shape.hidden * 2.0
-        per = allreduce_time_s(
-            act, gpu, tp, 1, k.comm, inter_node_gbps=None, interconnect=interconnect
-        )
+        # the same NCCL latency + ring bytes as inference's (`perf.tp_allreduce_time_s`)
+        per = tp_allreduce_time_s(act, gpu, tp, k.comm, interconnect)
         exposed += 4.0 * math.ceil(shape.layers / pp) * per
     step = single + exposed
     if pp > 1:  # 1F1B bubble: (pp - 1) idle slots per `ga` micro-batches
