@@ -35,6 +35,43 @@ def test_issue_aliases_resolve(name: str, canonical: str) -> None:
     assert get_gpu(name).name == canonical
 
 
+@pytest.mark.parametrize(
+    ("name", "canonical"),
+    [
+        ("H100 80GB PCIe Gen5", "H100-PCIe-80GB"),  # Lambda's system names
+        ("8x H100 80GB SXM5", "H100-SXM5-80GB"),
+        ("LambdaCloud A100 40GB PCIe", "A100-PCIe-40GB"),
+        ("B200 192GB", "B200-180GB"),  # early material's 192 GB, within 10 % of 180
+        ("H100 SXM5", "H100-SXM5-80GB"),
+        ("A100 PCIe 80GB", "A100-PCIe-80GB"),
+        ("NVIDIA GeForce RTX 3090 24GB", "RTX-3090"),
+        ("H100 94GB", "H100-NVL-94GB"),
+        ("RTX 6000 Ada 48GB", "RTX-6000-Ada"),
+    ],
+)
+def test_names_in_other_word_orders_resolve_when_they_name_one_gpu(
+    name: str, canonical: str
+) -> None:
+    assert get_gpu(name).name == canonical
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "RTX 6000",  # the Turing Quadro RTX 6000, not the Ada card: 'ada' is missing
+        "Quadro RTX 8000",  # not in the catalog
+        "V100 16GB PCIe SXM2",  # contradicts itself
+        "LambdaCloud V100 16GB",  # SXM2 or PCIe: ambiguous
+        "A100 96GB",  # no A100 has that memory
+        "H100 80GB SXM5 pytorch_24.03",  # a word no name of the GPU uses
+    ],
+)
+def test_ambiguous_or_contradicting_names_are_not_guessed(name: str) -> None:
+    assert find_gpu(name) is None
+    with pytest.raises(NotFoundError):
+        get_gpu(name)
+
+
 def test_unknown_name_lists_closest() -> None:
     with pytest.raises(NotFoundError) as err:
         get_gpu("H10")

@@ -1,8 +1,12 @@
 """The bundled GPU spec table and name lookup.
 
 Names resolve case-insensitively through aliases, ignoring spaces, dashes and underscores
-("H100", "h100-sxm", "NVIDIA H100 80GB HBM3", "A100 80GB SXM4"). An unknown name is a
-`NotFoundError` listing the closest names; lookups never guess.
+("H100", "h100-sxm", "NVIDIA H100 80GB HBM3", "A100 80GB SXM4"). A name that is no alias still
+resolves when its words name exactly one GPU in any order, as benchmark tables and system names
+write them ("H100 80GB PCIe Gen5", "8x H100 80GB SXM5", "B200 192GB", "LambdaCloud A100 40GB
+PCIe"): every word of the GPU's model name must be there, no word may contradict the GPU, and a
+memory size must be within 10 % of the GPU's. An unknown or ambiguous name is a `NotFoundError`
+listing the closest names; lookups never guess between GPUs.
 """
 
 from __future__ import annotations
@@ -87,9 +91,82 @@ def known_gpu_names() -> list[str]:
     return [g.name for g in all_gpus()] + [a for g in all_gpus() for a in g.aliases]
 
 
+# words that say nothing about which GPU it is (vendor, product line, memory type, host names)
+_NOISE = frozenset(
+    [
+        "nvidia",
+        "tesla",
+        "geforce",
+        "quadro",
+        "amd",
+        "instinct",
+        "lambdacloud",
+        "lambda",
+        "gpu",
+        "gpus",
+        "hbm2",
+        "hbm2e",
+        "hbm3",
+        "hbm3e",
+        "gddr6",
+        "gddr6x",
+        "gen3",
+        "gen4",
+        "gen5",
+        "generation",
+        "graphics",
+        "card",
+    ]
+)
+_FORMS = frozenset({"sxm", "sxm2", "sxm4", "sxm5", "pcie", "nvl", "hgx", "oam"})
+_MEMORY = re.compile(r"^(\d+(?:\.\d+)?)g(?:b|ib)?$")
+_COUNT = re.compile(r"^\d+x$")  # "8x" in system names
+
+
+def _words(name: str) -> list[str]:
+    return [w for w in re.split(r"[^a-z0-9.]+", name.lower()) if w and w not in _NOISE]
+
+
+@cache
+def _word_index() -> tuple[tuple[GpuSpec, frozenset[str], frozenset[str]], ...]:
+    """Per GPU: (spec, the words of its model name, every word any of its names uses)."""
+    out = []
+    for spec in all_gpus():
+        every: set[str] = set()
+        for key in (spec.name, *spec.aliases):
+            for w in _words(key):
+                if not _MEMORY.match(w):
+                    every.add(w)
+                    if w.startswith("sxm"):
+                        every.add("sxm")
+        core = frozenset(w for w in _words(spec.name) if not _MEMORY.match(w) and w not in _FORMS)
+        out.append((spec, core, frozenset(every)))
+    return tuple(out)
+
+
+def _memory_fits(spec: GpuSpec, gib: float) -> bool:
+    sizes = [spec.memory_gib, *([spec.usable_memory_gib] if spec.usable_memory_gib else [])]
+    return any(abs(gib - size) <= 0.1 * size for size in sizes)
+
+
+def _by_words(name: str) -> GpuSpec | None:
+    words = [w for w in _words(name) if not _COUNT.match(w)]
+    memory = [float(m.group(1)) for w in words if (m := _MEMORY.match(w))]
+    rest = {w for w in words if not _MEMORY.match(w)}
+    if not rest:
+        return None
+    hits = [
+        spec
+        for spec, core, every in _word_index()
+        if core <= rest and rest <= every and all(_memory_fits(spec, g) for g in memory)
+    ]
+    return hits[0] if len(hits) == 1 else None
+
+
 def find_gpu(name: str) -> GpuSpec | None:
-    """The GpuSpec for `name` or an alias of it, or None when unknown."""
-    return _index().get(normalize_name(name))
+    """The GpuSpec for `name` or an alias of it (else for a name whose words name exactly one
+    GPU, see the module's docstring), or None when unknown or ambiguous."""
+    return _index().get(normalize_name(name)) or _by_words(name)
 
 
 def get_gpu(name: str) -> GpuSpec:
