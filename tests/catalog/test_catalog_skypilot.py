@@ -79,8 +79,8 @@ def test_runpod_gpuinfo_picks_the_pcie_card_and_gib_sizes(data: Path) -> None:
     offers = _by_key(load_file(data / "runpod_vms.csv").offers)
     assert offers["runpod/1x_A100-80GB_SECURE/US"].gpu_name == "A100-PCIe-80GB"
     assert offers["runpod/1x_A100-80GB-SXM_SECURE/US"].gpu_name == "A100-SXM4-80GB"
-    rtx = offers["runpod/1x_RTX5090_SECURE/US"]  # not in the spec table: raw name, GpuInfo GiB
-    assert rtx.gpu_name == "RTX5090" and rtx.gpu_memory_gib == 32
+    rtx = offers["runpod/1x_RTX5090_SECURE/US"]  # in the spec table since session 3; GpuInfo GiB
+    assert rtx.gpu_name == "RTX-5090" and rtx.gpu_memory_gib == 32
     assert rtx.spot_price_usd_per_hour == 0.55
 
 

@@ -58,7 +58,6 @@ def test_names_in_other_word_orders_resolve_when_they_name_one_gpu(
 @pytest.mark.parametrize(
     "name",
     [
-        "RTX 6000",  # the Turing Quadro RTX 6000, not the Ada card: 'ada' is missing
         "Quadro RTX 8000",  # not in the catalog
         "V100 16GB PCIe SXM2",  # contradicts itself
         "LambdaCloud V100 16GB",  # SXM2 or PCIe: ambiguous
@@ -70,6 +69,60 @@ def test_ambiguous_or_contradicting_names_are_not_guessed(name: str) -> None:
     assert find_gpu(name) is None
     with pytest.raises(NotFoundError):
         get_gpu(name)
+
+
+@pytest.mark.parametrize(
+    ("name", "canonical"),
+    [
+        # the spellings of the bundled offers (offers.csv `gpu`) that had no row before session 3
+        ("RTX6000", "Quadro-RTX-6000"),  # Lambda's gpu_1x_rtx6000: the Turing card, 24 GB
+        ("RTX5090", "RTX-5090"),
+        ("RTXPRO6000", "RTX-PRO-6000-Blackwell"),
+        ("A5000", "RTX-A5000"),
+        ("A4000", "RTX-A4000"),
+        ("RTX3070", "RTX-3070"),
+        ("B300", "B300-288GB"),
+        ("GB200", "GB200"),
+        ("GB300", "GB300"),
+        ("MI355X", "MI355X"),
+        # the usual spellings
+        ("Quadro RTX 6000", "Quadro-RTX-6000"),
+        ("RTX 6000", "Quadro-RTX-6000"),  # without 'Ada' it is the Turing card
+        ("NVIDIA Quadro RTX 6000 24GB", "Quadro-RTX-6000"),
+        ("GeForce RTX 5090", "RTX-5090"),
+        ("NVIDIA GeForce RTX 5090 32GB", "RTX-5090"),
+        ("NVIDIA RTX PRO 6000 Blackwell", "RTX-PRO-6000-Blackwell"),
+        ("NVIDIA RTX A5000", "RTX-A5000"),
+        ("NVIDIA RTX A4000", "RTX-A4000"),
+        ("GeForce RTX 3070", "RTX-3070"),
+        ("HGX B300", "B300-288GB"),
+        ("AMD Instinct MI355X", "MI355X"),
+    ],
+)
+def test_session3_gpus_resolve(name: str, canonical: str) -> None:
+    assert get_gpu(name).name == canonical
+
+
+@pytest.mark.parametrize("name", ["RTX 6000 Ada", "RTX6000-Ada", "RTX 6000 Ada 48GB"])
+def test_the_ada_card_keeps_its_names(name: str) -> None:
+    assert get_gpu(name).name == "RTX-6000-Ada"
+
+
+def test_every_bundled_offer_gpu_with_tensor_cores_has_a_row() -> None:
+    """Only the Pascal cards (no tensor cores, no tensor rate for the table) stay raw names."""
+    from gpurent.catalog import bundled_offers
+
+    unknown = {o.gpu_name for o in bundled_offers() if find_gpu(o.gpu_name) is None}
+    assert unknown <= {"P100", "P40", "P4", "RTX3060"}, unknown
+
+
+def test_plan_estimates_a_session3_gpu_on_the_bundled_catalog() -> None:
+    r = runner.invoke(app, ["plan", "--preset", "resnet50-imagenet", "--gpu", "RTX5090", "--json"])
+    assert r.exit_code == 0, r.stderr or r.stdout
+    doc = json.loads(r.stdout)
+    assert doc["feasible"] and doc["top"]
+    assert {p["gpu_name"] for p in doc["top"]} == {"RTX-5090"}
+    assert doc["best"]["time_s"] > 0 and doc["best"]["cost"]["total_usd"] > 0
 
 
 def test_unknown_name_lists_closest() -> None:
