@@ -439,3 +439,12 @@ def test_stack_sync_values_round_trip_through_the_constants_file() -> None:
     del stack["sync_relative"]  # an old file: the same key name would be seconds
     with pytest.raises(DataError):
         parse_constants(raw)
+
+
+def test_amd_compute_units_are_not_taken_for_nvidia_sms() -> None:
+    """MI355X's row has CUs and a clock; the SM-side terms (fitted on NVIDIA SMs) ignore them."""
+    mi = get_gpu("MI355X")
+    assert mi.sm_cycles_per_s is not None
+    bare = dataclasses.replace(mi, sm_count=None, boost_clock_mhz=None)
+    wl = Workload(model="bert-large-squad", precision=Precision.BF16, batch_size_per_gpu=32)
+    assert estimate(wl, mi).step_time_s == estimate(wl, bare).step_time_s

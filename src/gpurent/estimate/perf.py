@@ -103,7 +103,7 @@ def family_features(
     bw = bandwidth_bps(gpu)
     cuda = cuda_rate_flops(gpu, cuda_flops_per_sm_cycle)
     ref_peak = REF_PEAK_HALF_FLOPS if precision.is_half else REF_PEAK_FULL_FLOPS
-    sm_rate = gpu.sm_cycles_per_s
+    sm_rate = nvidia_sm_cycles_per_s(gpu)
     eff_bw = bw
     if sm_rate is not None and sm_cap_bytes_per_cycle > 0.0:
         eff_bw = min(bw, sm_cap_bytes_per_cycle * sm_rate)
@@ -115,6 +115,13 @@ def family_features(
     )
 
 
+def nvidia_sm_cycles_per_s(gpu: GpuSpec) -> float | None:
+    """SM count x boost clock of an NVIDIA GPU, None otherwise or when unknown. The SM-side
+    terms are fitted on NVIDIA SMs (4 schedulers x 32 lanes); an AMD compute unit issues
+    differently (4 SIMD16 units, 64-wide waves), so AMD GPUs keep the datasheet rates."""
+    return gpu.sm_cycles_per_s if gpu.vendor == "nvidia" else None
+
+
 def cuda_rate_flops(gpu: GpuSpec, flops_per_sm_cycle: float) -> float:
     """FLOP/s of the non-tensor work (normalisation, activations, optimizer, indexing).
 
@@ -124,7 +131,7 @@ def cuda_rate_flops(gpu: GpuSpec, flops_per_sm_cycle: float) -> float:
     V100, T4 and A100) only pay off in pure-FMA code, while these kernels mix loads, integer and
     FP32 instructions. 128 equals the datasheet rate of V100 and A100, so the datasheet and this
     rate differ only on the dual-FP32 designs. Otherwise the datasheet fp32 peak."""
-    sm_rate = gpu.sm_cycles_per_s
+    sm_rate = nvidia_sm_cycles_per_s(gpu)
     if flops_per_sm_cycle > 0.0 and sm_rate is not None:
         return flops_per_sm_cycle * sm_rate
     return gpu.fp32_tflops * FLOPS_PER_TFLOP
