@@ -439,3 +439,15 @@ def test_stack_sync_values_round_trip_through_the_constants_file() -> None:
     del stack["sync_relative"]  # an old file: the same key name would be seconds
     with pytest.raises(DataError):
         parse_constants(raw)
+
+
+def test_transformer_speed_ratio_is_not_reused_for_a_different_spec_of_the_same_name() -> None:
+    """The ratio cache is keyed on the GPU's specs, not its name: a what-if spec (e.g. more
+    bandwidth) under the same name gets its own ratio."""
+    from gpurent.estimate.estimator import transformer_speed_ratio
+
+    k = load_constants()
+    h100 = get_gpu("H100-SXM5-80GB")
+    base = transformer_speed_ratio(h100, Precision.BF16, k)
+    faster = dataclasses.replace(h100, memory_bandwidth_gbps=h100.memory_bandwidth_gbps * 4)
+    assert transformer_speed_ratio(faster, Precision.BF16, k) < base
