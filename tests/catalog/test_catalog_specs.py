@@ -47,6 +47,8 @@ def test_issue_aliases_resolve(name: str, canonical: str) -> None:
         ("NVIDIA GeForce RTX 3090 24GB", "RTX-3090"),
         ("H100 94GB", "H100-NVL-94GB"),
         ("RTX 6000 Ada 48GB", "RTX-6000-Ada"),
+        ("H100 80GB HBM3 SXM5", "H100-SXM5-80GB"),  # a memory type that agrees
+        ("NVIDIA GH200 HBM3", "GH200-96GB"),
     ],
 )
 def test_names_in_other_word_orders_resolve_when_they_name_one_gpu(
@@ -63,6 +65,8 @@ def test_names_in_other_word_orders_resolve_when_they_name_one_gpu(
         "LambdaCloud V100 16GB",  # SXM2 or PCIe: ambiguous
         "A100 96GB",  # no A100 has that memory
         "H100 80GB SXM5 pytorch_24.03",  # a word no name of the GPU uses
+        "GH200 HBM3e",  # the 144 GB HBM3e GH200 (4.9 TB/s), not the catalog's 96 GB HBM3 one
+        "RTX 4090 GDDR6",  # a memory type that contradicts the GPU's (GDDR6X)
     ],
 )
 def test_ambiguous_or_contradicting_names_are_not_guessed(name: str) -> None:

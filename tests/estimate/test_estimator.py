@@ -448,3 +448,15 @@ def test_amd_compute_units_are_not_taken_for_nvidia_sms() -> None:
     bare = dataclasses.replace(mi, sm_count=None, boost_clock_mhz=None)
     wl = Workload(model="bert-large-squad", precision=Precision.BF16, batch_size_per_gpu=32)
     assert estimate(wl, mi).step_time_s == estimate(wl, bare).step_time_s
+
+
+def test_transformer_speed_ratio_is_not_reused_for_a_different_spec_of_the_same_name() -> None:
+    """The ratio cache is keyed on the GPU's specs, not its name: a what-if spec (e.g. more
+    bandwidth) under the same name gets its own ratio."""
+    from gpurent.estimate.estimator import transformer_speed_ratio
+
+    k = load_constants()
+    h100 = get_gpu("H100-SXM5-80GB")
+    base = transformer_speed_ratio(h100, Precision.BF16, k)
+    faster = dataclasses.replace(h100, memory_bandwidth_gbps=h100.memory_bandwidth_gbps * 4)
+    assert transformer_speed_ratio(faster, Precision.BF16, k) < base

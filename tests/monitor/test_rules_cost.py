@@ -260,3 +260,43 @@ def test_session_cost_covers_every_sample_since_the_start(tmp_path: Path, clock:
     assert cost.elapsed_s == pytest.approx(100.0)
     assert cost.idle_wasted_usd == pytest.approx(cost.spent_usd)  # the idle scenario
     assert session.state.last_sample is taken[-1]
+
+
+def _at(t: float, activity: float = 50.0, n_gpus: int = 1) -> Sample:
+    return Sample(
+        timestamp_s=t, gpus=tuple(GpuSample(index=i, sm_util_pct=activity) for i in range(n_gpus))
+    )
+
+
+def test_meter_edge_cases_one_sample_equal_times_and_a_clock_going_back() -> None:
+    from gpurent.monitor.cost import CostMeter
+
+    price = InstancePrice.given(3.6)  # 0.001 USD per second
+    empty = CostMeter(price).report()
+    assert empty.elapsed_s == 0.0 and empty.spent_usd == 0.0 and empty.gpu_count == 0
+    one = meter([_at(100.0)], price)  # no interval known yet: nothing spent, no division by 0
+    assert one.elapsed_s == 0.0 and one.spent_usd == 0.0 and one.wasted_share == 0.0
+    assert one.activity_source == "sm_util_pct" and one.gpu_count == 1
+    same = meter([_at(5.0), _at(5.0), _at(5.0)], price)
+    assert same.elapsed_s == 0.0 and same.spent_usd == 0.0
+    # a wall clock stepped back (NTP) costs nothing for that interval, never a negative amount
+    back = meter([_at(10.0), _at(20.0), _at(15.0), _at(25.0)], price)
+    assert back.elapsed_s == pytest.approx(10.0 + 0.0 + 10.0 + 10.0)
+    assert back.spent_usd == pytest.approx(0.03)
+    assert back.underused_wasted_usd == pytest.approx(0.015)  # 50 % activity
+
+
+def test_reading_the_meter_changes_nothing() -> None:
+    """`report()` is a pure read: reading it between samples, any number of times, gives the
+    same totals as reading it once at the end."""
+    from gpurent.monitor.cost import CostMeter
+
+    price = InstancePrice.given(7.2)
+    read, unread = CostMeter(price), CostMeter(price)
+    samples = [_at(0.0, 0.0, 2), _at(2.0, 30.0), _at(3.0, 90.0, 4), _at(7.0, 0.0)]
+    for s in samples:
+        read.add(s)
+        unread.add(s)
+        first = read.report()
+        assert read.report() == first
+    assert read.report() == unread.report() == meter(samples, price)

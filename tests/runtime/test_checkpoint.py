@@ -365,3 +365,24 @@ def test_s3_round_trip_and_manifest_is_the_commit(s3_bucket: tuple[str, dict[str
         and loaded[0] == 2
         and torch.equal(loaded[1]["w"], torch.full((100,), 2.0))
     )
+
+
+def test_save_for_exit_still_saves_the_current_step_when_the_in_flight_save_failed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """On a notice, a failed in-flight save must not also cost the current step: it is saved
+    anyway (the failure is logged), and only a failure of that save is raised."""
+    storage = FullDiskStorage(tmp_path, budget_bytes=100)
+    mgr = CheckpointManager(storage)
+    assert isinstance(mgr.save_async({"w": torch.ones(1000)}, 4).exception(), DeviceError)
+    storage.budget_bytes = 10**9  # e.g. a transient store error: the next write goes through
+    with caplog.at_level("WARNING", logger="gpurent.runtime"):
+        info = mgr.save_for_exit(lambda: {"step": 5}, 5)
+    assert info.step == 5
+    assert [c.step for c in mgr.committed()] == [5]
+    assert "step 4" in caplog.text
+    storage.budget_bytes = 100  # still failing: the current step's own error is raised
+    assert isinstance(mgr.save_async({"w": torch.ones(1000)}, 6).exception(), DeviceError)
+    with pytest.raises(DeviceError):
+        mgr.save_for_exit({"w": torch.ones(1000)}, 7)
+    assert [c.step for c in mgr.committed()] == [5]

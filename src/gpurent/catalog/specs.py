@@ -4,9 +4,9 @@ Names resolve case-insensitively through aliases, ignoring spaces, dashes and un
 ("H100", "h100-sxm", "NVIDIA H100 80GB HBM3", "A100 80GB SXM4"). A name that is no alias still
 resolves when its words name exactly one GPU in any order, as benchmark tables and system names
 write them ("H100 80GB PCIe Gen5", "8x H100 80GB SXM5", "B200 192GB", "LambdaCloud A100 40GB
-PCIe"): every word of the GPU's model name must be there, no word may contradict the GPU, and a
-memory size must be within 10 % of the GPU's. An unknown or ambiguous name is a `NotFoundError`
-listing the closest names; lookups never guess between GPUs.
+PCIe"): every word of the GPU's model name must be there, no word may contradict the GPU, a
+memory size must be within 10 % of the GPU's and a memory type must be its own. An unknown or
+ambiguous name is a `NotFoundError` listing the closest names; lookups never guess between GPUs.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def known_gpu_names() -> list[str]:
     return [g.name for g in all_gpus()] + [a for g in all_gpus() for a in g.aliases]
 
 
-# words that say nothing about which GPU it is (vendor, product line, memory type, host names)
+# words that say nothing about which GPU it is (vendor, product line, host names)
 _NOISE = frozenset(
     [
         "nvidia",
@@ -104,12 +104,6 @@ _NOISE = frozenset(
         "lambda",
         "gpu",
         "gpus",
-        "hbm2",
-        "hbm2e",
-        "hbm3",
-        "hbm3e",
-        "gddr6",
-        "gddr6x",
         "gen3",
         "gen4",
         "gen5",
@@ -118,6 +112,8 @@ _NOISE = frozenset(
         "card",
     ]
 )
+# a memory type must be the GPU's own (GH200 "HBM3e" is the 144 GB variant, not the HBM3 one)
+_MEMORY_TYPES = frozenset({"hbm2", "hbm2e", "hbm3", "hbm3e", "gddr6", "gddr6x"})
 _FORMS = frozenset({"sxm", "sxm2", "sxm4", "sxm5", "pcie", "nvl", "hgx", "oam"})
 _MEMORY = re.compile(r"^(\d+(?:\.\d+)?)g(?:b|ib)?$")
 _COUNT = re.compile(r"^\d+x$")  # "8x" in system names
@@ -135,7 +131,7 @@ def _word_index() -> tuple[tuple[GpuSpec, frozenset[str], frozenset[str]], ...]:
         every: set[str] = set()
         for key in (spec.name, *spec.aliases):
             for w in _words(key):
-                if not _MEMORY.match(w):
+                if not _MEMORY.match(w) and w not in _MEMORY_TYPES:
                     every.add(w)
                     if w.startswith("sxm"):
                         every.add("sxm")
@@ -152,13 +148,17 @@ def _memory_fits(spec: GpuSpec, gib: float) -> bool:
 def _by_words(name: str) -> GpuSpec | None:
     words = [w for w in _words(name) if not _COUNT.match(w)]
     memory = [float(m.group(1)) for w in words if (m := _MEMORY.match(w))]
-    rest = {w for w in words if not _MEMORY.match(w)}
+    kinds = {w for w in words if w in _MEMORY_TYPES}
+    rest = {w for w in words if not _MEMORY.match(w) and w not in _MEMORY_TYPES}
     if not rest:
         return None
     hits = [
         spec
         for spec, core, every in _word_index()
-        if core <= rest and rest <= every and all(_memory_fits(spec, g) for g in memory)
+        if core <= rest
+        and rest <= every
+        and all(_memory_fits(spec, g) for g in memory)
+        and all(k == spec.memory_type.lower() for k in kinds)
     ]
     return hits[0] if len(hits) == 1 else None
 

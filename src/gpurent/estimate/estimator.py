@@ -52,9 +52,10 @@ def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) ->
     drops on GPUs whose FLOPs grew faster than their bandwidth (RESEARCH §2)."""
     model = get_model(TRANSFER_MODEL)
     coeffs = k.family(model.key, precision.is_half)
-    # keyed on every constant the ratio reads, not on id(k): a freed Constants' id is reused
+    # keyed on every spec and constant the ratio reads, not on id(k) (a freed Constants' id is
+    # reused) nor on the GPU's name (a what-if spec may keep it)
     key = (
-        gpu.name,
+        gpu,
         precision,
         coeffs,
         k.peak_exponent,
@@ -96,7 +97,7 @@ def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) ->
 
 
 _RATIO_CACHE: dict[
-    tuple[str, Precision, FamilyCoeffs, float, float, float, float, float], float
+    tuple[GpuSpec, Precision, FamilyCoeffs, float, float, float, float, float], float
 ] = {}
 
 

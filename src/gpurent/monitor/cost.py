@@ -150,13 +150,20 @@ class CostMeter:
         if prev is not None:
             gap_s = max(0.0, sample.timestamp_s - prev.timestamp_s)
             self._gaps.append(gap_s)
-            self._charge(prev, gap_s)
+            idle, under = self._held(prev, gap_s)
+            self._timed_s += gap_s
+            self._idle_gpu_s += idle
+            self._under_gpu_s += under
         self._last = sample
         self._max_gpus = max(self._max_gpus, len(sample.gpus))
+        self._sources.update(
+            "sm_util_pct" if g.sm_util_pct is not None else "gpu_busy_pct"
+            for g in sample.gpus
+            if not g.lost and g.activity_pct is not None
+        )
 
-    def _charge(self, sample: Sample, dt_s: float) -> tuple[float, float]:
-        """Add `sample` held for `dt_s`; returns the (idle, under-used) GPU-seconds added."""
-        self._timed_s += dt_s
+    def _held(self, sample: Sample, dt_s: float) -> tuple[float, float]:
+        """The (idle, under-used) GPU-seconds of `sample` held for `dt_s`."""
         idle = under = 0.0
         for g in sample.gpus:
             if g.lost:
@@ -165,25 +172,20 @@ class CostMeter:
             activity = g.activity_pct
             if activity is None:
                 continue
-            self._sources.add("sm_util_pct" if g.sm_util_pct is not None else "gpu_busy_pct")
             if is_idle(g, self._thresholds):
                 idle += dt_s
             else:
                 under += dt_s * max(0.0, 1.0 - activity / 100.0)
-        self._idle_gpu_s += idle
-        self._under_gpu_s += under
         return idle, under
 
     def report(self) -> CostReport:
-        """Spent and wasted money over every sample added so far."""
+        """Spent and wasted money over every sample added so far; a pure read (the exporter's
+        or live view's reading changes nothing)."""
         price = self._price
         idle_s, under_s, elapsed_s = self._idle_gpu_s, self._under_gpu_s, self._timed_s
-        if self._last is not None:
+        if self._last is not None:  # the latest sample, held for the recent median interval
             last_s = statistics.median(self._gaps) if self._gaps else 0.0
-            # the latest sample, counted without keeping it (it is charged again when closed)
-            saved = (self._timed_s, self._idle_gpu_s, self._under_gpu_s)
-            idle_add, under_add = self._charge(self._last, last_s)
-            self._timed_s, self._idle_gpu_s, self._under_gpu_s = saved
+            idle_add, under_add = self._held(self._last, last_s)
             idle_s, under_s, elapsed_s = idle_s + idle_add, under_s + under_add, elapsed_s + last_s
         gpu_count = price.gpu_count or self._max_gpus
         per_gpu_usd_per_s = (

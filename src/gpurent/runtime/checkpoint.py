@@ -229,10 +229,15 @@ class CheckpointManager:
     def save_for_exit(
         self, state: Mapping[str, Any] | Callable[[], Mapping[str, Any]], step: int
     ) -> CheckpointInfo:
-        """On an interruption notice: finish the in-flight async save (its error is raised
-        here), then make sure `step` itself is committed, so the steps since that save are not
-        lost. `state` may be a callable, called only when `step` still needs saving."""
-        previous = self.wait()
+        """On an interruption notice: finish the in-flight async save, then make sure `step`
+        itself is committed, so the steps since that save are not lost. A failed in-flight save
+        is logged and `step` saved anyway (there is no later chance); only the failure of that
+        save is raised. `state` may be a callable, called only when `step` still needs saving."""
+        try:
+            previous = self.wait()
+        except Exception as exc:  # the newer checkpoint below supersedes it
+            log.warning("in-flight checkpoint failed (%s); saving step %d for exit", exc, step)
+            previous = None
         if previous is not None and previous.step == step:
             return previous
         return self.save(state() if callable(state) else state, step)
