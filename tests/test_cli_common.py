@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpurent.cli.common import duration_s, split_list
+from gpurent.cli.common import read_duration_s, split_list
 from gpurent.cli.plan_cmds import parse_duration_s
 from gpurent.errors import InputError
 
@@ -33,10 +33,10 @@ def test_bad_deadlines_are_one_line_input_errors(text: str) -> None:
 
 
 def test_a_bare_number_is_not_a_duration_where_it_means_seconds_since_1970() -> None:
-    assert duration_s("1764500000", bare_unit=None) is None
-    assert duration_s("2h", bare_unit=None) == 7200
-    assert duration_s("30m", bare_unit=None) == 1800
-    assert duration_s("2026-11-30T12:00", bare_unit=None) is None
+    assert read_duration_s("1764500000", bare_unit=None) is None
+    assert read_duration_s("2h", bare_unit=None) == 7200
+    assert read_duration_s("30m", bare_unit=None) == 1800
+    assert read_duration_s("2026-11-30T12:00", bare_unit=None) is None
 
 
 def test_split_list_takes_one_value_or_a_repeated_option() -> None:

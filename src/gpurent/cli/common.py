@@ -32,7 +32,7 @@ _DURATION = re.compile(
 _UNIT_S = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 
 
-def duration_s(text: str, *, bare_unit: str | None = "h") -> float | None:
+def read_duration_s(text: str, *, bare_unit: str | None = "h") -> float | None:
     """Seconds in a duration such as '3d', '72h', '90min', '1.5w', '3600s' or '2 hours', or
     None when `text` is not one. A bare number is in `bare_unit` ('s', 'm', 'h', 'd', 'w'), or
     is not a duration when `bare_unit` is None (where a bare number means something else)."""

@@ -16,10 +16,10 @@ from rich.markup import escape
 from gpurent.cli.common import (
     cli_errors,
     console,
-    duration_s,
     err_console,
     print_json,
     print_json_line,
+    read_duration_s,
 )
 from gpurent.errors import DataError, InputError, require
 
@@ -299,7 +299,7 @@ def _parse_time(flag: str, value: str | None, latest_s: float | None) -> float |
     if value is None:
         return None
     text = value.strip()
-    before_s = duration_s(text, bare_unit=None)  # a bare number is Unix seconds here
+    before_s = read_duration_s(text, bare_unit=None)  # a bare number is Unix seconds here
     if before_s is not None:
         return None if latest_s is None else latest_s - before_s
     try:

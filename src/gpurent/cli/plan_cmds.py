@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
-from gpurent.cli.common import cli_errors, console, duration_s, err_console, print_json, split_list
+from gpurent.cli.common import (
+    cli_errors,
+    console,
+    err_console,
+    print_json,
+    read_duration_s,
+    split_list,
+)
 from gpurent.errors import InputError, NotFoundError
 from gpurent.plan.constraints import (
     DEFAULT_MAX_GPUS,
@@ -53,7 +60,7 @@ Exit codes: 0 a plan; 1 an unusable --catalog file; 2 bad input; 3 nothing meets
 
 def parse_duration_s(text: str, flag: str = "--deadline") -> float:
     """'3d', '72h', '90min', '1.5w', '3600s'; a bare number is hours."""
-    value = duration_s(text)
+    value = read_duration_s(text)
     if value is None:
         raise InputError(f"{flag}: cannot read {text!r} as a duration; use e.g. 3d, 72h, 90min")
     if value <= 0:
