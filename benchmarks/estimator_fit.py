@@ -305,8 +305,17 @@ VARIANTS: dict[str, Method] = {
         )
         for e in (0.1, 0.3)
     },
+    "pooled+host+sm+amp+issue+relsync+ratio-link": Method(
+        per_sample_term=True,
+        pool_precisions=True,
+        sm_term=True,
+        amp_check=True,
+        cuda_flops_per_sm_cycle=128.0,
+        sync_relative=True,
+        link_fit_on="lambda-ratio",
+    ),
 }
-CHOSEN = "pooled+host+sm+amp+issue+relsync"
+CHOSEN = "pooled+host+sm+amp+issue+relsync+ratio-link"
 
 
 AMP_GAIN_MIN = 1.2
@@ -668,7 +677,9 @@ def fit_stacks(
 ) -> Constants:
     """The per-stack constants: NGC 22.09's per-model scaling (fitted on Lambda's multi-GPU rows,
     all of that stack), the link-only model of the current stacks, NVIDIA DLE's speed factors."""
-    if method.link_fit_on == "dle" and any(r.num_gpus > 1 for r in dle_rows):
+    if method.link_fit_on == "lambda-ratio":
+        link = fit_comm_link_ratios(_scaling_rows(lambda_rows), k)
+    elif method.link_fit_on == "dle" and any(r.num_gpus > 1 for r in dle_rows):
         link = fit_comm_scaling(_scaling_rows(dle_rows), k)
     else:
         link = fit_comm_link([r for r in lambda_rows if r.num_gpus > 1], k)
@@ -689,6 +700,37 @@ def fit_stacks(
         description=Stack.NVIDIA_DLE.description, comm=link, speed=speed
     )
     return replace(k, stacks=stacks)
+
+
+def fit_comm_link_ratios(data: Sequence[tuple[Row, float, float]], k: Constants) -> CommCoeffs:
+    """Link-only constants fitted as `fit_comm_link` (same grid, median loss) but on measured
+    1 -> n GPU ratios: the n-GPU throughput is predicted as the measured 1-GPU one times the
+    predicted scaling efficiency, so single-GPU model error does not leak into the link."""
+    if not data:
+        return k.comm
+    grid: dict[str, list[float]] = {
+        "overlap": [i / 10 for i in range(11)],
+        "pcie_efficiency": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
+        "no_p2p_factor": [0.1, 0.2, 0.3, 0.5, 0.7, 1.0],
+        "sync_per_doubling": [0.90, 0.92, 0.94, 0.96, 0.97, 0.98, 0.99, 1.0],
+    }
+
+    def loss(c: CommCoeffs) -> float:
+        kk = replace(k, comm=c, stacks={})
+        errs = []
+        for r, tn, t1 in data:
+            eff = estimate(
+                replace(r, stack=Stack.NGC_24).workload(),
+                r.gpu,
+                r.num_gpus,
+                nodes=r.nodes,
+                inter_node_gbps=r.inter_node_gbps,
+                constants=kk,
+            ).scaling_efficiency
+            errs.append(abs(t1 / eff / tn - 1.0))
+        return float(np.median(errs))
+
+    return _grid_descent(k.comm, grid, loss)
 
 
 def fit_comm_scaling(data: Sequence[tuple[Row, float, float]], k: Constants) -> CommCoeffs:
