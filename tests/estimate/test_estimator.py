@@ -460,3 +460,11 @@ def test_transformer_speed_ratio_is_not_reused_for_a_different_spec_of_the_same_
     base = transformer_speed_ratio(h100, Precision.BF16, k)
     faster = dataclasses.replace(h100, memory_bandwidth_gbps=h100.memory_bandwidth_gbps * 4)
     assert transformer_speed_ratio(faster, Precision.BF16, k) < base
+
+
+def test_low_confidence_specs_are_said_in_the_estimate() -> None:
+    wl = Workload(model="resnet50", precision=Precision.AMP, batch_size_per_gpu=64)
+    a10g = get_gpu("A10G")
+    assert a10g.confidence == "low"
+    assert any("low-confidence" in n for n in estimate(wl, a10g).notes)
+    assert not any("low-confidence" in n for n in estimate(wl, get_gpu("A10")).notes)

@@ -174,6 +174,8 @@ def estimate(
         notes.append(f"{gpu.name} has no bf16 tensor cores: runs at the fp32 rate")
     if p is Precision.FP8 and gpu.fp8_tflops is None:
         notes.append(f"{gpu.name} has no fp8 tensor cores: runs at the fp16 rate")
+    if gpu.confidence == "low":
+        notes.append(f"{gpu.name}'s specs are low-confidence ({gpu.notes or gpu.source})")
 
     if model.is_llm and workload.task is Task.INFERENCE:
         t_c, t_m, t_comm, step, samples_per_step, mfu = _llm_inference(
