@@ -1,4 +1,5 @@
-"""Local HTTP servers that answer like the clouds' metadata endpoints (for notice tests)."""
+"""Local HTTP servers that answer like the clouds' metadata endpoints (notices, and the
+instance identity that `gpurent monitor --instance auto` reads)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,12 @@ class MetadataState:
         self.azure_events: list[dict[str, Any]] = []
         self.requests: list[tuple[str, str]] = []
         self.token = "tok-123"
+        # instance identity; None answers 404 (bytes are sent as they are)
+        self.aws_instance_type: str | None = None
+        self.aws_region: str | None = None
+        self.gcp_machine_type: str | None = None  # projects/123/machineTypes/a2-highgpu-1g
+        self.gcp_zone: str | None = None  # projects/123/zones/us-central1-a
+        self.azure_compute: dict[str, Any] | bytes | None = None
 
 
 def _handler(state: MetadataState) -> type[BaseHTTPRequestHandler]:
@@ -54,6 +61,10 @@ def _handler(state: MetadataState) -> type[BaseHTTPRequestHandler]:
                     and state.aws_rebalance
                 ):
                     self._send(200, json.dumps(state.aws_rebalance).encode())
+                elif self.path == "/latest/meta-data/instance-type" and state.aws_instance_type:
+                    self._send(200, state.aws_instance_type.encode())
+                elif self.path == "/latest/meta-data/placement/region" and state.aws_region:
+                    self._send(200, state.aws_region.encode())
                 else:
                     self._send(404)
             elif self.path == "/computeMetadata/v1/instance/preempted":
@@ -61,6 +72,27 @@ def _handler(state: MetadataState) -> type[BaseHTTPRequestHandler]:
                     self._send(403)
                 else:
                     self._send(200, b"TRUE" if state.gcp_preempted else b"FALSE")
+            elif self.path.startswith("/computeMetadata/v1/instance/"):
+                value = {
+                    "/computeMetadata/v1/instance/machine-type": state.gcp_machine_type,
+                    "/computeMetadata/v1/instance/zone": state.gcp_zone,
+                }.get(self.path)
+                if self.headers.get("Metadata-Flavor") != "Google":
+                    self._send(403)
+                elif value:
+                    self._send(200, value.encode())
+                else:
+                    self._send(404)
+            elif (
+                self.path == "/metadata/instance/compute?api-version=2021-02-01"
+                and state.azure_compute is not None
+            ):
+                if self.headers.get("Metadata") != "true":
+                    self._send(400)
+                elif isinstance(state.azure_compute, bytes):
+                    self._send(200, state.azure_compute)
+                else:
+                    self._send(200, json.dumps(state.azure_compute).encode())
             elif self.path == "/metadata/scheduledevents?api-version=2020-07-01":
                 if self.headers.get("Metadata") != "true":
                     self._send(400)

@@ -25,6 +25,7 @@ from gpurent.errors import DataError, InputError, require
 
 if TYPE_CHECKING:
     from gpurent.monitor.cost import InstancePrice
+    from gpurent.monitor.instance import DetectedInstance
     from gpurent.monitor.rules import Thresholds
 
 monitor_app = typer.Typer(
@@ -69,11 +70,54 @@ def _thresholds(sm_util_low_pct: float, disk_util_high_pct: float, idle_pct: flo
     )
 
 
+AUTO = "auto"
+NOT_DETECTED = (
+    "could not detect the instance type from AWS, GCP or Azure metadata (not a cloud VM?); "
+    "give --instance TYPE or --price-usd-per-hour"
+)
+
+
+def _detect(provider: str | None, region: str | None) -> DetectedInstance:
+    """`--instance auto`: the instance from the cloud's metadata service, said once on stderr."""
+    from gpurent.monitor.instance import detect_instance
+    from gpurent.runtime.notices import base_urls_from_env
+
+    if provider or region:
+        raise InputError(
+            "--instance auto detects the provider and region; drop --provider/--region, "
+            "or name the instance"
+        )
+    detected = detect_instance(base_urls=base_urls_from_env())
+    if detected is None:
+        raise InputError(NOT_DETECTED)
+    err_console.print(f"instance: {escape(detected.describe())}", highlight=False, soft_wrap=True)
+    return detected
+
+
+def _price_detected(detected: DetectedInstance, price_usd_per_hour: float | None) -> InstancePrice:
+    from gpurent.catalog.sources import load_offers
+    from gpurent.monitor.cost import InstancePrice
+    from gpurent.monitor.instance import price_detected
+
+    if price_usd_per_hour is not None:  # the given price wins; the catalog only counts GPUs
+        try:
+            gpu_count = price_detected(load_offers().offers, detected).gpu_count
+        except InputError:
+            gpu_count = None
+        return InstancePrice.given(price_usd_per_hour, gpu_count)
+    return price_detected(load_offers().offers, detected)
+
+
 def _price(
     instance: str | None, provider: str | None, region: str | None, price_usd_per_hour: float | None
 ) -> InstancePrice | None:
     from gpurent.monitor.cost import InstancePrice, price_from_catalog
 
+    if instance is not None and instance.strip().lower() == AUTO:
+        raise InputError(
+            "--instance auto works only with the live monitor (a recorded file may come from "
+            "another machine); give --instance TYPE or --price-usd-per-hour"
+        )
     if instance is None:
         if price_usd_per_hour is not None:
             return InstancePrice.given(price_usd_per_hour)
@@ -96,7 +140,16 @@ SM_LOW = typer.Option(
 DISK_HIGH = typer.Option(60.0, "--disk-util-high-pct", help="Flag disks busier than this %util.")
 IDLE_PCT = typer.Option(5.0, "--idle-pct", help="A GPU at or below this activity % is idle.")
 INSTANCE = typer.Option(
-    None, "--instance", help="Instance type to price from the catalog, e.g. p5.48xlarge."
+    None,
+    "--instance",
+    help="Instance type to price from the catalog, e.g. p5.48xlarge (no `auto` here: the "
+    "records may come from another machine).",
+)
+INSTANCE_LIVE = typer.Option(
+    None,
+    "--instance",
+    help="Instance type to price from the catalog, e.g. p5.48xlarge, or `auto`: detect it "
+    "(and its provider and region) from the AWS, GCP or Azure metadata service.",
 )
 PROVIDER = typer.Option(None, "--provider", help="Provider of --instance (aws, gcp, azure, ...).")
 REGION = typer.Option(None, "--region", help="Region of --instance (default: the cheapest).")
@@ -121,7 +174,7 @@ def monitor(
     ),
     port: int = typer.Option(9400, "--port", help="Exporter port (0: any free port)."),
     listen: str = typer.Option("0.0.0.0", "--listen", help="Exporter address."),
-    instance: str | None = INSTANCE,
+    instance: str | None = INSTANCE_LIVE,
     provider: str | None = PROVIDER,
     region: str | None = REGION,
     price_usd_per_hour: float | None = PRICE,
@@ -159,7 +212,12 @@ def monitor(
     if not 0 <= port <= 65535:
         raise InputError(f"--port must be 0..65535, got {port}")
     thresholds = _thresholds(sm_util_low_pct, disk_util_high_pct, idle_pct)
-    price = _price(instance, provider, region, price_usd_per_hour)
+    detected = None
+    if instance is not None and instance.strip().lower() == AUTO:
+        detected = _detect(provider, region)
+        price: InstancePrice | None = _price_detected(detected, price_usd_per_hour)
+    else:
+        price = _price(instance, provider, region, price_usd_per_hour)
     session = _build_session(
         fake_gpus=fake_gpus,
         proc_root=proc_root,
@@ -189,7 +247,7 @@ def monitor(
         if server is not None:
             server.stop()
     if json_out and duration_s is not None:
-        print_json(_summary(session))
+        print_json(_summary(session, detected))
 
 
 def _build_session(
@@ -278,13 +336,14 @@ def _run(session: Any, interval_s: float, duration_s: float | None, json_out: bo
         session.run(interval_s=interval_s, duration_s=duration_s, on_sample=on_live)
 
 
-def _summary(session: Any) -> dict[str, Any]:
+def _summary(session: Any, detected: DetectedInstance | None = None) -> dict[str, Any]:
     last = session.state.last_sample
     return {
         "samples": session.state.samples_taken,
         "gpus": len(last.gpus) if last is not None else 0,
         "diagnosis": session.diagnosis(),
         "cost": session.cost(),
+        "detected_instance": detected,  # `--instance auto` only
         "idle_actions": session.state.idle_events,
         "notes": session.state.notes,
         "recorded_rows": session.recorder.written_rows if session.recorder is not None else None,

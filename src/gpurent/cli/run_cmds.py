@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import Annotated, Any
 
@@ -11,12 +10,6 @@ import typer
 
 from gpurent.cli.common import cli_errors, console
 from gpurent.errors import InputError
-
-_NOTICE_URL_ENV = {
-    "aws": "GPURENT_AWS_METADATA_URL",
-    "gcp": "GPURENT_GCP_METADATA_URL",
-    "azure": "GPURENT_AZURE_METADATA_URL",
-}
 
 
 def _echo_human(record: dict[str, Any]) -> None:
@@ -99,8 +92,9 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
         raise InputError(
             "--hang-timeout needs --heartbeat-file, the file the job writes its step to"
         )
-    base_urls = {k: os.environ[v] for k, v in _NOTICE_URL_ENV.items() if v in os.environ}
-    watchers: list[notices.NoticeWatcher] = notices.watchers_for(notice, base_urls=base_urls)
+    watchers: list[notices.NoticeWatcher] = notices.watchers_for(
+        notice, base_urls=notices.base_urls_from_env()
+    )
     sigterm = notices.SigtermWatcher().install()
     watchers.append(sigterm)
     monitor = notices.NoticeMonitor(watchers, lambda n: None)

@@ -1,8 +1,8 @@
 """The cost meter: money spent, money wasted on idle or under-used GPU time, monthly projection.
 
 Pure. The instance price comes from the catalog (`price_from_catalog`, by instance type and
-optionally provider and region) or is given (`InstancePrice.given`). Cloud-metadata detection of
-the instance type is not done: the user names it.
+optionally provider and region) or is given (`InstancePrice.given`); `gpurent.monitor.instance`
+detects the instance type from cloud metadata (`--instance auto`).
 
 Method: each sample stands for the time until the next one (the latest for the median of the
 last 1,000 intervals).

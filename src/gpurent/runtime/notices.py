@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 import signal
 import threading
 import time
@@ -40,6 +41,19 @@ GCP_GRACE_S = 30.0
 AZURE_GRACE_S = 30.0
 SIGTERM_GRACE_S = 30.0  # torchrun's SIGTERM-to-SIGKILL delay
 DEFAULT_POLL_S = 5.0  # AWS recommends polling instance-action every 5 s
+# Environment variables that point a provider's metadata base URL elsewhere (tests, proxies);
+# read by `gpurent run` (notices) and `gpurent monitor --instance auto` (instance detection).
+METADATA_URL_ENV = {
+    "aws": "GPURENT_AWS_METADATA_URL",
+    "gcp": "GPURENT_GCP_METADATA_URL",
+    "azure": "GPURENT_AZURE_METADATA_URL",
+}
+
+
+def base_urls_from_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The metadata base URLs set in the environment, by provider (`aws`, `gcp`, `azure`)."""
+    env = os.environ if environ is None else environ
+    return {name: env[var] for name, var in METADATA_URL_ENV.items() if env.get(var)}
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
