@@ -571,6 +571,15 @@ def fit_comm(
     return comm, per_model, pooled
 
 
+# the free constants of the link-only scaling model and the values searched (coordinate descent)
+LINK_GRID: dict[str, list[float]] = {
+    "overlap": [i / 10 for i in range(11)],
+    "pcie_efficiency": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
+    "no_p2p_factor": [0.1, 0.2, 0.3, 0.5, 0.7, 1.0],
+    "sync_per_doubling": [0.90, 0.92, 0.94, 0.96, 0.97, 0.98, 0.99, 1.0],
+}
+
+
 def fit_comm_link(multi: Sequence[Row], k: Constants) -> CommCoeffs:
     """Link-only scaling (the bundled default): coordinate search over the four free
     communication constants (minimum median APE over the multi-GPU rows, so the reference data's
@@ -578,13 +587,6 @@ def fit_comm_link(multi: Sequence[Row], k: Constants) -> CommCoeffs:
     nccl-tests share (RESEARCH §6)."""
     if not multi:
         return k.comm
-    grid: dict[str, list[float]] = {
-        "overlap": [i / 10 for i in range(11)],
-        "pcie_efficiency": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
-        "no_p2p_factor": [0.1, 0.2, 0.3, 0.5, 0.7, 1.0],
-        "sync_per_doubling": [0.90, 0.92, 0.94, 0.96, 0.97, 0.98, 0.99, 1.0],
-    }
-    comm = k.comm
 
     def loss(c: CommCoeffs) -> float:
         kk = replace(k, comm=c)
@@ -592,7 +594,7 @@ def fit_comm_link(multi: Sequence[Row], k: Constants) -> CommCoeffs:
         # otherwise decide the constants
         return float(np.median([ape(predict(r, kk), r.throughput) for r in multi]))
 
-    return _grid_descent(comm, grid, loss)
+    return _grid_descent(k.comm, LINK_GRID, loss)
 
 
 def _grid_descent(
@@ -702,63 +704,40 @@ def fit_stacks(
     return replace(k, stacks=stacks)
 
 
+def _ratio_errors(
+    data: Sequence[tuple[Row, float, float]], k: Constants, comm: CommCoeffs
+) -> list[float]:
+    """Relative errors of the n-GPU step predicted as the measured 1-GPU step over the predicted
+    scaling efficiency of the link-only model (`comm`, default stack): single-GPU model error
+    does not enter."""
+    kk = replace(k, comm=comm, stacks={})
+    errs = []
+    for r, tn, t1 in data:
+        eff = estimate(
+            replace(r, stack=Stack.NGC_24).workload(),
+            r.gpu,
+            r.num_gpus,
+            nodes=r.nodes,
+            inter_node_gbps=r.inter_node_gbps,
+            constants=kk,
+        ).scaling_efficiency
+        errs.append(abs(t1 / eff / tn - 1.0))
+    return errs
+
+
 def fit_comm_link_ratios(data: Sequence[tuple[Row, float, float]], k: Constants) -> CommCoeffs:
     """Link-only constants fitted as `fit_comm_link` (same grid, median loss) but on measured
-    1 -> n GPU ratios: the n-GPU throughput is predicted as the measured 1-GPU one times the
-    predicted scaling efficiency, so single-GPU model error does not leak into the link."""
+    1 -> n GPU ratios (`_ratio_errors`), so single-GPU model error does not leak into the link."""
     if not data:
         return k.comm
-    grid: dict[str, list[float]] = {
-        "overlap": [i / 10 for i in range(11)],
-        "pcie_efficiency": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
-        "no_p2p_factor": [0.1, 0.2, 0.3, 0.5, 0.7, 1.0],
-        "sync_per_doubling": [0.90, 0.92, 0.94, 0.96, 0.97, 0.98, 0.99, 1.0],
-    }
-
-    def loss(c: CommCoeffs) -> float:
-        kk = replace(k, comm=c, stacks={})
-        errs = []
-        for r, tn, t1 in data:
-            eff = estimate(
-                replace(r, stack=Stack.NGC_24).workload(),
-                r.gpu,
-                r.num_gpus,
-                nodes=r.nodes,
-                inter_node_gbps=r.inter_node_gbps,
-                constants=kk,
-            ).scaling_efficiency
-            errs.append(abs(t1 / eff / tn - 1.0))
-        return float(np.median(errs))
-
-    return _grid_descent(k.comm, grid, loss)
+    return _grid_descent(k.comm, LINK_GRID, lambda c: float(np.median(_ratio_errors(data, k, c))))
 
 
 def fit_comm_scaling(data: Sequence[tuple[Row, float, float]], k: Constants) -> CommCoeffs:
-    """Link-only constants (overlap, sync per doubling) from measured 1 -> n GPU ratios: the
-    n-GPU throughput is predicted as the measured 1-GPU one times the predicted scaling
-    efficiency (minimum mean APE), so the single-GPU speed of the stack does not enter."""
-    grid: dict[str, list[float]] = {
-        "overlap": [i / 10 for i in range(11)],
-        "sync_per_doubling": [0.90, 0.92, 0.94, 0.96, 0.97, 0.98, 0.99, 1.0],
-    }
-    comm = k.comm
-
-    def loss(c: CommCoeffs) -> float:
-        kk = replace(k, comm=c, stacks={})
-        errs = []
-        for r, tn, t1 in data:
-            eff = estimate(
-                replace(r, stack=Stack.NGC_24).workload(),
-                r.gpu,
-                r.num_gpus,
-                nodes=r.nodes,
-                inter_node_gbps=r.inter_node_gbps,
-                constants=kk,
-            ).scaling_efficiency
-            errs.append(abs(t1 / eff / tn - 1.0))
-        return float(np.mean(errs))
-
-    return _grid_descent(comm, grid, loss)
+    """Link-only constants (overlap, sync per doubling) from measured 1 -> n GPU ratios
+    (`_ratio_errors`, minimum mean APE), so the single-GPU speed of the stack does not enter."""
+    grid = {key: LINK_GRID[key] for key in ("overlap", "sync_per_doubling")}
+    return _grid_descent(k.comm, grid, lambda c: float(np.mean(_ratio_errors(data, k, c))))
 
 
 def fit_stack(dle_rows: Iterable[Row], k: Constants) -> dict[str, float]:
