@@ -1,0 +1,123 @@
+"""One validator per kind of value: what a flag, a workload field or a CSV cell may hold.
+
+Every validator takes the raw value (a float or int from a flag or a TOML/YAML/JSON file, or a
+string from a CSV cell) and `where` (the flag or file:line:field it came from) and returns the
+checked value or raises `InputError` with one line naming `where`. NaN and infinity never pass;
+booleans are not numbers; integers reject fractional values (3.7) rather than truncating them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+
+from gpurent.errors import InputError
+
+# The largest magnitude any gpurent quantity may have in its unit (tokens, GB, hours, USD...):
+# beyond it floats lose the integer precision the estimator and the cost sums rely on, and
+# intermediate products overflow to infinity.
+MAX_FLOAT = 1e18
+# The largest count (batch size, sequence length, samples, steps) read as an integer.
+MAX_INT = 10**15
+
+_INT_TEXT = re.compile(r"[+-]?\d{1,18}")
+
+Validator = Callable[[object, str], object]
+
+
+def _number(value: object, where: str) -> float:
+    if isinstance(value, bool):
+        raise InputError(f"{where}: expected a number, got {value!r}")
+    if isinstance(value, int):
+        return float(value) if abs(value) <= MAX_FLOAT else math.copysign(math.inf, value)
+    if isinstance(value, float):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return float(text)
+        except ValueError:
+            pass
+    raise InputError(f"{where}: expected a number, got {_show(value)}")
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def finite(value: object, where: str, *, most: float = MAX_FLOAT) -> float:
+    """A finite number of magnitude at most `most`."""
+    v = _number(value, where)
+    if not math.isfinite(v):
+        raise InputError(f"{where}: expected a finite number, got {_show(value)}")
+    if abs(v) > most:
+        raise InputError(f"{where}: {v:g} is too large; at most {most:g}")
+    return v
+
+
+def positive(value: object, where: str, *, most: float = MAX_FLOAT) -> float:
+    """A finite number > 0 and <= `most`."""
+    v = finite(value, where, most=most)
+    if v <= 0:
+        raise InputError(f"{where}: must be > 0, got {v:g}")
+    return v
+
+
+def non_negative(value: object, where: str, *, most: float = MAX_FLOAT) -> float:
+    """A finite number >= 0 and <= `most`."""
+    v = finite(value, where, most=most)
+    if v < 0:
+        raise InputError(f"{where}: must be >= 0, got {v:g}")
+    return v
+
+
+def fraction(value: object, where: str) -> float:
+    """A finite number in [0, 1]."""
+    v = finite(value, where)
+    if not 0 <= v <= 1:
+        raise InputError(f"{where}: must be between 0 and 1, got {v:g}")
+    return v
+
+
+def percent(value: object, where: str) -> float:
+    """A finite number in [0, 100]."""
+    v = finite(value, where)
+    if not 0 <= v <= 100:
+        raise InputError(f"{where}: must be between 0 and 100, got {v:g}")
+    return v
+
+
+def integer(value: object, where: str, *, least: int = 0, most: int = MAX_INT) -> int:
+    """A whole number in [least, most]: 4, 4.0 and "4" pass; 3.7, true, "abc", nan and inf
+    do not."""
+    if isinstance(value, bool):
+        raise InputError(f"{where}: expected a whole number, got {value!r}")
+    if isinstance(value, int):
+        return _in_range(value, where, least, most)
+    if isinstance(value, str) and _INT_TEXT.fullmatch(value.strip()):
+        return _in_range(int(value.strip()), where, least, most)
+    v = _number(value, where)
+    if not math.isfinite(v) or not v.is_integer():
+        raise InputError(f"{where}: expected a whole number, got {_show(value)}")
+    return _in_range(int(v), where, least, most)
+
+
+def _in_range(n: int, where: str, least: int, most: int) -> int:
+    shown = str(n) if abs(n) <= MAX_INT else f"{float(n):g}" if abs(n) < 1e300 else "a huge number"
+    if n < least:
+        raise InputError(f"{where}: must be >= {least}, got {shown}")
+    if n > most:
+        raise InputError(f"{where}: {shown} is too large; at most {most}")
+    return n
+
+
+def positive_int(value: object, where: str, *, most: int = MAX_INT) -> int:
+    """A whole number >= 1 and <= `most`."""
+    return integer(value, where, least=1, most=most)
+
+
+def non_negative_int(value: object, where: str, *, most: int = MAX_INT) -> int:
+    """A whole number >= 0 and <= `most`."""
+    return integer(value, where, least=0, most=most)
