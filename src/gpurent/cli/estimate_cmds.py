@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import inspect
 from pathlib import Path
 from typing import Annotated, Any
@@ -79,13 +78,13 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
     missing = [c for c in CSV_REQUIRED if not (row.get(c) or "").strip()]
     if missing:
         raise InputError(f"{where}: missing {', '.join(missing)}")
-    try:
-        num_gpus = int(row["num_gpus"])
-        batch = int(row["batch_size"])
-        seq_raw = (row.get("seq_len") or "").strip()
-        seq = int(seq_raw) if seq_raw else None
-    except ValueError as exc:
-        raise InputError(f"{where}: {exc}") from None
+    from gpurent.inputs import values as v
+    from gpurent.workload.loader import FIELD_CHECKS
+
+    num_gpus = v.positive_int(row["num_gpus"], f"{where}: num_gpus", most=v.MAX_GPUS)
+    batch = int(FIELD_CHECKS["batch_size_per_gpu"](row["batch_size"], f"{where}: batch_size"))
+    seq_raw = (row.get("seq_len") or "").strip()
+    seq = int(FIELD_CHECKS["seq_len"](seq_raw, f"{where}: seq_len")) if seq_raw else None
     ckpt = _truthy(row.get("activation_checkpointing") or "", where)
     shard_raw = (row.get("sharding") or "").strip()
     sharding = _sharding(shard_raw, f"{where}: sharding") if shard_raw else Sharding.NONE
@@ -131,34 +130,31 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
 def _from_csv(path: Path, as_json: bool, stack: Any) -> None:
     from gpurent.errors import GpurentError
     from gpurent.estimate.store import load_calibration
+    from gpurent.inputs import files
     from gpurent.workload.models import MODELS
 
     cache: dict[str, Any] = {"cal": load_calibration(), "zoo": MODELS, "stack": stack}
-    with path.open(newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        header = [h.strip() for h in reader.fieldnames or []]
-        lacking = [c for c in CSV_REQUIRED if c not in header]
-        if lacking:
-            from gpurent.errors import InputError
+    shown = files.shown(path)
+    header, records = files.csv_records(files.read_text(path, what="CSV file"), shown)
+    lacking = [c for c in CSV_REQUIRED if c not in header]
+    if lacking:
+        from gpurent.errors import InputError
 
-            raise InputError(f"{path}: CSV header lacks {', '.join(lacking)}")
-        results = []
-        for i, raw in enumerate(reader):
-            row = {(k or "").strip(): (v or "") for k, v in raw.items()}
-            where = f"{path}:{i + 2}"
-            try:
-                res: dict[str, Any] = _row_result(row, where, cache)
-            except GpurentError as exc:
-                msg = (
-                    exc.message if exc.message.startswith(str(path)) else f"{where}: {exc.message}"
-                )
-                res = {"error": msg}
-            except ValueError as exc:
-                res = {"error": str(exc)}
-            if as_json:
-                print_json_line(res)
-            else:
-                results.append(res)
+        raise InputError(f"{shown}: CSV header lacks {', '.join(lacking)}")
+    results = []
+    for line, row in records:
+        where = f"{shown}:{line}"
+        try:
+            res: dict[str, Any] = _row_result(row, where, cache)
+        except GpurentError as exc:
+            msg = exc.message if exc.message.startswith(shown) else f"{where}: {exc.message}"
+            res = {"error": msg}
+        except ValueError as exc:
+            res = {"error": str(exc)}
+        if as_json:
+            print_json_line(res)
+        else:
+            results.append(res)
     if not as_json:
         from rich.table import Table
 

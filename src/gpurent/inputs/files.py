@@ -104,11 +104,11 @@ def read_bytes(
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise InputError(f"{where} is {_kind(info.st_mode)}; give a regular {what}")
+            raise InputError(f"{where} is {_kind(info.st_mode)}; give a regular file")
         if info.st_size > limit_bytes:
             raise error(
-                f"{where} is {_size(info.st_size)}, over the {_size(limit_bytes)} limit for a "
-                f"{what}; give a smaller file"
+                f"{where} is {_size(info.st_size)}, over the {_size(limit_bytes)} limit "
+                f"({what}); give a smaller file"
             )
         os.set_blocking(fd, True)
         chunks: list[bytes] = []
@@ -121,7 +121,7 @@ def read_bytes(
             total += len(chunk)
             if total > limit_bytes:
                 raise error(
-                    f"{where} is over the {_size(limit_bytes)} limit for a {what}; "
+                    f"{where} is over the {_size(limit_bytes)} limit ({what}); "
                     "give a smaller file"
                 )
     except OSError as exc:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from typing import Any
 
 from gpurent.errors import InputError
 
@@ -121,3 +122,26 @@ def positive_int(value: object, where: str, *, most: int = MAX_INT) -> int:
 def non_negative_int(value: object, where: str, *, most: int = MAX_INT) -> int:
     """A whole number >= 0 and <= `most`."""
     return integer(value, where, least=0, most=most)
+
+
+# Documented bounds on counts (docs/inputs.md): far above any real job, low enough that no
+# loop, array or product over them runs for minutes or overflows.
+MAX_GPUS = 100_000  # GPUs in one job (the largest clusters)
+MAX_NODES = 10_000  # instances in one job
+MAX_BATCH = 10_000_000  # micro-batch per GPU
+MAX_SEQ_LEN = 100_000_000  # tokens per sequence
+MAX_PARALLEL = 4096  # tensor-/pipeline-parallel degree
+MAX_EPOCHS = 1e6
+MAX_HOURS = 87_600.0  # ten years: job, deadline and trace lengths in hours
+MAX_SECONDS = MAX_HOURS * 3600.0  # timeouts, intervals, checkpoint and restart times
+MAX_STARTS = 10_000  # runs of `spot simulate`
+MAX_TOP = 10_000  # rows of a ranked table
+
+
+def bounded(check: Callable[..., Any], **limits: Any) -> Validator:
+    """`check` with fixed limits, e.g. `bounded(positive_int, most=MAX_GPUS)`."""
+
+    def run(value: object, where: str) -> object:
+        return check(value, where, **limits)
+
+    return run
