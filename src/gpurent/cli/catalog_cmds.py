@@ -31,6 +31,7 @@ from gpurent.catalog.sources import (
 )
 from gpurent.catalog.sources.store import catalog_dir
 from gpurent.cli.common import (
+    checked,
     cli_errors,
     console,
     err_console,
@@ -39,6 +40,7 @@ from gpurent.cli.common import (
     to_jsonable,
 )
 from gpurent.errors import InputError
+from gpurent.inputs import values as v
 from gpurent.userdata import data_home
 
 if TYPE_CHECKING:
@@ -96,6 +98,7 @@ def _gpu_row(g: GpuSpec) -> dict[str, Any]:
 
 @gpus_app.callback(invoke_without_command=True)
 @cli_errors
+@checked(min_memory=v.non_negative)
 def gpus(  # noqa: PLR0917 - typer maps parameters to options
     ctx: typer.Context,
     min_memory: Annotated[

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 
-from gpurent.cli.common import cli_errors, console, print_json, print_json_line
+from gpurent.cli.common import checked, cli_errors, console, print_json, print_json_line
+from gpurent.inputs import values as v
+from gpurent.workload.loader import FIELD_CHECKS
 
 EXAMPLES = """
 Examples:
@@ -78,13 +80,10 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
     missing = [c for c in CSV_REQUIRED if not (row.get(c) or "").strip()]
     if missing:
         raise InputError(f"{where}: missing {', '.join(missing)}")
-    from gpurent.inputs import values as v
-    from gpurent.workload.loader import FIELD_CHECKS
-
     num_gpus = v.positive_int(row["num_gpus"], f"{where}: num_gpus", most=v.MAX_GPUS)
-    batch = int(FIELD_CHECKS["batch_size_per_gpu"](row["batch_size"], f"{where}: batch_size"))
+    batch = cast(int, FIELD_CHECKS["batch_size_per_gpu"](row["batch_size"], f"{where}: batch_size"))
     seq_raw = (row.get("seq_len") or "").strip()
-    seq = int(FIELD_CHECKS["seq_len"](seq_raw, f"{where}: seq_len")) if seq_raw else None
+    seq = cast(int, FIELD_CHECKS["seq_len"](seq_raw, f"{where}: seq_len")) if seq_raw else None
     ckpt = _truthy(row.get("activation_checkpointing") or "", where)
     shard_raw = (row.get("sharding") or "").strip()
     sharding = _sharding(shard_raw, f"{where}: sharding") if shard_raw else Sharding.NONE
@@ -189,6 +188,15 @@ def _from_csv(path: Path, as_json: bool, stack: Any) -> None:
         console.print(table)
 
 
+@checked(
+    gpus=v.bounded(v.positive_int, most=v.MAX_GPUS),
+    nodes=v.bounded(v.positive_int, most=v.MAX_NODES),
+    batch_size=FIELD_CHECKS["batch_size_per_gpu"],
+    seq_len=FIELD_CHECKS["seq_len"],
+    tensor_parallel=FIELD_CHECKS["tensor_parallel"],
+    pipeline_parallel=FIELD_CHECKS["pipeline_parallel"],
+    inter_node_gbps=v.bounded(v.positive, most=1e6),
+)
 def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
     model: Annotated[
         str | None,

@@ -14,6 +14,7 @@ import typer
 from rich.markup import escape
 
 from gpurent.cli.common import (
+    checked,
     cli_errors,
     console,
     err_console,
@@ -22,6 +23,8 @@ from gpurent.cli.common import (
     read_duration_s,
 )
 from gpurent.errors import DataError, InputError, require
+from gpurent.inputs import files
+from gpurent.inputs import values as v
 
 if TYPE_CHECKING:
     from gpurent.monitor.cost import InstancePrice
@@ -158,6 +161,7 @@ PRICE = typer.Option(None, "--price-usd-per-hour", help="Instance price instead 
 
 @monitor_app.callback(invoke_without_command=True)
 @cli_errors
+@checked(retention_days=v.bounded(v.positive, most=365_000))
 def monitor(
     ctx: typer.Context,
     *,
@@ -453,7 +457,7 @@ def _emit(
         cost=meter(samples, price, thresholds) if price is not None else None,
     )
     if html_file is not None:
-        Path(html_file).write_text(to_html(report, samples, thresholds))
+        files.write_text(html_file, to_html(report, samples, thresholds))
         err_console.print(f"wrote {html_file}", highlight=False)
     if json_out:
         print_json(report)

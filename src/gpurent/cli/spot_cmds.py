@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from gpurent.cli.common import cli_errors, console, err_console, print_json
+from gpurent.cli.common import checked, cli_errors, console, err_console, print_json
+from gpurent.inputs import values as v
 
 if TYPE_CHECKING:
     from gpurent.spot.model import JobSpec, Market
@@ -68,6 +69,15 @@ def _load_market(
 
 @spot_app.command("simulate")
 @cli_errors
+@checked(
+    job_hours=v.bounded(v.positive, most=v.MAX_HOURS),
+    deadline_hours=v.bounded(v.positive, most=v.MAX_HOURS),
+    changeover_hours=v.bounded(v.non_negative, most=v.MAX_HOURS),
+    price_ratio=v.bounded(v.positive, most=1e6),
+    on_demand_price=v.positive,
+    nodes=v.bounded(v.positive_int, most=v.MAX_NODES),
+    starts=v.bounded(v.positive_int, most=v.MAX_STARTS),
+)
 def simulate_cmd(
     *,
     trace: Annotated[
