@@ -138,7 +138,7 @@ def _check_finite_flags(kwargs: Mapping[str, object]) -> None:
     ]
     if bad:
         flag = _flag_names().get(bad[0], bad[0])
-        raise InputError(f"{flag}: expected a finite number, got {kwargs[bad[0]]}")
+        raise InputError(f"{flag} must be a finite number, got {kwargs[bad[0]]}")
 
 
 def checked(**kinds: Validator) -> Callable[[Callable[P, R]], Callable[P, R]]:

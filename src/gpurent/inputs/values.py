@@ -1,9 +1,10 @@
 """One validator per kind of value: what a flag, a workload field or a CSV cell may hold.
 
 Every validator takes the raw value (a float or int from a flag or a TOML/YAML/JSON file, or a
-string from a CSV cell) and `where` (the flag or file:line:field it came from) and returns the
-checked value or raises `InputError` with one line naming `where`. NaN and infinity never pass;
-booleans are not numbers; integers reject fractional values (3.7) rather than truncating them.
+string from a CSV cell) and `where` (the flag, or `file:line: field`, it came from) and returns
+the checked value or raises `InputError` with one line `<where> must be ..., got ...`. NaN and
+infinity never pass; booleans are not numbers; integers reject fractional values (3.7) rather
+than truncating them.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ Validator = Callable[[object, str], object]
 
 def _number(value: object, where: str) -> float:
     if isinstance(value, bool):
-        raise InputError(f"{where}: expected a number, got {value!r}")
+        raise InputError(f"{where} must be a number, got {value!r}")
     if isinstance(value, int):
         return float(value) if abs(value) <= MAX_FLOAT else math.copysign(math.inf, value)
     if isinstance(value, float):
@@ -40,7 +41,7 @@ def _number(value: object, where: str) -> float:
             return float(text)
         except ValueError:
             pass
-    raise InputError(f"{where}: expected a number, got {_show(value)}")
+    raise InputError(f"{where} must be a number, got {_show(value)}")
 
 
 def _show(value: object) -> str:
@@ -52,9 +53,9 @@ def finite(value: object, where: str, *, most: float = MAX_FLOAT) -> float:
     """A finite number of magnitude at most `most`."""
     v = _number(value, where)
     if not math.isfinite(v):
-        raise InputError(f"{where}: expected a finite number, got {_show(value)}")
+        raise InputError(f"{where} must be a finite number, got {_show(value)}")
     if abs(v) > most:
-        raise InputError(f"{where}: {v:g} is too large; at most {most:g}")
+        raise InputError(f"{where} must be at most {most:g}, got {v:g}")
     return v
 
 
@@ -62,7 +63,7 @@ def positive(value: object, where: str, *, most: float = MAX_FLOAT) -> float:
     """A finite number > 0 and <= `most`."""
     v = finite(value, where, most=most)
     if v <= 0:
-        raise InputError(f"{where}: must be > 0, got {v:g}")
+        raise InputError(f"{where} must be > 0, got {v:g}")
     return v
 
 
@@ -70,7 +71,7 @@ def non_negative(value: object, where: str, *, most: float = MAX_FLOAT) -> float
     """A finite number >= 0 and <= `most`."""
     v = finite(value, where, most=most)
     if v < 0:
-        raise InputError(f"{where}: must be >= 0, got {v:g}")
+        raise InputError(f"{where} must be >= 0, got {v:g}")
     return v
 
 
@@ -78,7 +79,7 @@ def fraction(value: object, where: str) -> float:
     """A finite number in [0, 1]."""
     v = finite(value, where)
     if not 0 <= v <= 1:
-        raise InputError(f"{where}: must be between 0 and 1, got {v:g}")
+        raise InputError(f"{where} must be between 0 and 1, got {v:g}")
     return v
 
 
@@ -86,7 +87,7 @@ def percent(value: object, where: str) -> float:
     """A finite number in [0, 100]."""
     v = finite(value, where)
     if not 0 <= v <= 100:
-        raise InputError(f"{where}: must be between 0 and 100, got {v:g}")
+        raise InputError(f"{where} must be between 0 and 100, got {v:g}")
     return v
 
 
@@ -94,23 +95,23 @@ def integer(value: object, where: str, *, least: int = 0, most: int = MAX_INT) -
     """A whole number in [least, most]: 4, 4.0 and "4" pass; 3.7, true, "abc", nan and inf
     do not."""
     if isinstance(value, bool):
-        raise InputError(f"{where}: expected a whole number, got {value!r}")
+        raise InputError(f"{where} must be a whole number, got {value!r}")
     if isinstance(value, int):
         return _in_range(value, where, least, most)
     if isinstance(value, str) and _INT_TEXT.fullmatch(value.strip()):
         return _in_range(int(value.strip()), where, least, most)
     v = _number(value, where)
     if not math.isfinite(v) or not v.is_integer():
-        raise InputError(f"{where}: expected a whole number, got {_show(value)}")
+        raise InputError(f"{where} must be a whole number, got {_show(value)}")
     return _in_range(int(v), where, least, most)
 
 
 def _in_range(n: int, where: str, least: int, most: int) -> int:
     shown = str(n) if abs(n) <= MAX_INT else f"{float(n):g}" if abs(n) < 1e300 else "a huge number"
     if n < least:
-        raise InputError(f"{where}: must be >= {least}, got {shown}")
+        raise InputError(f"{where} must be >= {least}, got {shown}")
     if n > most:
-        raise InputError(f"{where}: {shown} is too large; at most {most}")
+        raise InputError(f"{where} must be at most {most}, got {shown}")
     return n
 
 
