@@ -32,7 +32,7 @@ def _number(value: object, where: str) -> float:
     if isinstance(value, bool):
         raise InputError(f"{where} must be a number, got {value!r}")
     if isinstance(value, int):
-        return float(value) if abs(value) <= MAX_FLOAT else math.copysign(math.inf, value)
+        return float(value) if abs(value) <= MAX_FLOAT else (math.inf if value > 0 else -math.inf)
     if isinstance(value, float):
         return value
     if isinstance(value, str):
@@ -51,6 +51,8 @@ def _show(value: object) -> str:
 
 def finite(value: object, where: str, *, most: float = MAX_FLOAT) -> float:
     """A finite number of magnitude at most `most`."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > most:
+        raise InputError(f"{where} must be at most {most:g}, got {_shown_int(value)}")
     v = _number(value, where)
     if not math.isfinite(v):
         raise InputError(f"{where} must be a finite number, got {_show(value)}")
@@ -106,8 +108,12 @@ def integer(value: object, where: str, *, least: int = 0, most: int = MAX_INT) -
     return _in_range(int(v), where, least, most)
 
 
+def _shown_int(n: int) -> str:
+    return str(n) if abs(n) <= MAX_INT else f"{float(n):g}" if abs(n) < 1e300 else "a huge number"
+
+
 def _in_range(n: int, where: str, least: int, most: int) -> int:
-    shown = str(n) if abs(n) <= MAX_INT else f"{float(n):g}" if abs(n) < 1e300 else "a huge number"
+    shown = _shown_int(n)
     if n < least:
         raise InputError(f"{where} must be >= {least}, got {shown}")
     if n > most:
