@@ -104,8 +104,10 @@ def read_text(path: str | Path, expected: str) -> str:
     if p.suffix == ".zst":
         zstd: Any = require("zstandard", "spot")
         try:
-            data = zstd.ZstdDecompressor().stream_reader(io.BytesIO(data)).read(
-                files.MAX_TEXT_BYTES + 1
+            data = (
+                zstd.ZstdDecompressor()
+                .stream_reader(io.BytesIO(data))
+                .read(files.MAX_TEXT_BYTES + 1)
             )
         except zstd.ZstdError as exc:
             raise DataError(f"{files.shown(p)}: not a valid zstandard file ({exc})") from None
