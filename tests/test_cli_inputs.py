@@ -45,6 +45,7 @@ PLAN = ["plan", "--preset", "llama-lora", "--json"]
         (["--budget", "-inf"], "--budget must be a finite number"),
         (["--commit-discount", "2"], "--commit-discount must be between 0 and 1"),
         (["--max-gpus", "100000000"], "--max-gpus must be at most 100000"),
+        (["--tokens", "1e-308"], "--tokens must be at least 1"),
     ],
 )
 def test_plan_numbers_are_finite_and_in_range(flags: list[str], needle: str) -> None:

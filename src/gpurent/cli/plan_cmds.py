@@ -209,7 +209,7 @@ _H = {
 
 @cli_errors
 @checked(
-    tokens=v.positive,
+    tokens=FIELD_CHECKS["token_budget"],
     epochs=FIELD_CHECKS["epochs"],
     batch_size=FIELD_CHECKS["batch_size_per_gpu"],
     budget=v.positive,

@@ -61,11 +61,16 @@ def finite(value: object, where: str, *, most: float = MAX_FLOAT) -> float:
     return v
 
 
-def positive(value: object, where: str, *, most: float = MAX_FLOAT) -> float:
-    """A finite number > 0 and <= `most`."""
+def positive(
+    value: object, where: str, *, most: float = MAX_FLOAT, least: float | None = None
+) -> float:
+    """A finite number > 0 (or >= `least`, where a smaller amount means nothing, such as a
+    fraction of a token) and <= `most`."""
     v = finite(value, where, most=most)
     if v <= 0:
         raise InputError(f"{where} must be > 0, got {v:g}")
+    if least is not None and v < least:
+        raise InputError(f"{where} must be at least {least:g}, got {v:g}")
     return v
 
 
@@ -139,6 +144,7 @@ MAX_BATCH = 10_000_000  # micro-batch per GPU
 MAX_SEQ_LEN = 100_000_000  # tokens per sequence
 MAX_PARALLEL = 4096  # tensor-/pipeline-parallel degree
 MAX_EPOCHS = 1e6
+MIN_EPOCHS = 1e-6  # a millionth of an epoch: less underflows the cost to nothing
 MAX_HOURS = 87_600.0  # ten years: job, deadline and trace lengths in hours
 MAX_SECONDS = MAX_HOURS * 3600.0  # timeouts, intervals, checkpoint and restart times
 MAX_STARTS = 10_000  # runs of `spot simulate`

@@ -46,8 +46,8 @@ FIELD_CHECKS: dict[str, Validator] = {
     "pipeline_parallel": v.bounded(v.positive_int, most=v.MAX_PARALLEL),
     "gradient_accumulation": v.bounded(v.positive_int, most=v.MAX_BATCH),
     "lora_rank": v.bounded(v.positive_int, most=v.MAX_BATCH),
-    "epochs": v.bounded(v.positive, most=v.MAX_EPOCHS),
-    "token_budget": v.positive,
+    "epochs": v.bounded(v.positive, least=v.MIN_EPOCHS, most=v.MAX_EPOCHS),
+    "token_budget": v.bounded(v.positive, least=1.0),
 }
 _SHAPE_CHECKS: dict[str, Validator] = {
     "layers": v.bounded(v.positive_int, most=100_000),
