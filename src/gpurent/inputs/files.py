@@ -121,8 +121,7 @@ def read_bytes(
             total += len(chunk)
             if total > limit_bytes:
                 raise error(
-                    f"{where} is over the {_size(limit_bytes)} limit ({what}); "
-                    "give a smaller file"
+                    f"{where} is over the {_size(limit_bytes)} limit ({what}); give a smaller file"
                 )
     except OSError as exc:
         raise InputError(os_error_message(exc, path)) from None

@@ -166,9 +166,7 @@ def load_workload(path: str | Path) -> Workload:
         raise InputError(f"{files.shown(p)}: workload files end in .toml, .yaml or .yml")
     text = files.read_text(p, limit_bytes=files.MAX_CONFIG_BYTES, what="workload file")
     where = files.shown(p)
-    raw: Any = (
-        files.parse_toml(text, where) if suffix == ".toml" else files.parse_yaml(text, where)
-    )
+    raw: Any = files.parse_toml(text, where) if suffix == ".toml" else files.parse_yaml(text, where)
     if not isinstance(raw, dict):
         raise InputError(f"{p}: expected a table of workload fields")
     wl = workload_from_mapping(raw, str(p))
