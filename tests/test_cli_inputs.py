@@ -296,3 +296,25 @@ def test_retention_must_be_positive_before_anything_is_touched(tmp_path: Path, d
     args = ["monitor", "--fake-gpus", "busy", "--duration", "0", "--record", str(db)]
     assert "--retention-days must be" in one_line_error([*args, "--retention-days", days])
     assert not db.exists()
+
+
+# ------------------------------------------------------- found by benchmarks/bench_reliability_fuzz
+
+
+def test_fuzz_finds_stay_fixed(tmp_path: Path) -> None:
+    # a subnormal number of months divided by zero
+    message = one_line_error(["pricing", "compare", "--on-demand", "3", "--months", "1e-320"])
+    assert "--months must be at least 1e-09" in message
+    # a null where the workload always has a value compared None with an int
+    f = tmp_path / "job.yaml"
+    f.write_text("preset: llama-lora\ntensor_parallel: null\n")
+    message = one_line_error(["estimate", "--workload", str(f), "--gpu", "H100"])
+    assert "tensor_parallel must be a number, got null" in message
+    # epoch seconds beyond year 9999 in a trace
+    trace = tmp_path / "z.csv"
+    trace.write_text("date,availability\n4306000000000000,1\n4306000000000360,1\n")
+    message = one_line_error(
+        ["spot", "simulate", "--trace", str(trace), "--job-hours", "1", "--deadline-hours", "2"],
+        codes=(1,),
+    )
+    assert "are not a time between 1970 and 9999" in message

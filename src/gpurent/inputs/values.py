@@ -20,6 +20,8 @@ from gpurent.errors import InputError
 # beyond it floats lose the integer precision the estimator and the cost sums rely on, and
 # intermediate products overflow to infinity.
 MAX_FLOAT = 1e18
+# The smallest positive quantity: below it products underflow to 0 and divisions overflow.
+MIN_POSITIVE = 1e-9
 # The largest count (batch size, sequence length, samples, steps) read as an integer.
 MAX_INT = 10**15
 
@@ -64,12 +66,13 @@ def finite(value: object, where: str, *, most: float = MAX_FLOAT) -> float:
 def positive(
     value: object, where: str, *, most: float = MAX_FLOAT, least: float | None = None
 ) -> float:
-    """A finite number > 0 (or >= `least`, where a smaller amount means nothing, such as a
-    fraction of a token) and <= `most`."""
+    """A finite number >= `least` (default `MIN_POSITIVE`; larger where a smaller amount means
+    nothing, such as a fraction of a token) and <= `most`."""
     v = finite(value, where, most=most)
     if v <= 0:
         raise InputError(f"{where} must be > 0, got {v:g}")
-    if least is not None and v < least:
+    least = MIN_POSITIVE if least is None else least
+    if v < least:
         raise InputError(f"{where} must be at least {least:g}, got {v:g}")
     return v
 

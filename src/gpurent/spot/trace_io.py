@@ -404,7 +404,12 @@ def parse_time(cell: Any, where: str) -> datetime:
     Shared by every trace and price-history reader; `where` (file:line) leads the error."""
     s = str(cell).strip()
     if is_number(s):
-        return datetime.fromtimestamp(float(s), tz=UTC)
+        try:
+            return datetime.fromtimestamp(float(s), tz=UTC)
+        except (ValueError, OverflowError, OSError):  # nan, inf, or beyond year 9999
+            raise DataError(
+                f"{where}: epoch seconds {s!r} are not a time between 1970 and 9999"
+            ) from None
     try:
         t = datetime.fromisoformat(s.replace("Z", "+00:00"))
     except ValueError:

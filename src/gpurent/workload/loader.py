@@ -49,6 +49,8 @@ FIELD_CHECKS: dict[str, Validator] = {
     "epochs": v.bounded(v.positive, least=v.MIN_EPOCHS, most=v.MAX_EPOCHS),
     "token_budget": v.bounded(v.positive, least=1.0),
 }
+# Fields that may be null (not given): the rest always have a value.
+_OPTIONAL = {"seq_len", "dataset_samples", "epochs", "token_budget", "output_tokens"}
 _SHAPE_CHECKS: dict[str, Validator] = {
     "layers": v.bounded(v.positive_int, most=100_000),
     "hidden": v.bounded(v.positive_int, most=10_000_000),
@@ -116,6 +118,8 @@ def workload_from_mapping(raw: dict[str, Any], where: str) -> Workload:
         key = _ALIASES.get(key, key)
         try:
             if key in FIELD_CHECKS:
+                if value is None and key not in _OPTIONAL:
+                    raise InputError(f"{where}: {key} must be a number, got null")
                 fields[key] = None if value is None else FIELD_CHECKS[key](value, f"{where}: {key}")
             elif key in _BOOL:
                 fields[key] = _flag(value, key, where)
