@@ -13,6 +13,7 @@ from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.precision import Precision
 from gpurent.errors import InputError
 from gpurent.estimate.constants import Constants, FamilyCoeffs, load_constants
+from gpurent.estimate.efficiency import efficiency_note, realized_efficiency
 from gpurent.estimate.measured import Calibration, best_match
 from gpurent.estimate.memory import (
     DEFAULT_OUTPUT_TOKENS,
@@ -176,6 +177,8 @@ def estimate(
         notes.append(f"{gpu.name} has no fp8 tensor cores: runs at the fp16 rate")
     if gpu.confidence == "low":
         notes.append(f"{gpu.name}'s specs are low-confidence ({gpu.notes or gpu.source})")
+    if (eff_note := efficiency_note(gpu)) is not None:
+        notes.append(eff_note)
 
     if model.is_llm and workload.task is Task.INFERENCE:
         t_c, t_m, t_comm, step, samples_per_step, mfu = _llm_inference(
@@ -285,6 +288,7 @@ def estimate(
         time_to_finish_s=_time_to_finish(workload, model, samples_per_s, throughput),
         basis=basis,
         notes=tuple(notes),
+        efficiency_basis=realized_efficiency(gpu).basis,
     )
 
 

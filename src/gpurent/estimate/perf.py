@@ -9,7 +9,8 @@ F = training FLOPs of the micro-batch (3x forward, +1 forward with checkpointing
 dense peak for the precision (FLOP/s), D = bytes of activations written once plus 24 B/param of
 weight, gradient and optimizer traffic, W = memory bandwidth (B/s), V = 1 % of F as nominal
 non-tensor work (normalisation, activations, optimizer, indexing) on the CUDA cores, P_cuda =
-the rate at which the SMs issue it, 128 FLOP per SM-cycle x SM count x clock (round 9,
+the rate at which the SMs (AMD: compute units) issue it, 128 FLOP per SM-cycle x SM count x
+clock (round 9,
 `perf.cuda_rate_flops`; why an RTX 4090 with half an A100's bandwidth reaches 0.8x its
 ResNet-50 speed, and why Hopper's doubled FP32 lanes do not triple it again), R_sm = SM count x
 boost clock (the SM-side rate of memory-bound kernels; e = 0 where the fit finds no use for
@@ -36,6 +37,7 @@ import math
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.precision import Precision
 from gpurent.estimate.constants import CommCoeffs
+from gpurent.estimate.efficiency import realized_efficiency
 from gpurent.units import BYTES_PER_GB, FLOPS_PER_TFLOP
 from gpurent.workload.spec import Task
 from gpurent.workload.zoo import ModelInfo, llm_params
@@ -47,6 +49,7 @@ REF_PEAK_HALF_FLOPS = 312e12
 REF_PEAK_FULL_FLOPS = 156e12  # TF32
 REF_CUDA_FLOPS = 19.5e12
 REF_BANDWIDTH_BPS = 2039e9
+DERIVED_FP32_FLOPS_PER_SM_CYCLE = 256.0  # 128 FP32 lanes x FMA: SM-cycles of a spec without SMs
 PCIE_GBPS_BY_GEN = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}  # x16, one direction, GB/s
 
 
@@ -85,8 +88,9 @@ def family_features(
     issue, L2 and latency-hiding limit of the many small memory-bound kernels of CNN/BERT-class
     training, which grows with SMs x clock and not with HBM bandwidth (GH200 has 1.2x an H100's
     bandwidth, the same SMs and clock, and measures the same). With `sm_cap_bytes_per_cycle` > 0
-    the memory traffic time uses min(bandwidth, cap x SM-cycles/s) instead of the bandwidth. A GPU
-    without a sourced SM count or clock gets 0 SM-side seconds and no cap (the round-4 model).
+    the memory traffic time uses min(bandwidth, cap x SM-cycles/s) instead of the bandwidth.
+    Every GPU, NVIDIA or AMD, takes these terms (`sm_cycles_per_s`); each term is divided by
+    the architecture's realized efficiency (`gpurent.estimate.efficiency`).
 
     The scale is (rate / A100's rate) ** exponent: with a positive exponent the achieved share of
     peak falls on faster GPUs (bigger kernels are needed to fill more, faster SMs; launch gaps
@@ -103,37 +107,49 @@ def family_features(
     bw = bandwidth_bps(gpu)
     cuda = cuda_rate_flops(gpu, cuda_flops_per_sm_cycle)
     ref_peak = REF_PEAK_HALF_FLOPS if precision.is_half else REF_PEAK_FULL_FLOPS
-    sm_rate = nvidia_sm_cycles_per_s(gpu)
+    sm_rate = sm_cycles_per_s(gpu)
     eff_bw = bw
-    if sm_rate is not None and sm_cap_bytes_per_cycle > 0.0:
+    if sm_cap_bytes_per_cycle > 0.0:
         eff_bw = min(bw, sm_cap_bytes_per_cycle * sm_rate)
+    # the share of the datasheet rates this architecture's stack realizes (1 where the fitted
+    # constants already describe it): every device term of the step scales with it
+    eta = realized_efficiency(gpu).factor
     return (
-        flops / peak * (peak / ref_peak) ** peak_exponent,
-        traffic / eff_bw * (eff_bw / REF_BANDWIDTH_BPS) ** bandwidth_exponent,
-        VECTOR_SHARE * flops / cuda * (cuda / REF_CUDA_FLOPS) ** peak_exponent,
-        traffic / sm_rate if sm_rate is not None else 0.0,
+        flops / peak * (peak / ref_peak) ** peak_exponent / eta,
+        traffic / eff_bw * (eff_bw / REF_BANDWIDTH_BPS) ** bandwidth_exponent / eta,
+        VECTOR_SHARE * flops / cuda * (cuda / REF_CUDA_FLOPS) ** peak_exponent / eta,
+        traffic / sm_rate / eta,
     )
 
 
-def nvidia_sm_cycles_per_s(gpu: GpuSpec) -> float | None:
-    """SM count x boost clock of an NVIDIA GPU, None otherwise or when unknown. The SM-side
-    terms are fitted on NVIDIA SMs (4 schedulers x 32 lanes); an AMD compute unit issues
-    differently (4 SIMD16 units, 64-wide waves), so AMD GPUs keep the datasheet rates."""
-    return gpu.sm_cycles_per_s if gpu.vendor == "nvidia" else None
+def sm_cycles_per_s(gpu: GpuSpec) -> float:
+    """SM count x boost clock, the SM-side issue rate, for every GPU (round 10, issue 12).
+
+    An AMD compute unit counts as one SM: a CDNA CU and an NVIDIA SM both issue 64 FP32 lanes
+    per cycle (four SIMD16 units / four 16-lane partitions; the vendors' doubled FP32 figures
+    count dual issue), each with its own L1 and shared memory (LDS). What differs between the
+    vendors' software and hardware beyond the datasheet rates is the architecture's realized
+    efficiency (`gpurent.estimate.efficiency`), not a different code path. A spec without an SM
+    count or clock (a what-if spec; every bundled row has them) gets SM-cycles derived from its
+    fp32 peak at 256 FLOP per SM-cycle (2 x 128 lanes, the rule of every design since 2020;
+    docs/estimator.md)."""
+    sourced = gpu.sm_cycles_per_s
+    if sourced is not None:
+        return sourced
+    return gpu.fp32_tflops * FLOPS_PER_TFLOP / DERIVED_FP32_FLOPS_PER_SM_CYCLE
 
 
 def cuda_rate_flops(gpu: GpuSpec, flops_per_sm_cycle: float) -> float:
     """FLOP/s of the non-tensor work (normalisation, activations, optimizer, indexing).
 
-    With `flops_per_sm_cycle` > 0 and a known SM count and clock: that many FLOP per SM-cycle.
+    With `flops_per_sm_cycle` > 0: that many FLOP per SM-cycle (`sm_cycles_per_s`).
     Each SM issues 4 warp instructions (128 lanes) per cycle whatever its FP32 width; the doubled
     FP32 lanes of GA10x, Ada, Hopper and Blackwell (256 FLOP per SM-cycle on the datasheet, 128 on
     V100, T4 and A100) only pay off in pure-FMA code, while these kernels mix loads, integer and
     FP32 instructions. 128 equals the datasheet rate of V100 and A100, so the datasheet and this
     rate differ only on the dual-FP32 designs. Otherwise the datasheet fp32 peak."""
-    sm_rate = nvidia_sm_cycles_per_s(gpu)
-    if flops_per_sm_cycle > 0.0 and sm_rate is not None:
-        return flops_per_sm_cycle * sm_rate
+    if flops_per_sm_cycle > 0.0:
+        return flops_per_sm_cycle * sm_cycles_per_s(gpu)
     return gpu.fp32_tflops * FLOPS_PER_TFLOP
 
 

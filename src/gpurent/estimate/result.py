@@ -71,6 +71,10 @@ class Estimate:
     time_to_finish_s: float | None  # total work / throughput, when the workload gives the work
     basis: str  # "measured" | "calibrated" | "roofline": where the efficiency came from
     notes: tuple[str, ...] = ()
+    # where the architecture's realized efficiency comes from (`gpurent.estimate.efficiency`):
+    # "reference" (the fitted constants cover it), "fitted" (public measurements of it),
+    # "assumed" (no public training measurement of the architecture at all)
+    efficiency_basis: str = "reference"
 
     @property
     def fits(self) -> bool:
