@@ -76,7 +76,8 @@ def test_the_json_says_where_the_efficiency_comes_from() -> None:
     notes = mi["notes"]
     assert isinstance(notes, list)
     assert any("CDNA3: realized efficiency" in n for n in notes)
-    assert _lora("H100")["efficiency_basis"] == "reference"
+    assert _lora("H100")["efficiency_basis"] == "checked"
+    assert _lora("A100-SXM4-80GB")["efficiency_basis"] == "reference"
 
 
 def test_an_architecture_without_any_measurement_says_so() -> None:

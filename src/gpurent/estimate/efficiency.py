@@ -11,7 +11,9 @@ rows of (measured tokens/s / the same round's median of its NVIDIA peer: H200 fo
 for CDNA4) / (predicted ratio with the factor 1). Held out and never read: MLPerf Training v4.0.
 
 `basis` says where the factor comes from:
-- "reference": the constants were fitted or checked on this architecture (factor 1);
+- "reference": the constants were fitted on this architecture's GPUs (factor 1);
+- "checked": not in the constants' fitting data, but public measurements of it check them
+  (held-out rows, MLPerf ratios; factor 1, their errors in docs/benchmarks.md);
 - "fitted": fitted on public measurements of this architecture (`rows` of them);
 - "assumed": no public training measurement at all: factor 1, and the estimate says so.
 """
@@ -27,7 +29,7 @@ from gpurent.catalog.gpu import GpuSpec
 class ArchEfficiency:
     architecture: str
     factor: float  # realized share of the datasheet rates relative to the fitted model
-    basis: str  # "reference" | "fitted" | "assumed"
+    basis: str  # "reference" | "checked" | "fitted" | "assumed"
     rows: int  # public measurements the factor was fitted on (0: not fitted)
     source: str
 
@@ -37,21 +39,23 @@ _REFERENCE_SOURCE = {
     "Turing": "Lambda reference rows (Quadro RTX 8000)",
     "Ampere": "Lambda reference rows (A100, RTX A6000, RTX 3090); MosaicML A100 LLM runs",
     "Ada": "Lambda reference rows (RTX 4090, RTX 6000 Ada)",
-    "Hopper": "the anchor of the MLPerf ratios (H200-SXM); held-out Hopper rows",
+}
+_CHECKED_SOURCE = {
+    "Hopper": "held-out H100/GH200 rows; the CDNA3 peer in the MLPerf ratios (H200-SXM)",
     "Blackwell": (
-        "MLPerf Training v5.1 B200/B300 vs H200 (checked, not fitted: factor 1 within the "
-        "measured spread, docs/estimator.md); held-out B200 rows"
+        "held-out B200 rows; MLPerf Training v5.0/v5.1 B200, B300, GB200 rows (B300/B200 and "
+        "GB200/B200 within 3-13 %; B200/H200 under-predicted by 29-39 %, docs/estimator.md)"
     ),
 }
 
 # Fitted by `benchmarks/fit_arch_efficiency.py` (2026-12-01); the test suite re-runs the fit.
 FITTED: dict[str, tuple[float, int]] = {
     "CDNA3": (0.664, 19),
-    "CDNA4": (0.684, 8),
+    "CDNA4": (0.721, 4),
 }
 _FITTED_SOURCE = {
     "CDNA3": "MLPerf Training v5.0/v5.1 llama2_70b_lora, 8x MI300X/MI325X vs 8x H200",
-    "CDNA4": "MLPerf Training v5.1 llama2_70b_lora and llama31_8b, 8x MI355X vs 8x B200",
+    "CDNA4": "MLPerf Training v5.1 llama2_70b_lora, 8x MI355X vs 8x B200",
 }
 
 
@@ -64,14 +68,11 @@ def realized_efficiency(gpu: GpuSpec) -> ArchEfficiency:
         return ArchEfficiency(
             architecture=arch, factor=factor, basis="fitted", rows=rows, source=source
         )
-    if arch in _REFERENCE_SOURCE:
-        return ArchEfficiency(
-            architecture=arch,
-            factor=1.0,
-            basis="reference",
-            rows=0,
-            source=_REFERENCE_SOURCE[arch],
-        )
+    for basis, table in (("reference", _REFERENCE_SOURCE), ("checked", _CHECKED_SOURCE)):
+        if arch in table:
+            return ArchEfficiency(
+                architecture=arch, factor=1.0, basis=basis, rows=0, source=table[arch]
+            )
     return ArchEfficiency(
         architecture=arch,
         factor=1.0,
@@ -82,7 +83,8 @@ def realized_efficiency(gpu: GpuSpec) -> ArchEfficiency:
 
 
 def efficiency_note(gpu: GpuSpec) -> str | None:
-    """The line an estimate carries about its architecture's efficiency (None: reference)."""
+    """The line an estimate carries about its architecture's efficiency (None: reference or
+    checked, where the fitted constants stand as they are)."""
     eff = realized_efficiency(gpu)
     if eff.basis == "fitted":
         return (

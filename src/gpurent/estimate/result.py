@@ -72,8 +72,9 @@ class Estimate:
     basis: str  # "measured" | "calibrated" | "roofline": where the efficiency came from
     notes: tuple[str, ...] = ()
     # where the architecture's realized efficiency comes from (`gpurent.estimate.efficiency`):
-    # "reference" (the fitted constants cover it), "fitted" (public measurements of it),
-    # "assumed" (no public training measurement of the architecture at all)
+    # "reference" (the constants were fitted on it), "checked" (public measurements check the
+    # constants on it), "fitted" (a factor fitted on public measurements of it), "assumed" (no
+    # public training measurement of the architecture at all)
     efficiency_basis: str = "reference"
 
     @property
