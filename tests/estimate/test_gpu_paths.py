@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -128,3 +129,15 @@ def test_the_realized_efficiency_divides_every_device_term() -> None:
     b = family_features(model, raw, Precision.AMP, 32, None)
     for x, y in zip(a, b, strict=True):
         assert x == pytest.approx(y / eta)
+
+
+def test_the_csv_batch_form_carries_the_efficiency_basis(tmp_path: Path) -> None:
+    f = tmp_path / "rows.csv"
+    f.write_text(
+        "model,gpu,num_gpus,precision,batch_size,seq_len\n"
+        "llama3-8b,MI300X,8,bf16,4,4096\nllama3-8b,A100-SXM4-80GB,8,bf16,4,4096\n"
+    )
+    res = CliRunner().invoke(app, ["estimate", "--from-csv", str(f), "--json"])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in res.output.splitlines() if line.strip()]
+    assert [r["efficiency_basis"] for r in rows] == ["fitted", "reference"]

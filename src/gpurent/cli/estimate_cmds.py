@@ -123,6 +123,7 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
         samples_per_s=est.samples_per_s,
         scaling_efficiency=est.scaling_efficiency,
         basis=est.basis,
+        efficiency_basis=est.efficiency_basis,
         stack=None if model.is_llm else stack.value,
     )
     return out
