@@ -131,8 +131,8 @@ def sm_cycles_per_s(gpu: GpuSpec) -> float:
     vendors' software and hardware beyond the datasheet rates is the architecture's realized
     efficiency (`gpurent.estimate.efficiency`), not a different code path. A spec without an SM
     count or clock (a what-if spec; every bundled row has them) gets SM-cycles derived from its
-    fp32 peak at 256 FLOP per SM-cycle (2 x 128 lanes, the rule of every design since 2020;
-    docs/estimator.md)."""
+    fp32 peak at 256 FLOP per SM-cycle (2 x 128 FP32 lanes, as on GA10x, Ada, Hopper, Blackwell
+    and CDNA3/4; V100, T4 and A100 have 64 lanes and sourced rows; docs/estimator.md)."""
     sourced = gpu.sm_cycles_per_s
     if sourced is not None:
         return sourced
