@@ -1,18 +1,21 @@
 """`estimate()`: how fast, how big and how costly one workload is on N GPUs of one kind.
 
-Pure: takes the workload, the GPU spec, the layout and (optionally) user measurements and the
-fitted constants; returns a frozen `Estimate`. No I/O beyond the cached, bundled constants.
+`Estimator` is the estimator as one object (fitted constants, user calibration, GPU specs, its
+own memo); `estimate()` is a one-shot convenience on the bundled constants and GPU table. Pure:
+takes the workload, the GPU spec and the layout; returns a frozen `Estimate`. No I/O, no
+module-level state (the edge builds the object: `gpurent.estimate.store.load_estimator`).
 See docs/estimator.md for the method and its measured accuracy.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.precision import Precision
-from gpurent.errors import InputError
-from gpurent.estimate.constants import Constants, FamilyCoeffs, load_constants
+from gpurent.errors import DataError, InputError
+from gpurent.estimate.constants import Constants, load_constants
 from gpurent.estimate.measured import Calibration, best_match
 from gpurent.estimate.memory import (
     DEFAULT_OUTPUT_TOKENS,
@@ -43,33 +46,19 @@ TRANSFER_MODEL = "bert-large-squad"  # the transformer the Lambda cross-GPU fit 
 TRANSFER_BATCH = 32
 
 
-def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) -> float:
-    """How much slower than the LLM reference GPU a transformer trains on `gpu`, from the
-    cross-GPU fit of BERT-large (10 GPUs, Volta to Ada): t(gpu) / t(A100-SXM4-80GB).
+def transformer_speed_ratio(
+    gpu: GpuSpec, precision: Precision, k: Constants, reference: GpuSpec
+) -> float:
+    """How much slower than the LLM reference GPU (`reference`, the A100-SXM4-80GB the MosaicML
+    runs were measured on) a transformer trains on `gpu`, from the cross-GPU fit of BERT-large
+    (10 GPUs, Volta to Ada): t(gpu) / t(reference).
 
     MosaicML's runs fix the LLM model's level on the A100 only; this ratio carries it to other
     GPUs with the method that was cross-validated across generations. It is why predicted MFU
-    drops on GPUs whose FLOPs grew faster than their bandwidth (RESEARCH §2)."""
+    drops on GPUs whose FLOPs grew faster than their bandwidth (RESEARCH §2). Pure and uncached:
+    an `Estimator` memoises it per (GPU spec, precision) for its own constants."""
     model = get_model(TRANSFER_MODEL)
     coeffs = k.family(model.key, precision.is_half)
-    # keyed on every spec and constant the ratio reads, not on id(k) (a freed Constants' id is
-    # reused) nor on the GPU's name (a what-if spec may keep it)
-    key = (
-        gpu,
-        precision,
-        coeffs,
-        k.peak_exponent,
-        k.bandwidth_exponent,
-        k.sm_cap_bytes_per_cycle,
-        k.cuda_flops_per_sm_cycle,
-        k.roofline_p,
-    )
-    hit = _RATIO_CACHE.get(key)
-    if hit is not None:
-        return hit
-    from gpurent.catalog.specs import get_gpu
-
-    ref = get_gpu(LLM_REFERENCE_GPU)
 
     def step(g: GpuSpec) -> float:
         xc, xm, xv, xs = family_features(
@@ -89,16 +78,7 @@ def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) ->
             + coeffs.c_sample_s * TRANSFER_BATCH
         )
 
-    ratio = step(gpu) / step(ref)
-    if len(_RATIO_CACHE) > 4096:
-        _RATIO_CACHE.clear()
-    _RATIO_CACHE[key] = ratio
-    return ratio
-
-
-_RATIO_CACHE: dict[
-    tuple[GpuSpec, Precision, FamilyCoeffs, float, float, float, float, float], float
-] = {}
+    return step(gpu) / step(reference)
 
 
 def roofline_s(compute_s: float, memory_s: float, p: float) -> float:
@@ -157,13 +137,196 @@ def estimate(
     measurements: Calibration | None = None,
     constants: Constants | None = None,
 ) -> Estimate:
-    """Estimate `workload` on `num_gpus` GPUs `gpu` spread over `nodes` nodes.
+    """One-shot convenience: `bundled_estimator(measurements, constants).estimate(...)`.
 
-    `inter_node_gbps` is the network bandwidth per node in Gbit/s (default from the constants,
-    100 Gbit/s); `intra_node_interconnect` ("nvlink" | "pcie") overrides the spec's link.
-    `measurements` are user calibration rows: a matching one anchors the estimate ("measured").
-    """
-    k = constants or load_constants()
+    Estimate `workload` on `num_gpus` GPUs `gpu` spread over `nodes` nodes. `inter_node_gbps` is
+    the network bandwidth per node in Gbit/s (default from the constants, 100 Gbit/s);
+    `intra_node_interconnect` ("nvlink" | "pcie") overrides the spec's link. `measurements` are
+    user calibration rows: a matching one anchors the estimate ("measured").
+
+    Each call builds a fresh `Estimator` (no state survives the call); code that asks for many
+    estimates builds one `Estimator` and reuses it (its memo, one constants parse)."""
+    return bundled_estimator(measurements, constants).estimate(
+        workload,
+        gpu,
+        num_gpus,
+        nodes=nodes,
+        inter_node_gbps=inter_node_gbps,
+        intra_node_interconnect=intra_node_interconnect,
+    )
+
+
+def bundled_estimator(
+    calibration: Calibration | None = None, constants: Constants | None = None
+) -> Estimator:
+    """An `Estimator` on the bundled GPU table and (unless given) the bundled constants."""
+    from gpurent.catalog.specs import all_gpus
+
+    return Estimator(
+        constants=constants if constants is not None else load_constants(),
+        gpus=all_gpus(),
+        calibration=calibration,
+    )
+
+
+_EstimateKey = tuple[Workload, GpuSpec, int, int, float | None, str | None]
+
+
+class Estimator:
+    """The estimator as one object: the fitted constants, the user's calibration rows, the GPU
+    specs it knows and its own memo of estimates.
+
+    Build it once at the edge (`gpurent.estimate.store.load_estimator` reads the bundled
+    constants, the bundled GPU table and the user's calibration) and hand the same object to
+    everything that needs figures: `gpurent estimate`, the planner (it is the planner's
+    `EstimatorFn`), bench verdicts. Nothing here reads files, the environment or a module-level
+    cache: two Estimators with different calibrations never share a figure.
+
+    Estimates are pure functions of their arguments and this object's state, so `estimate`
+    memoises them (at most `max_cached`; the memo is cleared when full), as it does the
+    per-GPU transformer speed ratio. Not thread-safe."""
+
+    __slots__ = (
+        "_by_name",
+        "_calibration",
+        "_constants",
+        "_estimates",
+        "_gpus",
+        "_max_cached",
+        "_ratios",
+        "_reference",
+    )
+
+    def __init__(
+        self,
+        *,
+        constants: Constants,
+        gpus: Iterable[GpuSpec],
+        calibration: Calibration | None = None,
+        max_cached: int = 65536,
+    ) -> None:
+        from gpurent.catalog.specs import normalize_name
+
+        self._constants = constants
+        self._calibration = calibration if calibration is not None else Calibration(())
+        self._gpus = tuple(gpus)
+        self._by_name: dict[str, GpuSpec] = {}
+        for spec in self._gpus:
+            for key in (spec.name, *spec.aliases):
+                self._by_name.setdefault(normalize_name(key), spec)
+        reference = self._by_name.get(normalize_name(LLM_REFERENCE_GPU))
+        if reference is None:
+            raise DataError(
+                f"the estimator's GPU table lacks {LLM_REFERENCE_GPU}, the GPU its LLM "
+                "constants were measured on; build it on the bundled table (catalog.all_gpus())"
+            )
+        self._reference = reference
+        self._max_cached = max_cached
+        self._estimates: dict[_EstimateKey, Estimate] = {}
+        self._ratios: dict[tuple[GpuSpec, Precision], float] = {}
+
+    @property
+    def constants(self) -> Constants:
+        return self._constants
+
+    @property
+    def calibration(self) -> Calibration:
+        return self._calibration
+
+    @property
+    def gpus(self) -> tuple[GpuSpec, ...]:
+        """Every GPU spec this estimator knows, in table order."""
+        return self._gpus
+
+    @property
+    def reference_gpu(self) -> GpuSpec:
+        """The GPU the LLM constants were measured on (`LLM_REFERENCE_GPU`)."""
+        return self._reference
+
+    def find_gpu(self, name: str) -> GpuSpec | None:
+        """The spec named `name` (canonical name or alias, any case) in this estimator's table."""
+        from gpurent.catalog.specs import normalize_name
+
+        return self._by_name.get(normalize_name(name))
+
+    def with_calibration(self, calibration: Calibration | None) -> Estimator:
+        """The same constants and GPUs with other calibration rows (and an empty memo)."""
+        return Estimator(
+            constants=self._constants,
+            gpus=self._gpus,
+            calibration=calibration,
+            max_cached=self._max_cached,
+        )
+
+    def speed_ratio(self, gpu: GpuSpec, precision: Precision) -> float:
+        """`transformer_speed_ratio` for this estimator's constants and reference GPU, memoised
+        on the whole spec (a what-if spec may keep a catalog name)."""
+        key = (gpu, precision)
+        hit = self._ratios.get(key)
+        if hit is None:
+            hit = transformer_speed_ratio(gpu, precision, self._constants, self._reference)
+            if len(self._ratios) >= self._max_cached:
+                self._ratios.clear()
+            self._ratios[key] = hit
+        return hit
+
+    def estimate(
+        self,
+        workload: Workload,
+        gpu: GpuSpec,
+        num_gpus: int = 1,
+        *,
+        nodes: int = 1,
+        inter_node_gbps: float | None = None,
+        intra_node_interconnect: str | None = None,
+    ) -> Estimate:
+        """Estimate `workload` on `num_gpus` GPUs `gpu` over `nodes` nodes (see `estimate`); a
+        calibration row of this estimator for the same GPU, model and precision anchors it."""
+        key = (workload, gpu, num_gpus, nodes, inter_node_gbps, intra_node_interconnect)
+        hit = self._estimates.get(key)
+        if hit is not None:
+            return hit
+        est = _estimate(
+            self,
+            workload,
+            gpu,
+            num_gpus,
+            nodes=nodes,
+            inter_node_gbps=inter_node_gbps,
+            interconnect=intra_node_interconnect,
+            anchor=True,
+        )
+        if len(self._estimates) >= self._max_cached:
+            self._estimates.clear()
+        self._estimates[key] = est
+        return est
+
+    def __call__(
+        self,
+        workload: Workload,
+        gpu: GpuSpec,
+        num_gpus: int,
+        nodes: int,
+        inter_node_gbps: float | None,
+    ) -> Estimate:
+        """The planner's `EstimatorFn` seam: `estimate` with positional nodes and network."""
+        return self.estimate(workload, gpu, num_gpus, nodes=nodes, inter_node_gbps=inter_node_gbps)
+
+
+def _estimate(
+    engine: Estimator,
+    workload: Workload,
+    gpu: GpuSpec,
+    num_gpus: int,
+    *,
+    nodes: int,
+    inter_node_gbps: float | None,
+    interconnect: str | None,
+    anchor: bool,
+) -> Estimate:
+    """The model behind `Estimator.estimate` (unmemoised); `anchor` applies the calibration."""
+    intra_node_interconnect = interconnect
+    k = engine.constants
     model = resolve_model(workload)
     seq = _validate(workload, model, num_gpus, nodes)
     p = workload.precision
@@ -193,7 +356,7 @@ def estimate(
             num_gpus=num_gpus,
             nodes=nodes,
             seq=seq or 2048,
-            k=k,
+            engine=engine,
             inter_node_gbps=inter_node_gbps,
             interconnect=intra_node_interconnect,
         )
@@ -222,19 +385,21 @@ def estimate(
 
     samples_per_s = samples_per_step / step
     basis = "calibrated"
-    if measurements is not None and len(measurements):
+    measurements = engine.calibration
+    if anchor and len(measurements):
         rows = measurements.matches(gpu.name, model.name, p)
         if rows:
             ref = best_match(rows, num_gpus, b, seq)
             ref_wl = _replace_batch(workload, ref.batch_size, ref.seq_len or workload.seq_len)
-            ref_est = estimate(
+            ref_est = _estimate(
+                engine,
                 ref_wl,
                 gpu,
                 ref.num_gpus,
                 nodes=min(nodes, ref.num_gpus),
                 inter_node_gbps=inter_node_gbps,
-                intra_node_interconnect=intra_node_interconnect,
-                constants=k,
+                interconnect=intra_node_interconnect,
+                anchor=False,
             )
             ratio = ref.throughput / ref_est.throughput
             samples_per_s *= ratio
@@ -379,7 +544,7 @@ def _llm_training(
     num_gpus: int,
     nodes: int,
     seq: int,
-    k: Constants,
+    engine: Estimator,
     inter_node_gbps: float | None,
     interconnect: str | None,
 ) -> tuple[float, float, float, float, float, float]:
@@ -390,10 +555,9 @@ def _llm_training(
     b = workload.batch_size_per_gpu
     tp, pp = workload.tensor_parallel, workload.pipeline_parallel
     mp = tp * pp
+    k = engine.constants
     c = k.llm
-    from gpurent.catalog.specs import get_gpu
-
-    ref = get_gpu(LLM_REFERENCE_GPU)
+    ref = engine.reference_gpu
     x_mm, x_attn, x_mem, model_flops = llm_training_features(
         model,
         ref,
@@ -404,7 +568,7 @@ def _llm_training(
         checkpointing=workload.activation_checkpointing,
         model_parallel=mp,
     )
-    ratio = transformer_speed_ratio(gpu, p, k)
+    ratio = engine.speed_ratio(gpu, p)
     # never faster than the fitted matmul efficiency at this GPU's own peak (a GPU without
     # bf16 tensor cores, say, is far more compute bound than BERT's transfer ratio says)
     own_peak_s = (x_mm + x_attn) * peak_flops(ref, p) / peak_flops(gpu, p)
