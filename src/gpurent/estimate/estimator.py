@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.precision import Precision
@@ -20,6 +21,7 @@ from gpurent.estimate.measured import Calibration, best_match
 from gpurent.estimate.memory import (
     DEFAULT_OUTPUT_TOKENS,
     data_parallel_degree,
+    frozen_base_bytes_per_param,
     lora_params,
     memory_breakdown,
     weights_bytes_for_inference,
@@ -536,6 +538,72 @@ def _family(
     return t_c, t_m, exposed, step, single / step
 
 
+@dataclass(frozen=True, slots=True)
+class Collective:
+    """One data-parallel collective of an LLM training step over the `dp` data-parallel ranks:
+    `payload_bytes` (of one model-parallel shard) moved `factor` times, (dp - 1) / dp of it each
+    time: 1 = an all-gather or a reduce-scatter, 2 = an all-reduce (both), 3 = ZeRO-3's two
+    weight all-gathers and one gradient reduce-scatter. `per_micro_batch`: every micro-batch
+    (ZeRO-3/FSDP gathers), else once per optimizer step (DDP/ZeRO-1/2 gradient all-reduce)."""
+
+    what: str
+    payload_bytes: float
+    factor: float
+    per_micro_batch: bool
+
+
+def llm_dp_collectives(workload: Workload, model: ModelInfo) -> tuple[Collective, ...]:
+    """The data-parallel collectives of one decoder-LLM training step (see docs/estimator.md).
+
+    - ZeRO-3/FSDP, full training: weights (2 B/param) gathered in forward and in backward,
+      gradients reduce-scattered: 3 x weights, every micro-batch.
+    - ZeRO-3/FSDP, LoRA/QLoRA: the frozen base weights are sharded too, so they are still
+      gathered twice per micro-batch (forward, and backward with reshard-after-forward; 2 B/param
+      bf16, 0.53 B/param QLoRA storage), while only the adapter gradients are reduce-scattered:
+      2 x base weights + 1 x adapter gradients, every micro-batch.
+    - DDP, ZeRO-1, ZeRO-2: the trainable gradients (all weights, or only the adapters) all-reduced
+      (reduce-scatter + all-gather) once per optimizer step."""
+    assert model.llm is not None
+    n = llm_params(model.llm)
+    mp = workload.tensor_parallel * workload.pipeline_parallel
+    task = workload.task
+    full = task in (Task.TRAINING, Task.FINETUNE_FULL)
+    if workload.sharding is Sharding.ZERO3 and full:
+        return (
+            Collective(
+                "weights gathered twice, gradients reduce-scattered", n * 2.0 / mp, 3.0, True
+            ),
+        )
+    p = workload.precision
+    grad_b = 2.0 if p in (Precision.BF16, Precision.FP16, Precision.FP8) else 4.0
+    trainable = n if full else lora_params(model, workload.lora_rank)
+    if workload.sharding is Sharding.ZERO3:
+        return (
+            Collective(
+                "frozen base weights gathered in forward and backward",
+                n * frozen_base_bytes_per_param(task) / mp,
+                2.0,
+                True,
+            ),
+            Collective("adapter gradients reduce-scattered", trainable * grad_b / mp, 1.0, True),
+        )
+    return (Collective("gradients all-reduced", trainable * grad_b / mp, 2.0, False),)
+
+
+def llm_dp_traffic_bytes(workload: Workload, model: ModelInfo, num_gpus: int) -> float:
+    """Bytes each GPU sends for data parallelism per micro-batch step on a ring of the
+    data-parallel ranks: sum over `llm_dp_collectives` of factor x (dp - 1) / dp x payload (a
+    once-per-optimizer-step collective spread over the gradient-accumulation steps)."""
+    dp = data_parallel_degree(workload, num_gpus)
+    if dp <= 1:
+        return 0.0
+    ga = workload.gradient_accumulation
+    return sum(
+        c.factor * (dp - 1) / dp * c.payload_bytes / (1 if c.per_micro_batch else ga)
+        for c in llm_dp_collectives(workload, model)
+    )
+
+
 def _llm_training(
     workload: Workload,
     model: ModelInfo,
@@ -592,32 +660,18 @@ def _llm_training(
     comm = 0.0
     if dp > 1:
         dp_nodes = max(1, min(nodes, dp))
-        if workload.sharding is Sharding.ZERO3 and trainable == n:
-            payload = n * 2.0 / mp
-            comm += allreduce_time_s(
-                payload,
+        for coll in llm_dp_collectives(workload, model):
+            t = allreduce_time_s(
+                coll.payload_bytes,
                 gpu,
                 dp,
                 dp_nodes,
                 k.comm,
                 inter_node_gbps=inter_node_gbps,
                 interconnect=interconnect,
-                factor=3.0,
+                factor=coll.factor,
             )
-        else:
-            grad_b = 2.0 if p in (Precision.BF16, Precision.FP16, Precision.FP8) else 4.0
-            comm += (
-                allreduce_time_s(
-                    trainable * grad_b / mp,
-                    gpu,
-                    dp,
-                    dp_nodes,
-                    k.comm,
-                    inter_node_gbps=inter_node_gbps,
-                    interconnect=interconnect,
-                )
-                / ga
-            )
+            comm += t if coll.per_micro_batch else t / ga
     exposed = max(0.0, comm - LLM_COMM_OVERLAP * (t_c + t_m))
     if tp > 1:  # 4 all-reduces of s*b*h activations per layer, on the critical path
         act = seq * b * shape.hidden * 2.0
