@@ -104,6 +104,45 @@ def resolve_model(workload: Workload) -> ModelInfo:
     return get_model(workload.model)
 
 
+_CHANGE_LAYOUT = "(--tp/--pp, or tensor_parallel/pipeline_parallel in the workload file)"
+
+
+def _validate_layout(workload: Workload, model: ModelInfo, num_gpus: int, nodes: int) -> None:
+    """GPUs split evenly over the nodes, tensor x pipeline parallel divides the GPUs, tensor
+    parallelism stays inside a node (it is priced on the node's own link) and divides the
+    attention heads, and no pipeline stage is empty: else one line naming the numbers."""
+    tp, pp = workload.tensor_parallel, workload.pipeline_parallel
+    if num_gpus % nodes:
+        raise InputError(
+            f"{num_gpus} GPUs do not split evenly over {nodes} nodes: give a GPU count that is "
+            f"a multiple of {nodes} (--gpus), or another number of nodes (--nodes)"
+        )
+    if num_gpus % (tp * pp):
+        raise InputError(
+            f"{num_gpus} GPUs are not a multiple of tensor x pipeline parallel = {tp} x {pp} = "
+            f"{tp * pp}: use a multiple of {tp * pp} GPUs or another layout {_CHANGE_LAYOUT}"
+        )
+    per_node = num_gpus // nodes
+    if per_node % tp:
+        raise InputError(
+            f"tensor parallel {tp} does not divide the {per_node} GPUs per node ({num_gpus} GPUs "
+            f"over {nodes} nodes): tensor parallelism runs inside a node; use a divisor of "
+            f"{per_node} and pipeline parallel across nodes {_CHANGE_LAYOUT}"
+        )
+    if model.llm is None:
+        return
+    if model.llm.heads % tp:
+        raise InputError(
+            f"tensor parallel {tp} does not divide {model.name}'s {model.llm.heads} attention "
+            f"heads: use a divisor of {model.llm.heads} {_CHANGE_LAYOUT}"
+        )
+    if pp > model.llm.layers:
+        raise InputError(
+            f"pipeline parallel {pp} exceeds {model.name}'s {model.llm.layers} layers (a stage "
+            f"would hold none): use at most {model.llm.layers} stages {_CHANGE_LAYOUT}"
+        )
+
+
 def _validate(workload: Workload, model: ModelInfo, num_gpus: int, nodes: int) -> int | None:
     if num_gpus < 1:
         raise InputError(f"num_gpus must be >= 1, got {num_gpus}")
@@ -113,11 +152,7 @@ def _validate(workload: Workload, model: ModelInfo, num_gpus: int, nodes: int) -
         raise InputError(f"batch size per GPU must be >= 1, got {workload.batch_size_per_gpu}")
     if workload.tensor_parallel < 1 or workload.pipeline_parallel < 1:
         raise InputError("tensor_parallel and pipeline_parallel must be >= 1")
-    if num_gpus % (workload.tensor_parallel * workload.pipeline_parallel):
-        raise InputError(
-            f"num_gpus {num_gpus} is not a multiple of tensor x pipeline parallel "
-            f"({workload.tensor_parallel} x {workload.pipeline_parallel})"
-        )
+    _validate_layout(workload, model, num_gpus, nodes)
     if workload.gradient_accumulation < 1:
         raise InputError("gradient_accumulation must be >= 1")
     seq = workload.seq_len if workload.seq_len is not None else model.default_seq_len
@@ -398,7 +433,7 @@ def _estimate(
                 ref_wl,
                 gpu,
                 ref.num_gpus,
-                nodes=min(nodes, ref.num_gpus),
+                nodes=_anchor_nodes(nodes, ref.num_gpus),
                 inter_node_gbps=inter_node_gbps,
                 interconnect=intra_node_interconnect,
                 anchor=False,
@@ -453,6 +488,15 @@ def _estimate(
         basis=basis,
         notes=tuple(notes),
     )
+
+
+def _anchor_nodes(nodes: int, ref_gpus: int) -> int:
+    """Nodes of the measured configuration's model estimate: as many as asked, at most its GPU
+    count, and a divisor of it (the measured row does not say; GPUs split evenly over nodes)."""
+    n = min(nodes, ref_gpus)
+    while ref_gpus % n:
+        n -= 1
+    return n
 
 
 def _replace_batch(workload: Workload, batch: int, seq: int | None) -> Workload:
