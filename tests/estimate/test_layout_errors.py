@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from tests.conftest import run_cli as run
 
 BASE = ("estimate", "--model", "llama3-8b", "--gpu", "H100")
