@@ -242,16 +242,12 @@ class Estimator:
         calibration: Calibration | None = None,
         max_cached: int = 65536,
     ) -> None:
-        from gpurent.catalog.specs import normalize_name
-
+        """`max_cached` bounds the memo of estimates (0: no memo, each call computes afresh)."""
         self._constants = constants
         self._calibration = calibration if calibration is not None else Calibration(())
         self._gpus = tuple(gpus)
-        self._by_name: dict[str, GpuSpec] = {}
-        for spec in self._gpus:
-            for key in (spec.name, *spec.aliases):
-                self._by_name.setdefault(normalize_name(key), spec)
-        reference = self._by_name.get(normalize_name(LLM_REFERENCE_GPU))
+        self._by_name: dict[str, GpuSpec] | None = None  # built on the first `find_gpu`
+        reference = next((g for g in self._gpus if g.name == LLM_REFERENCE_GPU), None)
         if reference is None:
             raise DataError(
                 f"the estimator's GPU table lacks {LLM_REFERENCE_GPU}, the GPU its LLM "
@@ -284,6 +280,12 @@ class Estimator:
         """The spec named `name` (canonical name or alias, any case) in this estimator's table."""
         from gpurent.catalog.specs import normalize_name
 
+        if self._by_name is None:
+            index: dict[str, GpuSpec] = {}
+            for spec in self._gpus:
+                for key in (spec.name, *spec.aliases):
+                    index.setdefault(normalize_name(key), spec)
+            self._by_name = index
         return self._by_name.get(normalize_name(name))
 
     def with_calibration(self, calibration: Calibration | None) -> Estimator:
@@ -302,9 +304,7 @@ class Estimator:
         hit = self._ratios.get(key)
         if hit is None:
             hit = transformer_speed_ratio(gpu, precision, self._constants, self._reference)
-            if len(self._ratios) >= self._max_cached:
-                self._ratios.clear()
-            self._ratios[key] = hit
+            self._ratios[key] = hit  # bounded: one per distinct GPU spec and precision asked
         return hit
 
     def estimate(
@@ -333,9 +333,10 @@ class Estimator:
             interconnect=intra_node_interconnect,
             anchor=True,
         )
-        if len(self._estimates) >= self._max_cached:
-            self._estimates.clear()
-        self._estimates[key] = est
+        if self._max_cached > 0:
+            if len(self._estimates) >= self._max_cached:
+                self._estimates.clear()
+            self._estimates[key] = est
         return est
 
     def __call__(
