@@ -55,3 +55,40 @@ def test_gpu_specs_come_from_the_estimators_own_table() -> None:
     assert engine.find_gpu("no such gpu") is None
     with pytest.raises(DataError, match="A100-SXM4-80GB"):
         Estimator(constants=load_constants(), gpus=(h100,))
+
+
+def test_bench_expectations_come_from_the_estimator_they_are_given() -> None:
+    """`gpurent bench` judges model throughput against the command's estimator, so a GPU and
+    model you calibrated is expected at your own figure, as `estimate` and `plan` price it."""
+    from gpurent.bench.result import ModelRun
+    from gpurent.bench.runner import estimator_expectations
+
+    run = ModelRun(
+        model="resnet50",
+        config="full: test",
+        device="cuda",
+        world_size=1,
+        precision="amp",
+        batch_size=256,
+        seq_len=None,
+        warmup_steps=10,
+        timed_steps=100,
+        step_time_median_s=0.5,
+        step_time_p10_s=0.5,
+        step_time_p90_s=0.5,
+        samples_per_s=512.0,
+        throughput=512.0,
+        throughput_unit="images/s",
+        flops_per_step=1e12,
+        achieved_tflops=10.0,
+        mfu=0.01,
+        mfu_basis="test",
+    )
+    h100 = get_gpu("H100")
+    mine = estimator_expectations(bundled_estimator(Calibration((ROW,))).estimate)
+    plain = estimator_expectations(bundled_estimator().estimate)
+    assert mine is not None and plain is not None
+    got, model = mine(run, h100, 1), plain(run, h100, 1)
+    assert got is not None and model is not None
+    assert got.value == 500.0 and got.source == "gpurent estimator (measured)"
+    assert model.value > 4 * got.value and model.source == "gpurent estimator (calibrated)"
