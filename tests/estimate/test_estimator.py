@@ -456,15 +456,15 @@ def test_amd_compute_units_count_as_sms() -> None:
 
 
 def test_transformer_speed_ratio_is_not_reused_for_a_different_spec_of_the_same_name() -> None:
-    """The ratio cache is keyed on the GPU's specs, not its name: a what-if spec (e.g. more
-    bandwidth) under the same name gets its own ratio."""
-    from gpurent.estimate.estimator import transformer_speed_ratio
+    """The Estimator's ratio memo is keyed on the GPU's specs, not its name: a what-if spec (e.g.
+    more bandwidth) under the same name gets its own ratio."""
+    from gpurent.estimate import bundled_estimator
 
-    k = load_constants()
+    engine = bundled_estimator()
     h100 = get_gpu("H100-SXM5-80GB")
-    base = transformer_speed_ratio(h100, Precision.BF16, k)
+    base = engine.speed_ratio(h100, Precision.BF16)
     faster = dataclasses.replace(h100, memory_bandwidth_gbps=h100.memory_bandwidth_gbps * 4)
-    assert transformer_speed_ratio(faster, Precision.BF16, k) < base
+    assert engine.speed_ratio(faster, Precision.BF16) < base
 
 
 def test_low_confidence_specs_are_said_in_the_estimate() -> None:

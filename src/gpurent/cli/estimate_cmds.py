@@ -72,7 +72,6 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
 
     from gpurent.catalog import get_gpu, parse_precision
     from gpurent.errors import InputError
-    from gpurent.estimate import estimate
     from gpurent.workload.models import get_model
     from gpurent.workload.spec import Sharding, Workload
 
@@ -104,7 +103,7 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
     )
     if model.llm is not None and model.name not in cache["zoo"]:
         wl = replace(wl, shape=model.llm)
-    est = estimate(wl, gpu, num_gpus, measurements=cache["cal"])
+    est = cache["estimator"].estimate(wl, gpu, num_gpus)
     out: dict[str, Any] = {k: (row.get(k) or "").strip() for k in row if k}
     out.update(
         model=row["model"],
@@ -131,10 +130,10 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
 
 def _from_csv(path: Path, as_json: bool, stack: Any) -> None:
     from gpurent.errors import GpurentError
-    from gpurent.estimate.store import load_calibration
+    from gpurent.estimate.store import load_estimator
     from gpurent.workload.models import MODELS
 
-    cache: dict[str, Any] = {"cal": load_calibration(), "zoo": MODELS, "stack": stack}
+    cache: dict[str, Any] = {"estimator": load_estimator(), "zoo": MODELS, "stack": stack}
     with path.open(newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
         header = [h.strip() for h in reader.fieldnames or []]
@@ -378,21 +377,19 @@ def _single(
     as_json: bool,
 ) -> None:
     from gpurent.errors import InputError
-    from gpurent.estimate import Calibration, estimate
-    from gpurent.estimate.store import load_calibration
+    from gpurent.estimate.store import load_estimator
     from gpurent.units import format_duration
 
     if interconnect is not None and interconnect.lower() not in ("nvlink", "pcie"):
         raise InputError(f"--interconnect {interconnect!r}: nvlink or pcie")
-    cal = Calibration(()) if no_measured else load_calibration()
-    est = estimate(
+    estimator = load_estimator(use_calibration=not no_measured)
+    est = estimator.estimate(
         wl,
         gpu,
         gpus,
         nodes=nodes,
         inter_node_gbps=inter_node_gbps,
         intra_node_interconnect=interconnect,
-        measurements=cal,
     )
     if as_json:
         from gpurent.cli.common import to_jsonable

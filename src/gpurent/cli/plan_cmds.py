@@ -157,9 +157,10 @@ def resolve_workload(
 
 
 def _estimator() -> EstimatorFn:
-    from gpurent.plan.estimator import default_estimator
+    """The command's one estimator, with the user's calibration (as `gpurent estimate`)."""
+    from gpurent.estimate.store import load_estimator
 
-    return default_estimator
+    return load_estimator()
 
 
 _H = {

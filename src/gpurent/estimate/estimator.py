@@ -1,23 +1,28 @@
 """`estimate()`: how fast, how big and how costly one workload is on N GPUs of one kind.
 
-Pure: takes the workload, the GPU spec, the layout and (optionally) user measurements and the
-fitted constants; returns a frozen `Estimate`. No I/O beyond the cached, bundled constants.
+`Estimator` is the estimator as one object (fitted constants, user calibration, GPU specs, its
+own memo); `estimate()` is a one-shot convenience on the bundled constants and GPU table. Pure:
+takes the workload, the GPU spec and the layout; returns a frozen `Estimate`. No I/O, no
+module-level state (the edge builds the object: `gpurent.estimate.store.load_estimator`).
 See docs/estimator.md for the method and its measured accuracy.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.precision import Precision
-from gpurent.errors import InputError
-from gpurent.estimate.constants import Constants, FamilyCoeffs, load_constants
+from gpurent.errors import DataError, InputError
+from gpurent.estimate.constants import Constants, load_constants
 from gpurent.estimate.efficiency import efficiency_note, realized_efficiency
 from gpurent.estimate.measured import Calibration, best_match
 from gpurent.estimate.memory import (
     DEFAULT_OUTPUT_TOKENS,
     data_parallel_degree,
+    frozen_base_bytes_per_param,
     lora_params,
     memory_breakdown,
     weights_bytes_for_inference,
@@ -44,33 +49,19 @@ TRANSFER_MODEL = "bert-large-squad"  # the transformer the Lambda cross-GPU fit 
 TRANSFER_BATCH = 32
 
 
-def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) -> float:
-    """How much slower than the LLM reference GPU a transformer trains on `gpu`, from the
-    cross-GPU fit of BERT-large (10 GPUs, Volta to Ada): t(gpu) / t(A100-SXM4-80GB).
+def transformer_speed_ratio(
+    gpu: GpuSpec, precision: Precision, k: Constants, reference: GpuSpec
+) -> float:
+    """How much slower than the LLM reference GPU (`reference`, the A100-SXM4-80GB the MosaicML
+    runs were measured on) a transformer trains on `gpu`, from the cross-GPU fit of BERT-large
+    (10 GPUs, Volta to Ada): t(gpu) / t(reference).
 
     MosaicML's runs fix the LLM model's level on the A100 only; this ratio carries it to other
     GPUs with the method that was cross-validated across generations. It is why predicted MFU
-    drops on GPUs whose FLOPs grew faster than their bandwidth (RESEARCH §2)."""
+    drops on GPUs whose FLOPs grew faster than their bandwidth (RESEARCH §2). Pure and uncached:
+    an `Estimator` memoises it per (GPU spec, precision) for its own constants."""
     model = get_model(TRANSFER_MODEL)
     coeffs = k.family(model.key, precision.is_half)
-    # keyed on every spec and constant the ratio reads, not on id(k) (a freed Constants' id is
-    # reused) nor on the GPU's name (a what-if spec may keep it)
-    key = (
-        gpu,
-        precision,
-        coeffs,
-        k.peak_exponent,
-        k.bandwidth_exponent,
-        k.sm_cap_bytes_per_cycle,
-        k.cuda_flops_per_sm_cycle,
-        k.roofline_p,
-    )
-    hit = _RATIO_CACHE.get(key)
-    if hit is not None:
-        return hit
-    from gpurent.catalog.specs import get_gpu
-
-    ref = get_gpu(LLM_REFERENCE_GPU)
 
     def step(g: GpuSpec) -> float:
         xc, xm, xv, xs = family_features(
@@ -90,16 +81,7 @@ def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) ->
             + coeffs.c_sample_s * TRANSFER_BATCH
         )
 
-    ratio = step(gpu) / step(ref)
-    if len(_RATIO_CACHE) > 4096:
-        _RATIO_CACHE.clear()
-    _RATIO_CACHE[key] = ratio
-    return ratio
-
-
-_RATIO_CACHE: dict[
-    tuple[GpuSpec, Precision, FamilyCoeffs, float, float, float, float, float], float
-] = {}
+    return step(gpu) / step(reference)
 
 
 def roofline_s(compute_s: float, memory_s: float, p: float) -> float:
@@ -123,6 +105,45 @@ def resolve_model(workload: Workload) -> ModelInfo:
     return get_model(workload.model)
 
 
+_CHANGE_LAYOUT = "(--tp/--pp, or tensor_parallel/pipeline_parallel in the workload file)"
+
+
+def _validate_layout(workload: Workload, model: ModelInfo, num_gpus: int, nodes: int) -> None:
+    """GPUs split evenly over the nodes, tensor x pipeline parallel divides the GPUs, tensor
+    parallelism stays inside a node (it is priced on the node's own link) and divides the
+    attention heads, and no pipeline stage is empty: else one line naming the numbers."""
+    tp, pp = workload.tensor_parallel, workload.pipeline_parallel
+    if num_gpus % nodes:
+        raise InputError(
+            f"{num_gpus} GPUs do not split evenly over {nodes} nodes: give a GPU count that is "
+            f"a multiple of {nodes} (--gpus), or another number of nodes (--nodes)"
+        )
+    if num_gpus % (tp * pp):
+        raise InputError(
+            f"{num_gpus} GPUs are not a multiple of tensor x pipeline parallel = {tp} x {pp} = "
+            f"{tp * pp}: use a multiple of {tp * pp} GPUs or another layout {_CHANGE_LAYOUT}"
+        )
+    per_node = num_gpus // nodes
+    if per_node % tp:
+        raise InputError(
+            f"tensor parallel {tp} does not divide the {per_node} GPUs per node ({num_gpus} GPUs "
+            f"over {nodes} nodes): tensor parallelism runs inside a node; use a divisor of "
+            f"{per_node} and pipeline parallel across nodes {_CHANGE_LAYOUT}"
+        )
+    if model.llm is None:
+        return
+    if model.llm.heads % tp:
+        raise InputError(
+            f"tensor parallel {tp} does not divide {model.name}'s {model.llm.heads} attention "
+            f"heads: use a divisor of {model.llm.heads} {_CHANGE_LAYOUT}"
+        )
+    if pp > model.llm.layers:
+        raise InputError(
+            f"pipeline parallel {pp} exceeds {model.name}'s {model.llm.layers} layers (a stage "
+            f"would hold none): use at most {model.llm.layers} stages {_CHANGE_LAYOUT}"
+        )
+
+
 def _validate(workload: Workload, model: ModelInfo, num_gpus: int, nodes: int) -> int | None:
     if num_gpus < 1:
         raise InputError(f"num_gpus must be >= 1, got {num_gpus}")
@@ -132,11 +153,7 @@ def _validate(workload: Workload, model: ModelInfo, num_gpus: int, nodes: int) -
         raise InputError(f"batch size per GPU must be >= 1, got {workload.batch_size_per_gpu}")
     if workload.tensor_parallel < 1 or workload.pipeline_parallel < 1:
         raise InputError("tensor_parallel and pipeline_parallel must be >= 1")
-    if num_gpus % (workload.tensor_parallel * workload.pipeline_parallel):
-        raise InputError(
-            f"num_gpus {num_gpus} is not a multiple of tensor x pipeline parallel "
-            f"({workload.tensor_parallel} x {workload.pipeline_parallel})"
-        )
+    _validate_layout(workload, model, num_gpus, nodes)
     if workload.gradient_accumulation < 1:
         raise InputError("gradient_accumulation must be >= 1")
     seq = workload.seq_len if workload.seq_len is not None else model.default_seq_len
@@ -158,13 +175,197 @@ def estimate(
     measurements: Calibration | None = None,
     constants: Constants | None = None,
 ) -> Estimate:
-    """Estimate `workload` on `num_gpus` GPUs `gpu` spread over `nodes` nodes.
+    """One-shot convenience: `bundled_estimator(measurements, constants).estimate(...)`.
 
-    `inter_node_gbps` is the network bandwidth per node in Gbit/s (default from the constants,
-    100 Gbit/s); `intra_node_interconnect` ("nvlink" | "pcie") overrides the spec's link.
-    `measurements` are user calibration rows: a matching one anchors the estimate ("measured").
-    """
-    k = constants or load_constants()
+    Estimate `workload` on `num_gpus` GPUs `gpu` spread over `nodes` nodes. `inter_node_gbps` is
+    the network bandwidth per node in Gbit/s (default from the constants, 100 Gbit/s);
+    `intra_node_interconnect` ("nvlink" | "pcie") overrides the spec's link. `measurements` are
+    user calibration rows: a matching one anchors the estimate ("measured").
+
+    Each call builds a fresh `Estimator` (no state survives the call); code that asks for many
+    estimates builds one `Estimator` and reuses it (its memo, one constants parse)."""
+    return bundled_estimator(measurements, constants).estimate(
+        workload,
+        gpu,
+        num_gpus,
+        nodes=nodes,
+        inter_node_gbps=inter_node_gbps,
+        intra_node_interconnect=intra_node_interconnect,
+    )
+
+
+def bundled_estimator(
+    calibration: Calibration | None = None, constants: Constants | None = None
+) -> Estimator:
+    """An `Estimator` on the bundled GPU table and (unless given) the bundled constants."""
+    from gpurent.catalog.specs import all_gpus
+
+    return Estimator(
+        constants=constants if constants is not None else load_constants(),
+        gpus=all_gpus(),
+        calibration=calibration,
+    )
+
+
+_EstimateKey = tuple[Workload, GpuSpec, int, int, float | None, str | None]
+
+
+class Estimator:
+    """The estimator as one object: the fitted constants, the user's calibration rows, the GPU
+    specs it knows and its own memo of estimates.
+
+    Build it once at the edge (`gpurent.estimate.store.load_estimator` reads the bundled
+    constants, the bundled GPU table and the user's calibration) and hand the same object to
+    everything that needs figures: `gpurent estimate`, the planner (it is the planner's
+    `EstimatorFn`), bench verdicts. Nothing here reads files, the environment or a module-level
+    cache: two Estimators with different calibrations never share a figure.
+
+    Estimates are pure functions of their arguments and this object's state, so `estimate`
+    memoises them (at most `max_cached`; the memo is cleared when full), as it does the
+    per-GPU transformer speed ratio. Not thread-safe."""
+
+    __slots__ = (
+        "_by_name",
+        "_calibration",
+        "_constants",
+        "_estimates",
+        "_gpus",
+        "_max_cached",
+        "_ratios",
+        "_reference",
+    )
+
+    def __init__(
+        self,
+        *,
+        constants: Constants,
+        gpus: Iterable[GpuSpec],
+        calibration: Calibration | None = None,
+        max_cached: int = 65536,
+    ) -> None:
+        """`max_cached` bounds the memo of estimates (0: no memo, each call computes afresh)."""
+        self._constants = constants
+        self._calibration = calibration if calibration is not None else Calibration(())
+        self._gpus = tuple(gpus)
+        self._by_name: dict[str, GpuSpec] | None = None  # built on the first `find_gpu`
+        reference = next((g for g in self._gpus if g.name == LLM_REFERENCE_GPU), None)
+        if reference is None:
+            raise DataError(
+                f"the estimator's GPU table lacks {LLM_REFERENCE_GPU}, the GPU its LLM "
+                "constants were measured on; build it on the bundled table (catalog.all_gpus())"
+            )
+        self._reference = reference
+        self._max_cached = max_cached
+        self._estimates: dict[_EstimateKey, Estimate] = {}
+        self._ratios: dict[tuple[GpuSpec, Precision], float] = {}
+
+    @property
+    def constants(self) -> Constants:
+        return self._constants
+
+    @property
+    def calibration(self) -> Calibration:
+        return self._calibration
+
+    @property
+    def gpus(self) -> tuple[GpuSpec, ...]:
+        """Every GPU spec this estimator knows, in table order."""
+        return self._gpus
+
+    @property
+    def reference_gpu(self) -> GpuSpec:
+        """The GPU the LLM constants were measured on (`LLM_REFERENCE_GPU`)."""
+        return self._reference
+
+    def find_gpu(self, name: str) -> GpuSpec | None:
+        """The spec named `name` (canonical name or alias, any case) in this estimator's table."""
+        from gpurent.catalog.specs import normalize_name
+
+        if self._by_name is None:
+            index: dict[str, GpuSpec] = {}
+            for spec in self._gpus:
+                for key in (spec.name, *spec.aliases):
+                    index.setdefault(normalize_name(key), spec)
+            self._by_name = index
+        return self._by_name.get(normalize_name(name))
+
+    def with_calibration(self, calibration: Calibration | None) -> Estimator:
+        """The same constants and GPUs with other calibration rows (and an empty memo)."""
+        return Estimator(
+            constants=self._constants,
+            gpus=self._gpus,
+            calibration=calibration,
+            max_cached=self._max_cached,
+        )
+
+    def speed_ratio(self, gpu: GpuSpec, precision: Precision) -> float:
+        """`transformer_speed_ratio` for this estimator's constants and reference GPU, memoised
+        on the whole spec (a what-if spec may keep a catalog name)."""
+        key = (gpu, precision)
+        hit = self._ratios.get(key)
+        if hit is None:
+            hit = transformer_speed_ratio(gpu, precision, self._constants, self._reference)
+            self._ratios[key] = hit  # bounded: one per distinct GPU spec and precision asked
+        return hit
+
+    def estimate(
+        self,
+        workload: Workload,
+        gpu: GpuSpec,
+        num_gpus: int = 1,
+        *,
+        nodes: int = 1,
+        inter_node_gbps: float | None = None,
+        intra_node_interconnect: str | None = None,
+    ) -> Estimate:
+        """Estimate `workload` on `num_gpus` GPUs `gpu` over `nodes` nodes (see `estimate`); a
+        calibration row of this estimator for the same GPU, model and precision anchors it."""
+        key = (workload, gpu, num_gpus, nodes, inter_node_gbps, intra_node_interconnect)
+        hit = self._estimates.get(key)
+        if hit is not None:
+            return hit
+        est = _estimate(
+            self,
+            workload,
+            gpu,
+            num_gpus,
+            nodes=nodes,
+            inter_node_gbps=inter_node_gbps,
+            interconnect=intra_node_interconnect,
+            anchor=True,
+        )
+        if self._max_cached > 0:
+            if len(self._estimates) >= self._max_cached:
+                self._estimates.clear()
+            self._estimates[key] = est
+        return est
+
+    def __call__(
+        self,
+        workload: Workload,
+        gpu: GpuSpec,
+        num_gpus: int,
+        nodes: int,
+        inter_node_gbps: float | None,
+    ) -> Estimate:
+        """The planner's `EstimatorFn` seam: `estimate` with positional nodes and network."""
+        return self.estimate(workload, gpu, num_gpus, nodes=nodes, inter_node_gbps=inter_node_gbps)
+
+
+def _estimate(
+    engine: Estimator,
+    workload: Workload,
+    gpu: GpuSpec,
+    num_gpus: int,
+    *,
+    nodes: int,
+    inter_node_gbps: float | None,
+    interconnect: str | None,
+    anchor: bool,
+) -> Estimate:
+    """The model behind `Estimator.estimate` (unmemoised); `anchor` applies the calibration."""
+    intra_node_interconnect = interconnect
+    k = engine.constants
     model = resolve_model(workload)
     seq = _validate(workload, model, num_gpus, nodes)
     p = workload.precision
@@ -196,7 +397,7 @@ def estimate(
             num_gpus=num_gpus,
             nodes=nodes,
             seq=seq or 2048,
-            k=k,
+            engine=engine,
             inter_node_gbps=inter_node_gbps,
             interconnect=intra_node_interconnect,
         )
@@ -225,19 +426,21 @@ def estimate(
 
     samples_per_s = samples_per_step / step
     basis = "calibrated"
-    if measurements is not None and len(measurements):
+    measurements = engine.calibration
+    if anchor and len(measurements):
         rows = measurements.matches(gpu.name, model.name, p)
         if rows:
             ref = best_match(rows, num_gpus, b, seq)
             ref_wl = _replace_batch(workload, ref.batch_size, ref.seq_len or workload.seq_len)
-            ref_est = estimate(
+            ref_est = _estimate(
+                engine,
                 ref_wl,
                 gpu,
                 ref.num_gpus,
-                nodes=min(nodes, ref.num_gpus),
+                nodes=_anchor_nodes(nodes, ref.num_gpus),
                 inter_node_gbps=inter_node_gbps,
-                intra_node_interconnect=intra_node_interconnect,
-                constants=k,
+                interconnect=intra_node_interconnect,
+                anchor=False,
             )
             ratio = ref.throughput / ref_est.throughput
             samples_per_s *= ratio
@@ -290,6 +493,15 @@ def estimate(
         notes=tuple(notes),
         efficiency_basis=realized_efficiency(gpu).basis,
     )
+
+
+def _anchor_nodes(nodes: int, ref_gpus: int) -> int:
+    """Nodes of the measured configuration's model estimate: as many as asked, at most its GPU
+    count, and a divisor of it (the measured row does not say; GPUs split evenly over nodes)."""
+    n = min(nodes, ref_gpus)
+    while ref_gpus % n:
+        n -= 1
+    return n
 
 
 def _replace_batch(workload: Workload, batch: int, seq: int | None) -> Workload:
@@ -375,6 +587,72 @@ def _family(
     return t_c, t_m, exposed, step, single / step
 
 
+@dataclass(frozen=True, slots=True)
+class Collective:
+    """One data-parallel collective of an LLM training step over the `dp` data-parallel ranks:
+    `payload_bytes` (of one model-parallel shard) moved `factor` times, (dp - 1) / dp of it each
+    time: 1 = an all-gather or a reduce-scatter, 2 = an all-reduce (both), 3 = ZeRO-3's two
+    weight all-gathers and one gradient reduce-scatter. `per_micro_batch`: every micro-batch
+    (ZeRO-3/FSDP gathers), else once per optimizer step (DDP/ZeRO-1/2 gradient all-reduce)."""
+
+    what: str
+    payload_bytes: float
+    factor: float
+    per_micro_batch: bool
+
+
+def llm_dp_collectives(workload: Workload, model: ModelInfo) -> tuple[Collective, ...]:
+    """The data-parallel collectives of one decoder-LLM training step (see docs/estimator.md).
+
+    - ZeRO-3/FSDP, full training: weights (2 B/param) gathered in forward and in backward,
+      gradients reduce-scattered: 3 x weights, every micro-batch.
+    - ZeRO-3/FSDP, LoRA/QLoRA: the frozen base weights are sharded too, so they are still
+      gathered twice per micro-batch (forward, and backward with reshard-after-forward; 2 B/param
+      bf16, 0.53 B/param QLoRA storage), while only the adapter gradients are reduce-scattered:
+      2 x base weights + 1 x adapter gradients, every micro-batch.
+    - DDP, ZeRO-1, ZeRO-2: the trainable gradients (all weights, or only the adapters) all-reduced
+      (reduce-scatter + all-gather) once per optimizer step."""
+    assert model.llm is not None
+    n = llm_params(model.llm)
+    mp = workload.tensor_parallel * workload.pipeline_parallel
+    task = workload.task
+    full = task in (Task.TRAINING, Task.FINETUNE_FULL)
+    if workload.sharding is Sharding.ZERO3 and full:
+        return (
+            Collective(
+                "weights gathered twice, gradients reduce-scattered", n * 2.0 / mp, 3.0, True
+            ),
+        )
+    p = workload.precision
+    grad_b = 2.0 if p in (Precision.BF16, Precision.FP16, Precision.FP8) else 4.0
+    trainable = n if full else lora_params(model, workload.lora_rank)
+    if workload.sharding is Sharding.ZERO3:
+        return (
+            Collective(
+                "frozen base weights gathered in forward and backward",
+                n * frozen_base_bytes_per_param(task) / mp,
+                2.0,
+                True,
+            ),
+            Collective("adapter gradients reduce-scattered", trainable * grad_b / mp, 1.0, True),
+        )
+    return (Collective("gradients all-reduced", trainable * grad_b / mp, 2.0, False),)
+
+
+def llm_dp_traffic_bytes(workload: Workload, model: ModelInfo, num_gpus: int) -> float:
+    """Bytes each GPU sends for data parallelism per micro-batch step on a ring of the
+    data-parallel ranks: sum over `llm_dp_collectives` of factor x (dp - 1) / dp x payload (a
+    once-per-optimizer-step collective spread over the gradient-accumulation steps)."""
+    dp = data_parallel_degree(workload, num_gpus)
+    if dp <= 1:
+        return 0.0
+    ga = workload.gradient_accumulation
+    return sum(
+        c.factor * (dp - 1) / dp * c.payload_bytes / (1 if c.per_micro_batch else ga)
+        for c in llm_dp_collectives(workload, model)
+    )
+
+
 def _llm_training(
     workload: Workload,
     model: ModelInfo,
@@ -383,7 +661,7 @@ def _llm_training(
     num_gpus: int,
     nodes: int,
     seq: int,
-    k: Constants,
+    engine: Estimator,
     inter_node_gbps: float | None,
     interconnect: str | None,
 ) -> tuple[float, float, float, float, float, float]:
@@ -394,10 +672,9 @@ def _llm_training(
     b = workload.batch_size_per_gpu
     tp, pp = workload.tensor_parallel, workload.pipeline_parallel
     mp = tp * pp
+    k = engine.constants
     c = k.llm
-    from gpurent.catalog.specs import get_gpu
-
-    ref = get_gpu(LLM_REFERENCE_GPU)
+    ref = engine.reference_gpu
     x_mm, x_attn, x_mem, model_flops = llm_training_features(
         model,
         ref,
@@ -408,7 +685,7 @@ def _llm_training(
         checkpointing=workload.activation_checkpointing,
         model_parallel=mp,
     )
-    ratio = transformer_speed_ratio(gpu, p, k)
+    ratio = engine.speed_ratio(gpu, p)
     # never faster than the fitted matmul efficiency at this GPU's own peak (a GPU without
     # bf16 tensor cores, say, is far more compute bound than BERT's transfer ratio says)
     own_peak_s = (x_mm + x_attn) * peak_flops(ref, p) / peak_flops(gpu, p)
@@ -432,32 +709,18 @@ def _llm_training(
     comm = 0.0
     if dp > 1:
         dp_nodes = max(1, min(nodes, dp))
-        if workload.sharding is Sharding.ZERO3 and trainable == n:
-            payload = n * 2.0 / mp
-            comm += allreduce_time_s(
-                payload,
+        for coll in llm_dp_collectives(workload, model):
+            t = allreduce_time_s(
+                coll.payload_bytes,
                 gpu,
                 dp,
                 dp_nodes,
                 k.comm,
                 inter_node_gbps=inter_node_gbps,
                 interconnect=interconnect,
-                factor=3.0,
+                factor=coll.factor,
             )
-        else:
-            grad_b = 2.0 if p in (Precision.BF16, Precision.FP16, Precision.FP8) else 4.0
-            comm += (
-                allreduce_time_s(
-                    trainable * grad_b / mp,
-                    gpu,
-                    dp,
-                    dp_nodes,
-                    k.comm,
-                    inter_node_gbps=inter_node_gbps,
-                    interconnect=interconnect,
-                )
-                / ga
-            )
+            comm += t if coll.per_micro_batch else t / ga
     exposed = max(0.0, comm - LLM_COMM_OVERLAP * (t_c + t_m))
     if tp > 1:  # 4 all-reduces of s*b*h activations per layer, on the critical path
         act = seq * b * shape.hidden * 2.0

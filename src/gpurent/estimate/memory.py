@@ -58,6 +58,12 @@ def lora_params(model: ModelInfo, rank: int) -> float:
     return float(rank * per_layer * s.layers)
 
 
+def frozen_base_bytes_per_param(task: Task) -> float:
+    """Bytes per parameter of the frozen base weights of a LoRA (bf16) or QLoRA (NF4 storage plus
+    its quantisation constants) fine-tune: what each GPU holds and what ZeRO-3/FSDP gathers."""
+    return 0.53 if task is Task.FINETUNE_QLORA else 2.0
+
+
 def data_parallel_degree(workload: Workload, num_gpus: int) -> int:
     return max(1, num_gpus // (workload.tensor_parallel * workload.pipeline_parallel))
 
@@ -95,9 +101,8 @@ def memory_breakdown(
         weights /= mp
     else:
         if task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA):
-            base = 0.53 if task is Task.FINETUNE_QLORA else 2.0
             trainable = lora_params(model, workload.lora_rank)
-            weights = n * base + trainable * 4.0
+            weights = n * frozen_base_bytes_per_param(task) + trainable * 4.0
             grads = trainable * 4.0
             optim = trainable * _OPT_BYTES[workload.optimizer]
         else:
@@ -166,6 +171,7 @@ def weights_bytes_for_inference(model: ModelInfo, precision: Precision) -> float
 __all__ = [
     "DEFAULT_OUTPUT_TOKENS",
     "data_parallel_degree",
+    "frozen_base_bytes_per_param",
     "lora_params",
     "memory_breakdown",
 ]

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.offer import Offer
-from gpurent.catalog.specs import find_gpu
 from gpurent.estimate.result import Estimate
 from gpurent.plan.constraints import Constraints, Interconnect, PricingModel
 from gpurent.plan.layouts import EstimatorFn, LayoutChoice, choose_layout
@@ -91,9 +90,13 @@ def _interconnect_ok(offer: Offer, need: Interconnect) -> bool:
 
 
 def filter_offers(
-    offers: Sequence[Offer], constraints: Constraints, assumptions: CostAssumptions
+    offers: Sequence[Offer],
+    constraints: Constraints,
+    assumptions: CostAssumptions,
+    find_gpu: Callable[[str], GpuSpec | None],
 ) -> FilterReport:
-    """Apply the offer-level constraints in order, stopping with reasons at the first empty one."""
+    """Apply the offer-level constraints in order, stopping with reasons at the first empty one;
+    offers whose GPU `find_gpu` (the estimator's spec lookup) does not know cannot be estimated."""
     c = constraints
     discount = assumptions.commit_discount
     providers = {p.lower() for p in c.providers}
@@ -312,7 +315,7 @@ def enumerate_candidates(
     trains = workload.task.trains
     need_nvlink = constraints.interconnect is Interconnect.NVLINK
     for (gpu_name, count, network), subgroups in groups.items():
-        gpu = find_gpu(gpu_name)
+        gpu = estimator.find_gpu(gpu_name)
         if gpu is None:
             continue
         max_nodes = min(constraints.max_nodes, constraints.max_gpus // count)

@@ -25,7 +25,10 @@ from gpurent.workload.spec import Sharding, Workload
 
 
 class EstimatorFn(Protocol):
-    """The estimator seam: how fast and how big `workload` is on `num_gpus` GPUs over `nodes`."""
+    """The estimator seam: how fast and how big `workload` is on `num_gpus` GPUs over `nodes`,
+    and which GPU specs it knows (the planner looks offers' GPUs up here, never in a global
+    table). `gpurent.estimate.Estimator` is one; the CLI builds it once, with the user's
+    calibration, and passes it to `make_plan`."""
 
     def __call__(
         self,
@@ -35,6 +38,10 @@ class EstimatorFn(Protocol):
         nodes: int,
         inter_node_gbps: float | None,
     ) -> Estimate: ...
+
+    def find_gpu(self, name: str) -> GpuSpec | None:
+        """The spec of the GPU named `name`, or None when the estimator has none for it."""
+        ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -271,7 +271,7 @@ def make_plan(
 ) -> Plan:
     """Rank every way to run `workload` on `offers` under `constraints` (see the package doc)."""
     summary = summarize_workload(workload)
-    filtered = filter_offers(offers, constraints, assumptions)
+    filtered = filter_offers(offers, constraints, assumptions, estimator.find_gpu)
     providers = tuple(sorted({o.provider for o in filtered.kept}))
     assumption_lines = _assumptions(assumptions, providers, summary, filtered.unknown_gpus)
 
