@@ -29,7 +29,7 @@ from gpurent.catalog.sources import (
     read_meta,
     update_catalogs,
 )
-from gpurent.catalog.sources.store import catalog_dir
+from gpurent.catalog.sources.store import catalog_dir, check_cloud_name
 from gpurent.cli.common import (
     cli_errors,
     console,
@@ -341,6 +341,8 @@ def catalog_update(
     names = [c.lower() for c in split_list(clouds)]
     if not names:
         raise InputError("--clouds is empty; give e.g. --clouds aws,gcp")
+    for name in names:
+        check_cloud_name(name)
     if timeout <= 0:
         raise InputError(f"--timeout must be > 0 s, got {timeout}")
     home = data_home()
