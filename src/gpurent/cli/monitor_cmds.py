@@ -211,6 +211,9 @@ def monitor(
         raise InputError(f"--idle-minutes must be positive, got {idle_minutes}")
     if not 0 <= port <= 65535:
         raise InputError(f"--port must be 0..65535, got {port}")
+    from gpurent.monitor.recorder import check_retention_days
+
+    check_retention_days(retention_days)
     thresholds = _thresholds(sm_util_low_pct, disk_util_high_pct, idle_pct)
     detected = None
     if instance is not None and instance.strip().lower() == AUTO:
@@ -347,6 +350,9 @@ def _summary(session: Any, detected: DetectedInstance | None = None) -> dict[str
         "idle_actions": session.state.idle_events,
         "notes": session.state.notes,
         "recorded_rows": session.recorder.written_rows if session.recorder is not None else None,
+        "retention_deleted_rows": session.recorder.retention_deleted_rows
+        if session.recorder is not None
+        else None,
     }
 
 
