@@ -173,7 +173,26 @@ def monitor(
         False, "--exporter", help="Serve Prometheus metrics at /metrics."
     ),
     port: int = typer.Option(9400, "--port", help="Exporter port (0: any free port)."),
-    listen: str = typer.Option("0.0.0.0", "--listen", help="Exporter address."),
+    listen: str = typer.Option(
+        "127.0.0.1",
+        "--listen",
+        help="Exporter address (default loopback only; any other needs --token or "
+        "--insecure-public).",
+    ),
+    token: str | None = typer.Option(
+        None,
+        "--token",
+        envvar="GPURENT_EXPORTER_TOKEN",
+        show_envvar=True,
+        help="Bearer token scrapers must send (Authorization: Bearer TOKEN); "
+        "16+ characters, e.g. `openssl rand -hex 16`.",
+    ),
+    insecure_public: bool = typer.Option(
+        False,
+        "--insecure-public",
+        help="Serve a non-loopback --listen address without a token (anyone who can connect "
+        "reads the hostname and the cost).",
+    ),
     instance: str | None = INSTANCE_LIVE,
     provider: str | None = PROVIDER,
     region: str | None = REGION,
@@ -214,6 +233,11 @@ def monitor(
     from gpurent.monitor.recorder import check_retention_days
 
     check_retention_days(retention_days)
+    if exporter:
+        require("prometheus_client", "monitor")
+        from gpurent.monitor.exporter import check_listen
+
+        check_listen(listen, token=token or None, insecure_public=insecure_public)
     thresholds = _thresholds(sm_util_low_pct, disk_util_high_pct, idle_pct)
     detected = None
     if instance is not None and instance.strip().lower() == AUTO:
@@ -237,12 +261,18 @@ def monitor(
         from gpurent.monitor.exporter import Exporter
 
         try:
-            server = Exporter(port=port, host=listen).start()
+            server = Exporter(
+                port=port, host=listen, token=token or None, insecure_public=insecure_public
+            ).start()
         except OSError as exc:
             session.close()
             raise InputError(f"--port {port}: cannot listen on {listen} ({exc.strerror})") from None
         session.exporter = server
-        err_console.print(f"exporter: http://{listen}:{server.port}/metrics", highlight=False)
+        shown = f"[{listen}]" if ":" in listen else listen
+        auth = " (Authorization: Bearer token required)" if token else ""
+        err_console.print(
+            f"exporter: http://{escape(shown)}:{server.port}/metrics{auth}", highlight=False
+        )
     try:
         _run(session, interval_s, duration_s, json_out)
     finally:
