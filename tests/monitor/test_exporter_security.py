@@ -134,3 +134,16 @@ def test_slow_and_malformed_requests_get_bounded_answers() -> None:
                 c.close()
     finally:
         exporter.stop()
+
+
+def test_without_prometheus_client_only_the_exporter_needs_the_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "prometheus_client", None)  # `import` fails
+    r = runner.invoke(app, ARGS[:-3])  # the monitor itself, no exporter
+    assert r.exit_code == 0, r.stderr
+    r = runner.invoke(app, ARGS)
+    assert r.exit_code == 1 and "pip install 'gpurent[monitor]'" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

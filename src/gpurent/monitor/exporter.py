@@ -21,15 +21,16 @@ import ipaddress
 import socket
 import threading
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
-from prometheus_client.core import GaugeMetricFamily, Metric
-from prometheus_client.exposition import generate_latest
-
-from gpurent.errors import InputError
+from gpurent.errors import InputError, require
 from gpurent.monitor.cost import CostReport
 from gpurent.monitor.http_serve import HttpServer, Request, Response
 from gpurent.monitor.rules import Finding
 from gpurent.monitor.sample import GpuSample, Sample
+
+if TYPE_CHECKING:  # prometheus_client (the monitor extra) is imported when metrics are built
+    from prometheus_client.core import Metric
 
 # (name, type, help, sample attribute, scale). The two ECC totals are typed gauge, not counter:
 # prometheus_client appends `_total` to a counter's name, and the names stay dcgm-exporter's.
@@ -157,6 +158,8 @@ def _gpu_label_values(g: GpuSample, hostname: str) -> list[str]:
 def _gpu_family(
     name: str, help_text: str, rows: Iterable[tuple[GpuSample, float]], hostname: str
 ) -> Metric:
+    from prometheus_client.core import GaugeMetricFamily
+
     family = GaugeMetricFamily(name, help_text, labels=GPU_LABELS)
     for g, value in rows:
         family.add_metric(_gpu_label_values(g, hostname), value)
@@ -180,6 +183,8 @@ class SampleCollector:
         self.findings = tuple(findings)
 
     def collect(self) -> Iterator[Metric]:
+        from prometheus_client.core import GaugeMetricFamily
+
         if self.sample is not None:
             yield from self._gpus(self.sample)
             yield from self._host(self.sample)
@@ -224,6 +229,8 @@ class SampleCollector:
             yield _gpu_family("DCGM_FI_DEV_XID_ERRORS", "Last Xid error seen.", xids, host)
 
     def _host(self, sample: Sample) -> Iterator[Metric]:
+        from prometheus_client.core import GaugeMetricFamily
+
         for name, help_text, attr, scale in _HOST_METRICS:
             value = getattr(sample.host, attr)
             if value is not None:
@@ -241,6 +248,8 @@ class SampleCollector:
             yield family
 
     def _cost(self) -> Iterator[Metric]:
+        from prometheus_client.core import GaugeMetricFamily
+
         cost = self.cost
         if cost is None:
             return
@@ -265,6 +274,9 @@ def render_metrics(
     findings: Iterable[Finding] = (),
 ) -> str:
     """The exposition text for one sample (and optionally the cost meter and findings)."""
+    require("prometheus_client", "monitor")
+    from prometheus_client.exposition import generate_latest
+
     collector = SampleCollector(sample, hostname=hostname, cost=cost, findings=findings)
     return generate_latest(collector).decode()
 
