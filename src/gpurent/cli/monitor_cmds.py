@@ -22,6 +22,7 @@ from gpurent.cli.common import (
     read_duration_s,
 )
 from gpurent.errors import DataError, InputError, require
+from gpurent.textsafe import cells, clean
 
 if TYPE_CHECKING:
     from gpurent.monitor.cost import InstancePrice
@@ -50,7 +51,7 @@ def register(app: typer.Typer) -> None:
 def _print_notes(notes: list[str]) -> None:
     """`note: ...` lines on stderr; the text is escaped (an extra's `[monitor]` is no markup)."""
     for note in notes:
-        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
+        err_console.print(f"[yellow]note:[/] {escape(clean(note))}", highlight=False)
 
 
 def _thresholds(sm_util_low_pct: float, disk_util_high_pct: float, idle_pct: float) -> Thresholds:
@@ -90,7 +91,9 @@ def _detect(provider: str | None, region: str | None) -> DetectedInstance:
     detected = detect_instance(base_urls=base_urls_from_env())
     if detected is None:
         raise InputError(NOT_DETECTED)
-    err_console.print(f"instance: {escape(detected.describe())}", highlight=False, soft_wrap=True)
+    err_console.print(
+        f"instance: {escape(clean(detected.describe()))}", highlight=False, soft_wrap=True
+    )
     return detected
 
 
@@ -509,7 +512,7 @@ def _print_findings(report: Any) -> None:
     for g in d.gpus:
         table.add_row(
             str(g.index),
-            g.name,
+            *cells(g.name),
             "-" if g.mean_activity_pct is None else f"{g.mean_activity_pct:.0f}%",
             g.activity_source,
             "-" if g.mean_busy_pct is None else f"{g.mean_busy_pct:.0f}%",
@@ -522,16 +525,17 @@ def _print_findings(report: Any) -> None:
         console.print(
             f"cost: spent ${c.spent_usd:.2f}, idle waste ${c.idle_wasted_usd:.2f}, under-use "
             f"waste ${c.underused_wasted_usd:.2f} ({c.wasted_share:.0%}); "
-            f"${c.projected_monthly_usd:,.0f}/month ({c.label})",
+            f"${c.projected_monthly_usd:,.0f}/month ({escape(clean(c.label))})",
             highlight=False,
         )
     if not d.findings:
         console.print("no findings: the GPUs were used well in this window")
     for f in d.findings:
-        console.print(f"[bold]{f.severity.value} {f.kind.value}[/]: {f.summary}", highlight=False)
+        summary = escape(clean(f.summary))
+        console.print(f"[bold]{f.severity.value} {f.kind.value}[/]: {summary}", highlight=False)
         for e in f.evidence:
-            console.print(f"    evidence: {e}", highlight=False)
-        console.print(f"    advice: {f.advice}", highlight=False)
+            console.print(f"    evidence: {escape(clean(e))}", highlight=False)
+        console.print(f"    advice: {escape(clean(f.advice))}", highlight=False)
 
 
 @monitor_app.command("diagnose")
