@@ -377,3 +377,27 @@ def test_newest_verified_step_skips_damage_and_never_raises(tmp_path: Path) -> N
     assert newest_verified_step(tmp_path) == 1
     (tmp_path / "not-a-dir").write_text("x")
     assert newest_verified_step(tmp_path / "not-a-dir") is None
+
+
+# The venv's s3fs (0.4.x, boto3-based) makes fsspec warn that it is old; harmless for a test.
+@pytest.mark.filterwarnings("ignore:Your installed version of s3fs:UserWarning")
+def test_rollback_on_s3_moves_the_newer_damaged_checkpoint_aside(
+    s3_bucket: tuple[str, dict[str, Any]],
+) -> None:
+    bucket, options = s3_bucket
+    url = f"s3://{bucket}/run1"
+    mgr = CheckpointManager(url, keep_last=2, interval=None, storage_options=options)
+    for step in (1, 2):
+        mgr.save({"w": torch.full((10,), float(step)), "step": step}, step)
+    fs = mgr.storage.fs  # type: ignore[attr-defined]
+    newest = mgr.committed()[0].name
+    fs.pipe(f"{bucket}/run1/{newest}/data.json", b'{"step": 9}')  # damaged, size differs
+
+    fresh = CheckpointManager(url, keep_last=2, interval=None, storage_options=options)
+    loaded = fresh.load_latest()
+    assert loaded is not None and loaded[0] == 1
+    fresh.save({"w": torch.full((10,), 3.0), "step": 3}, 3)
+    assert [c.step for c in fresh.committed()] == [3, 1]
+    aside = fs.ls(f"{bucket}/run1/{MOVED_ASIDE_DIR}")
+    assert any(newest in p and p.endswith(".reason.txt") for p in aside), aside
+    assert any(newest in p and not p.endswith(".reason.txt") for p in aside), aside

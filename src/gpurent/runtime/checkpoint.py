@@ -473,6 +473,9 @@ class CheckpointManager:
         for entry in entries:
             if entry.manifest is None and entry.problem is None and entry.step < newest:
                 self._try("delete", entry.name, self.storage.delete, entry.name)  # debris
+        names = {e.name for e in entries}
+        for name in [n for n in self._verdicts if n not in names]:
+            self._verdicts.pop(name, None)  # deleted or moved: forget it, the map stays small
         if isinstance(self.storage, LocalStorage):
             self.storage.remove_stale_staging()
 

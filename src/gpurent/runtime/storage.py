@@ -120,22 +120,38 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _open_regular(path: Path) -> int:
-    """A read-only descriptor of a regular file, refusing symlinks, FIFOs and devices.
-
-    O_NONBLOCK keeps a FIFO from blocking the open; O_NOFOLLOW refuses a symlink as the last
-    part (the checkpoint directory itself is never a symlink: `list_names` leaves those out).
-    """
+def _open_dir(directory: Path) -> int:
+    """A descriptor of a checkpoint directory, refusing a symlink in its place."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        return os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and directory.is_symlink():
+            raise DataError(f"{directory.name} is a symlink; symlinks are not followed") from None
+        raise
+
+
+def _open_regular(directory: Path, filename: str) -> int:
+    """A read-only descriptor of a regular file directly in `directory`, refusing symlinks (for
+    the directory and the file), FIFOs and devices.
+
+    Opened relative to the directory's own descriptor with O_NOFOLLOW, so nothing is reached
+    through a link even if one is swapped in after listing; O_NONBLOCK keeps a FIFO from
+    blocking the open.
+    """
+    dir_fd = _open_dir(directory)
+    try:
+        fd = os.open(
+            filename, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd
+        )
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise DataError(f"{path.name} is a symlink; symlinks are not followed") from None
+            raise DataError(f"{filename} is a symlink; symlinks are not followed") from None
         raise
+    finally:
+        os.close(dir_fd)
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise DataError(f"{path.name} is not a regular file")
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise DataError(f"{filename} is not a regular file")
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
@@ -193,7 +209,7 @@ class LocalStorage:
 
     def read_manifest(self, name: str) -> bytes | None:
         try:
-            fd = _open_regular(self.root / name / MANIFEST_NAME)
+            fd = _open_regular(self.root / name, MANIFEST_NAME)
         except (FileNotFoundError, NotADirectoryError):
             return None
         with os.fdopen(fd, "rb") as fh:
@@ -204,15 +220,21 @@ class LocalStorage:
 
     @contextlib.contextmanager
     def open_read(self, name: str, filename: str) -> Iterator[IO[bytes]]:
-        fd = _open_regular(self.root / name / _checked(filename))
+        fd = _open_regular(self.root / name, _checked(filename))
         with os.fdopen(fd, "rb") as fh:
             yield fh
 
     def size_bytes(self, name: str, filename: str) -> int | None:
         try:
-            st = (self.root / name / _checked(filename)).lstat()
+            dir_fd = _open_dir(self.root / name)
         except (FileNotFoundError, NotADirectoryError):
             return None
+        try:
+            st = os.stat(_checked(filename), dir_fd=dir_fd, follow_symlinks=False)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        finally:
+            os.close(dir_fd)
         if not stat.S_ISREG(st.st_mode):
             raise DataError(f"{filename} is not a regular file")
         return st.st_size
