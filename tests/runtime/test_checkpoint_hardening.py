@@ -401,3 +401,19 @@ def test_rollback_on_s3_moves_the_newer_damaged_checkpoint_aside(
     aside = fs.ls(f"{bucket}/run1/{MOVED_ASIDE_DIR}")
     assert any(newest in p and p.endswith(".reason.txt") for p in aside), aside
     assert any(newest in p and not p.endswith(".reason.txt") for p in aside), aside
+
+
+def test_callback_train_end_saves_the_last_step_after_a_failed_async_save(
+    tmp_path: Path,
+) -> None:
+    from gpurent.runtime.callbacks._common import CheckpointCallback
+
+    storage = FullDiskStorage(tmp_path, budget_bytes=100)
+    mgr = CheckpointManager(storage, interval=None, every_steps=2)
+    cb = CheckpointCallback(mgr, async_save=True)
+    cb._step_end(2, writer=True, state=lambda: {"w": torch.ones(1000), "step": 2})
+    in_flight = mgr._in_flight
+    assert in_flight is not None and isinstance(in_flight.exception(), DeviceError)
+    storage.budget_bytes = 10**9
+    cb._train_end(3, writer=True, state=lambda: {"step": 3})
+    assert [c.step for c in mgr.committed()] == [3]
