@@ -21,7 +21,7 @@ from gpurent.cli.main import app
 from gpurent.errors import DeviceError, InputError
 from gpurent.runtime import CheckpointManager
 from gpurent.runtime.checkpoint import MOVED_ASIDE_DIR, newest_verified_step
-from gpurent.runtime.storage import MANIFEST_NAME
+from gpurent.runtime.storage import MANIFEST_NAME, LocalStorage
 
 from .test_checkpoint import FullDiskStorage
 
@@ -223,6 +223,23 @@ def test_run_with_a_damaged_manifest_in_the_checkpoint_dir_starts(
         ],
     )  # fmt: skip
     assert r.exit_code == 0, (r.stdout, r.stderr, r.exception)
+
+
+class _NoDeleteStorage(LocalStorage):
+    def delete(self, name: str) -> None:
+        raise PermissionError(13, "Permission denied", name)
+
+
+def test_a_failing_rotation_never_makes_a_committed_save_raise(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    mgr = CheckpointManager(_NoDeleteStorage(tmp_path), keep_last=1, interval=None)
+    with caplog.at_level(logging.WARNING, logger="gpurent.runtime"):
+        for step in (1, 2, 3):
+            assert mgr.save({"step": step}, step).step == step
+    assert "could not delete" in caplog.text
+    loaded = CheckpointManager(tmp_path).load_latest()
+    assert loaded is not None and loaded[0] == 3
 
 
 # ---- item 5: crafted checkpoints are skipped ----------------------------------------------

@@ -484,9 +484,9 @@ class CheckpointManager:
             f"checkpoint {name} moved aside (not deleted) by gpurent pid {os.getpid()} at "
             f"unix time {self._wall_clock():.0f}: {reason}"
         )
-        self._try("move aside", name, self.storage.move_aside, name, note)
-        self._verdicts.pop(name, None)
-        log.warning("moved checkpoint %s aside into %s/: %s", name, MOVED_ASIDE_DIR, reason)
+        if self._try("move aside", name, self.storage.move_aside, name, note):
+            self._verdicts.pop(name, None)
+            log.warning("moved checkpoint %s aside into %s/: %s", name, MOVED_ASIDE_DIR, reason)
 
     def _still_committed(self, entry: _Entry) -> bool:
         """Whether `entry` still has its manifest (another writer may be deleting it)."""
@@ -495,11 +495,14 @@ class CheckpointManager:
         except Exception:
             return True  # present but unreadable: it is damaged, move it aside
 
-    def _try(self, what: str, name: str, op: Callable[..., None], *args: str) -> None:
+    def _try(self, what: str, name: str, op: Callable[..., None], *args: str) -> bool:
+        """Run one rotation step; a failure is logged and the rest of the rotation goes on."""
         try:
             op(*args)
         except Exception as exc:
             log.warning("could not %s checkpoint %s: %s", what, name, exc)
+            return False
+        return True
 
     def _read(self, name: str, manifest: mf.Manifest) -> dict[str, Any]:
         with self.storage.open_read(name, serialize.JSON_FILE) as fh:
