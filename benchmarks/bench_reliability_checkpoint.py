@@ -219,6 +219,8 @@ def bitflip_trials(root: Path, per_file: int | None, seed: int = 0) -> Tally:
             path.write_bytes(bytes(data))
             loaded, raised = _load(root)
             tally.case(raised or _check(loaded, older))
+            tally.count(f"{filename}_bits")
+            tally.count("loaded_newest_intact" if loaded and loaded[0] == newest else "fell_back")
         cuts = sorted(
             {0, 1, len(original) // 2, len(original) - 1}
             | {rng.randrange(len(original)) for _ in range(4)}
@@ -227,6 +229,7 @@ def bitflip_trials(root: Path, per_file: int | None, seed: int = 0) -> Tally:
             path.write_bytes(original[:cut])
             loaded, raised = _load(root)
             tally.case(raised or _check(loaded, older))
+            tally.count("truncations")
         path.write_bytes(original)
     return tally
 
