@@ -296,6 +296,14 @@ def test_a_crafted_data_json_is_skipped(tmp_path: Path, payload: bytes) -> None:
     _assert_falls_back(tmp_path)
 
 
+def test_a_user_dict_that_looks_like_a_tag_round_trips(tmp_path: Path) -> None:
+    mgr = CheckpointManager(tmp_path, interval=None)
+    state = {"a": {"__float__": "inf"}, "b": {"__tuple__": [1]}, "c": (1.5, float("inf"))}
+    mgr.save(state, 1)
+    loaded = CheckpointManager(tmp_path).load_latest()
+    assert loaded is not None and loaded[1] == state
+
+
 @pytest.mark.parametrize("name", ["../outside.json", "/etc/hostname", "sub/x", ".", ""])
 def test_a_manifest_naming_files_outside_its_directory_is_skipped(
     tmp_path: Path, name: str
