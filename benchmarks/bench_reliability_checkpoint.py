@@ -21,6 +21,7 @@ import dataclasses
 import logging
 import os
 import random
+import select
 import shutil
 import signal
 import subprocess
@@ -143,9 +144,10 @@ def _still_kept(root: Path, name: str) -> bool:
 
 
 def kill_trials(root: Path, kills: int, seed: int = 0) -> Tally:
-    """SIGKILL a saving process at random times; every fourth trial first damages the newest
-    checkpoint, so the writer resumes from an older one and its rotation moves the damaged one
-    aside while it may be killed."""
+    """SIGKILL a saving process at random times: half before its first commit, half after (the
+    time to a first commit is tracked as the directory changes). Every third trial first damages
+    the newest checkpoint, so the writer resumes from an older one and its rotation moves the
+    damaged one aside while it may be killed."""
     tally = Tally("sigkill during save and rotation")
     rng = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)
@@ -167,16 +169,17 @@ def kill_trials(root: Path, kills: int, seed: int = 0) -> Tally:
     ckpt = root / "ckpt"
     ckpt.mkdir()
     for trial in range(kills):
-        damaged = _damage_newest(ckpt, rng) if trial % 4 == 3 else None
+        damaged = _damage_newest(ckpt, rng) if trial % 3 == 2 else None
         before, problem = _load(ckpt)
         floor = before[0] if before else None
+        t0 = time.perf_counter()
         pid, read_fd = _fork_writer(ckpt, None, keep_last=2, elements=KILL_ELEMENTS)
-        # half the kills before the first commit after the resume (in the resume, the first
-        # save or the rotation that moves a damaged checkpoint aside), half in later saves
-        if trial % 2:
+        if trial % 2:  # before the first commit: in the resume, the first save or its rotation
             time.sleep(rng.uniform(0.0, first_commit_s))
-        else:
-            time.sleep(rng.uniform(first_commit_s, first_commit_s + 6.0 * save_s))
+        else:  # after the first commit, in a later save (or its rotation)
+            if select.select([read_fd], [], [], 10.0)[0]:
+                first_commit_s = 0.7 * first_commit_s + 0.3 * (time.perf_counter() - t0)
+            time.sleep(rng.uniform(0.0, 6.0 * save_s))
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         steps = _reported(read_fd)
