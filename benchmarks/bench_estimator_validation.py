@@ -1,13 +1,15 @@
 """Accuracy of `gpurent estimate` on the validation set (public measurements, never fitted).
 
-Reads `benchmarks/data/validation/llm.csv` (default stack: stock PyTorch FSDP, torchtune, llm.c,
-Meta's Llama 3 run) and `mlperf_throughput.csv` (MLPerf Training v3.0/v3.1/v4.1/v5.0 system
-throughput: the tuned stack), provenance in that folder's README.md. Every column of a file is
-passed to `python -m gpurent estimate --from-csv FILE --json` in one subprocess (so layout
-columns such as nodes, tp, pp, task are used as soon as the CLI knows them, and ignored until
-then); each output line is paired with its measured value. Prints the mean absolute percentage
-error (MAPE, %) by group, peak-memory errors where the source measured them, how many of these
-configurations (all of which ran) are predicted "does not fit", and a per-row table.
+Reads `benchmarks/data/validation/llm.csv` (default stack: stock PyTorch FSDP, DeepSpeed,
+torchtune, llm.c, Meta's Llama 3 run) and `mlperf_throughput.csv` (MLPerf Training
+v3.0/v3.1/v4.1/v5.0 system throughput: the tuned stack), provenance in that folder's README.md.
+Every column of a file is passed to `python -m gpurent estimate --from-csv FILE --json` in one
+subprocess (so layout columns such as nodes, tp, pp, task are used as soon as the CLI knows
+them, and ignored until then); each output line is paired with its measured value. The same
+rows then go through the Python API with the layout columns applied (in this process, so
+PYTHONPATH decides which gpurent answers). Prints the mean absolute percentage error (MAPE, %)
+by group, peak-memory errors where the source measured them, how many of these configurations
+(all of which ran) are predicted "does not fit", and a per-row table.
 
 Run from the repository root:
 
@@ -378,6 +380,7 @@ def memory_report(rows: list[Row], markdown: bool) -> str:
                 r.inputs["model"],
                 r.inputs["gpu"],
                 r.inputs["num_gpus"],
+                r.inputs.get("seq_len") or "-",
                 r.inputs.get("task") or "training",
                 f"{r.measured_mem_gib:.1f}",
                 _f(r.predicted_mem_gib),
@@ -386,7 +389,8 @@ def memory_report(rows: list[Row], markdown: bool) -> str:
             ]
             for r in with_mem
         ]
-        hdr = ["model", "gpu", "n", "task", "measured GiB", "predicted GiB", "signed %", "fits"]
+        hdr = ["model", "gpu", "n", "seq", "task", "measured GiB", "predicted GiB", "signed %"]
+        hdr += ["fits"]
         parts.append("Peak memory per GPU (rows whose source measured it)")
         parts.append(_table(hdr, body, markdown))
         med = statistics.median(errs)
