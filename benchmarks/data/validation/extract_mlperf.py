@@ -35,6 +35,9 @@ COLUMNS = (
     "seq_len",
     "activation_checkpointing",
     "sharding",
+    "tp",
+    "pp",
+    "cp",
     "task",
     "lora_rank",
     "stack",
@@ -141,6 +144,45 @@ def logged(log: str, key: str) -> float | None:
     return None
 
 
+CONFIG_RE = re.compile(
+    r"^([^/]+)/benchmarks/([^/]+)/implementations/([^/]+)/config_[^/]*?"
+    r"(\d+)x(\d+)x(\d+)xtp(\d+)pp(\d+)cp(\d+)\.sh$"
+)
+
+
+def layouts(files: list[str]) -> dict[tuple[str, str], list[tuple[str, tuple[int, ...]]]]:
+    """(submitter, benchmark) -> [(config path, (nodes, gpus per node, mbs, tp, pp, cp))] from
+    the NeMo-style config file names `config_<system>_<N>x<G>x<MBS>xtp<T>pp<P>cp<C>.sh`."""
+    out: dict[tuple[str, str], list[tuple[str, tuple[int, ...]]]] = {}
+    for f in files:
+        m = CONFIG_RE.match(f)
+        if m:
+            nums = tuple(int(g) for g in m.groups()[3:])
+            out.setdefault((m.group(1), m.group(2)), []).append((f, nums))
+    return out
+
+
+def layout_for(
+    cands: list[tuple[str, tuple[int, ...]]], system: str, nodes: int, per_node: int
+) -> tuple[str, tuple[int, ...]] | None:
+    """The config of this system and shape: one in the implementation folder named like the
+    system, or one whose file name carries the system's name (`config_<name>_<N>x<G>...`);
+    None when there is none or the candidates disagree (nothing is guessed across systems)."""
+    sys_l = system.lower()
+    fit = [(f, n) for f, n in cands if n[0] == nodes and n[1] == per_node]
+    own = [(f, n) for f, n in fit if f.split("/")[4] == system]
+    if not own:
+        own = []
+        for f, n in fit:
+            name = f.rsplit("/", 1)[1].removeprefix("config_").lower()
+            token = re.sub(r"_?\d+x\d+x\d+xtp\d+pp\d+cp\d+\.sh$", "", name)
+            if token and token in sys_l:
+                own.append((f, n))
+    if own and len({n for _, n in own}) == 1:
+        return own[0]
+    return None
+
+
 def rows_for(repo: Repo) -> list[dict[str, str]]:
     files = git(repo.path, "ls-tree", "-r", "--name-only", "HEAD").splitlines()
     pat = re.compile(r"^([^/]+)/results/([^/]+)/([^/]+)/result_\d+\.txt$")
@@ -149,6 +191,7 @@ def rows_for(repo: Repo) -> list[dict[str, str]]:
         m = pat.match(f)
         if m and m.group(3) in BENCHMARKS and m.group(1) not in EXCLUDED_SUBMITTERS:
             groups.setdefault((m.group(1), m.group(2), m.group(3)), []).append(f)
+    configs = layouts(files)
     out = []
     for (org, system, bench), paths in sorted(groups.items()):
         try:
@@ -188,6 +231,16 @@ def rows_for(repo: Repo) -> list[dict[str, str]]:
             local = max(1, gbs // n)
             batch_note = f"local batch = global {gbs} / {n} GPUs"
         model, seq, unit, factor, precision, task = BENCHMARKS[bench]
+        tp = pp = cp = ""
+        found = layout_for(configs.get((org, bench), []), system, nodes, per_node)
+        if found is not None:
+            cfg, (_, _, mbs, t, p_, c) = found
+            tp, pp, cp = str(t), str(p_), str(c)
+            local = mbs
+            batch_note = (
+                f"micro-batch {mbs}, TP {t} PP {p_} CP {c} from the config file name {cfg}; "
+                f"global batch {gbs}"
+            )
         value = statistics.median(medians) * factor
         conv = f" x {factor} tokens per sample" if factor != 1 else ""
         out.append(
@@ -201,6 +254,9 @@ def rows_for(repo: Repo) -> list[dict[str, str]]:
                 "seq_len": seq,
                 "activation_checkpointing": "",
                 "sharding": "",
+                "tp": tp,
+                "pp": pp,
+                "cp": cp,
                 "task": task,
                 "lora_rank": "16" if task == "finetune-lora" else "",
                 "stack": "tuned",
