@@ -19,7 +19,7 @@ HERE = Path(__file__).resolve().parent
 STANDALONE: list[list[str]] = [
     ["bench_catalog.py"],
     ["bench_estimator_speed.py"],
-    ["bench_estimator_heldout.py"],
+    ["bench_estimator_validation.py"],
     ["bench_plan.py", "--runs", "3"],
     ["bench_monitor_overhead.py", "--seconds", "10"],
     ["bench_monitor_recorder.py", "--rows", "200000"],
