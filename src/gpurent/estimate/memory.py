@@ -17,7 +17,9 @@ Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
   keeps for backward with FlashAttention/SDPA (no s^2 scores), counted from the shape: per token
   6 h (two norm inputs and outputs, q, attention output) + 2 kv (k, v) + 4 ffn (gate, up,
   act(gate), product; 2 ffn for a plain MLP), x bytes per value x micro-batch x seq, times a
-  fitted scale `ACTIVATION_SCALE`. GPT-2 shapes give 16 h values (32 h bytes), Korthikanti et al.
+  fitted scale: `ACTIVATION_SCALE` for full training, `ADAPTER_ACTIVATION_SCALE` for LoRA/QLoRA
+  (autograd keeps no input of a frozen matmul for its weight gradient, so adapter fine-tunes
+  store less per layer). GPT-2 shapes give 16 h values (32 h bytes), Korthikanti et al.
   count 34 h bytes with dropout masks. Tensor parallelism is assumed to run with sequence
   parallelism (Megatron-LM `--sequence-parallel`, torchtitan's TP plan), so every activation,
   the checkpointed layer inputs included, is divided by tp. With checkpointing each layer keeps
@@ -34,7 +36,7 @@ Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
   (4 B for fp32 runs).
 - Overhead: 0.8 GiB CUDA context + workspace, plus a share of the rest for the caching
   allocator (reserved minus allocated): `FRAGMENTATION` for training, `INFERENCE_FRAGMENTATION`
-  (8 %, assumed) for serving. `ACTIVATION_SCALE` and `FRAGMENTATION` are fitted on
+  (8 %, assumed) for serving. The two activation scales and `FRAGMENTATION` are fitted on
   published measured peaks (benchmarks/data/memory_peaks.csv, fit rows only;
   `python benchmarks/bench_memory_peaks.py --fit`).
 """
@@ -53,8 +55,9 @@ from gpurent.workload.zoo import ModelInfo, llm_layer_params
 CONTEXT_OVERHEAD_GIB = 0.8
 DEFAULT_OUTPUT_TOKENS = 256  # generated per request when the workload does not say (inference)
 # Fitted on the fit rows of benchmarks/data/memory_peaks.csv (bench_memory_peaks.py --fit)
-FRAGMENTATION = 0.0  # training: the published peaks are allocated figures, see docs/estimator.md
-ACTIVATION_SCALE = 0.65
+FRAGMENTATION = 0.0  # training: the fit leaves no room for a share (docs/estimator.md)
+ACTIVATION_SCALE = 1.65
+ADAPTER_ACTIVATION_SCALE = 1.35
 INFERENCE_FRAGMENTATION = 0.08  # inference: an assumption (typical PyTorch figure), not fitted
 LOGIT_BYTES = 6.0  # per logit: bf16 logits + the fp32 copy the cross-entropy reads
 ZERO3_GATHERED_LAYERS = 2  # FSDP: the layer in use and the prefetched one, unsharded
@@ -90,11 +93,13 @@ def memory_breakdown(
     capacity_gib: float,
     *,
     activation_scale: float = ACTIVATION_SCALE,
+    adapter_activation_scale: float = ADAPTER_ACTIVATION_SCALE,
     fragmentation: float | None = None,
 ) -> MemoryBreakdown:
     """Per-GPU memory of `workload` on `num_gpus` GPUs with `capacity_gib` each.
 
-    `activation_scale` and `fragmentation` (training jobs) default to the fitted values; the
+    `activation_scale` (full training), `adapter_activation_scale` (LoRA, QLoRA) and
+    `fragmentation` (training jobs) default to the fitted values; the
     memory benchmark passes others to fit them. Inference keeps INFERENCE_FRAGMENTATION."""
     p = workload.precision
     n = model.num_params
@@ -150,9 +155,9 @@ def memory_breakdown(
                 weights = 0.0
         if workload.sharding is Sharding.ZERO3 and dp > 1:
             weights += _zero3_gathered_bytes(workload, model, half_store)
-        activations = activation_scale * _training_activations(
-            workload, model, seq, b, act_bytes_per_value
-        )
+        adapters = task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA)
+        scale = adapter_activation_scale if adapters else activation_scale
+        activations = scale * _training_activations(workload, model, seq, b, act_bytes_per_value)
 
     if fragmentation is None:
         fragmentation = INFERENCE_FRAGMENTATION if task is Task.INFERENCE else FRAGMENTATION
@@ -226,6 +231,7 @@ def weights_bytes_for_inference(model: ModelInfo, precision: Precision) -> float
 
 __all__ = [
     "ACTIVATION_SCALE",
+    "ADAPTER_ACTIVATION_SCALE",
     "DEFAULT_OUTPUT_TOKENS",
     "FRAGMENTATION",
     "data_parallel_degree",
