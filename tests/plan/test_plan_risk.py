@@ -157,15 +157,18 @@ def test_cli_plan_json_carries_ranges_and_risk_and_validates() -> None:
     assert costs == sorted(costs)  # the default ranking is the median one, unchanged
 
 
-def test_cli_plan_terminal_and_markdown_show_ranges() -> None:
+def test_cli_plan_terminal_markdown_and_html_show_ranges(tmp_path: Path) -> None:
     code, out, err = run("plan", "--preset", "llama-lora", "--top", "3", "--markdown")
     assert code == 0, err
     row = next(line for line in out.splitlines() if line.startswith("| 1 |"))
     assert row.count("(") >= 2 and "-" in row  # "2.0 h (1.2-2.8 h)", "$2.003 ($1.156-2.737)"
     assert "(80%: " in out  # the throughput line of the explanation
-    code, out, err = run("plan", "--preset", "llama-lora", "--top", "3")
+    page = tmp_path / "plan.html"
+    code, out, err = run("plan", "--preset", "llama-lora", "--top", "3", "--html", str(page))
     assert code == 0, err
     assert "(80%: " in out
+    html = page.read_text(encoding="utf-8")
+    assert "<br>(" in html and "(80%: " in html  # each time/cost cell's range on its own line
 
 
 @pytest.mark.parametrize("bad", ["p95", "worst", ""])
