@@ -3,7 +3,10 @@
 `benchmarks/fit_intervals.py` refits the constants with each GPU (and each architecture) of the
 reference data left out, predicts the left-out rows and writes the 10th and 90th percentiles of
 the log-residual log(measured / predicted) per class into `data/intervals.json` (with the row
-count and provenance). An estimate's interval is its throughput x [exp(q10), exp(q90)].
+count and provenance), widened about their centre by one factor per group: the smallest whose
+leave-one-unit-out coverage reaches 80% (an architecture's rows err together, which percentiles
+pooled over the others understate). An estimate's interval is its throughput x
+[exp(log_low), exp(log_high)] of its class.
 
 Classes, `group/scale/family`:
 - group: which cross-validation describes the estimate's error:
