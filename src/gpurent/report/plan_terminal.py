@@ -12,6 +12,7 @@ from gpurent.report.plan_format import (
     PARETO_HEADERS,
     TABLE_HEADERS,
     candidate_row,
+    cost_cell,
     explanation_sections,
     gpus_cell,
     pareto_row,
@@ -19,12 +20,12 @@ from gpurent.report.plan_format import (
     pricing_cell,
     region_cell,
     stats_line,
+    time_cell,
     title,
     top_heading,
     unit_cost_cell,
 )
 from gpurent.textsafe import cells, clean
-from gpurent.units import format_duration, format_usd
 
 _RIGHT = {"#", "time", "cost", "$/unit"}
 WIDE_COLUMNS = 140  # below this, a narrower table (layout, bottleneck, notes are in the panel)
@@ -38,8 +39,8 @@ def narrow_row(c: Candidate) -> tuple[str, ...]:
         f"{c.provider} {c.instance_type}{nodes}\n{region_cell(c)}",
         gpus_cell(c),
         pricing_cell(c).replace(" ", "\n", 1),
-        format_duration(c.time_s),
-        format_usd(c.cost_usd),
+        time_cell(c),
+        cost_cell(c),
         unit_cost_cell(c),
     )
 
