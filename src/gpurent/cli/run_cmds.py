@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import math
+import queue
+import signal
 import sys
 from typing import Annotated, Any
 
 import typer
 
-from gpurent.cli.common import cli_errors, console
+from gpurent.cli.common import cli_errors, console, fail
 from gpurent.errors import InputError
 
 
@@ -68,6 +71,9 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
         float, typer.Option(help="Fail the disk check below this free space (GiB).")
     ] = 1.0,
     poll: Annotated[float, typer.Option(help="Seconds between process/notice polls.")] = 1.0,
+    grace: Annotated[
+        float, typer.Option(help="Seconds between SIGTERM and SIGKILL when stopping the job.")
+    ] = 30.0,
     as_json: Annotated[
         bool, typer.Option("--json", help="Events as JSON lines on stdout.")
     ] = False,
@@ -76,9 +82,11 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
 
     Example: gpurent run --checkpoint-dir ckpt --heartbeat-file hb --hang-timeout 600 -- python
     train.py. Exit code: 0 when the command succeeded, 75 when stopped by an interruption
-    notice, 1 after the failure limit.
+    notice or a signal (SIGTERM, SIGINT, SIGHUP: forwarded to the job), 1 after the failure
+    limit (the message names the rule that fired), 2 bad input. One supervisor per
+    --checkpoint-dir (a lock); a job left behind by a killed supervisor is stopped first.
     """
-    from gpurent.runtime import health, notices
+    from gpurent.runtime import health, joblock, notices
     from gpurent.runtime.supervisor import EventLog, Supervisor, SupervisorConfig, torchrun_argv
 
     command = list(ctx.args)
@@ -88,6 +96,8 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
         raise InputError(
             "--max-failures must be >= 1, --health-interval and --poll > 0, --backoff >= 0"
         )
+    if not (math.isfinite(grace) and grace >= 0):
+        raise InputError(f"--grace must be a finite number of seconds >= 0, got {grace}")
     if hang_timeout is not None and heartbeat_file is None:
         raise InputError(
             "--hang-timeout needs --heartbeat-file, the file the job writes its step to"
@@ -95,9 +105,20 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
     watchers: list[notices.NoticeWatcher] = notices.watchers_for(
         notice, base_urls=notices.base_urls_from_env()
     )
-    sigterm = notices.SigtermWatcher().install()
-    watchers.append(sigterm)
-    monitor = notices.NoticeMonitor(watchers, lambda n: None)
+    # SIGTERM, SIGINT and SIGHUP become notices: forwarded to the job's group, never a traceback
+    signals = notices.SigtermWatcher().install((signal.SIGTERM, signal.SIGINT, signal.SIGHUP))
+    pending: queue.SimpleQueue[notices.Notice] = queue.SimpleQueue()
+    # metadata polls run on their own thread: a slow or junk-answering server never delays
+    # noticing that the job exited
+    monitor = notices.NoticeMonitor(watchers, pending.put, poll_s=poll)
+
+    def poll_notices() -> list[notices.Notice]:
+        out: list[notices.Notice] = []
+        while not pending.empty():
+            out.append(pending.get_nowait())
+        if (received := signals.poll()) is not None:
+            out.append(received)
+        return out
 
     nvml = health.load_nvml()
     xids = health.XidTracker() if nvml is not None else None
@@ -105,10 +126,12 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
         lambda: health.check_gpus(nvml, new_xids=xids.new_xids() if xids else ()),
         lambda: health.check_endpoints(endpoint or []),
     ]
+    lock = None
     if checkpoint_dir and "://" not in checkpoint_dir:
         checks.append(
             lambda: health.check_disk(checkpoint_dir, fail_below_bytes=int(min_free_gib * 2**30))
         )
+        lock = joblock.RunLock(checkpoint_dir)
     config = SupervisorConfig(
         command=tuple(torchrun_argv(command, nproc_per_node)),
         checkpoint_dir=checkpoint_dir,
@@ -118,16 +141,33 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
         max_failures=max_failures,
         backoff_base_s=backoff,
         poll_s=poll,
+        term_grace_s=grace,
         rebuild_cmd=rebuild_cmd,
         rebuild_webhook=rebuild_webhook,
     )
     log = EventLog(log_file, echo=_echo_json if as_json else _echo_human)
     try:
-        log.emit("watching", notices=[w.name for w in watchers])
-        outcome = Supervisor(config, log=log, checks=checks, poll_notices=monitor.poll_once).run()
+        if lock is not None:
+            lock.acquire()
+        reap = joblock.reap_any if joblock.become_subreaper() else None
+        log.emit("watching", notices=[*(w.name for w in watchers), "signals"])
+        monitor.start()
+        supervisor = Supervisor(
+            config, log=log, checks=checks, poll_notices=poll_notices, lock=lock, reap=reap
+        )
+        outcome = supervisor.run()
     finally:
+        monitor.stop(timeout_s=0.5)
+        if lock is not None:
+            lock.release()
         log.close()
-        sigterm.uninstall()
+        signals.uninstall()
+    if outcome.status in {"gave_up", "rebuilt"}:
+        what = "gave up" if outcome.status == "gave_up" else "ran the rebuild action"
+        raise fail(
+            f"{what} after {outcome.attempts} attempts (rule {outcome.rule}: {outcome.reason})",
+            outcome.cli_exit_code,
+        )
     raise typer.Exit(outcome.cli_exit_code)
 
 

@@ -239,8 +239,8 @@ def _parse_step(text: str) -> int | None:
 
 def read_step(heartbeat_file: str | Path) -> int | None:
     """The step a job last wrote to its heartbeat file, if the file holds an integer."""
-    try:
-        return _parse_step(Path(heartbeat_file).read_text())
+    try:  # bytes that are not UTF-8 (a torn or binary write) mean "no step", not a crash
+        return _parse_step(Path(heartbeat_file).read_bytes().decode("utf-8", errors="replace"))
     except OSError:
         return None
 
@@ -278,7 +278,8 @@ class ProgressTracker:
     def check(self) -> HealthResult:
         now = self._clock()
         try:
-            mark = (self.path.read_text().strip(), self.path.stat().st_mtime)
+            text = self.path.read_bytes().decode("utf-8", errors="replace")
+            mark = (text.strip(), self.path.stat().st_mtime)
         except OSError:
             mark = None
         if mark is not None and mark != self._last_mark:
