@@ -376,3 +376,9 @@ def test_progress_is_a_newer_verified_checkpoint(
     restarts = [e for e in _events(log) if e["event"] == "restart"]
     assert [e["progressed"] for e in restarts] == [not damage, not damage]
     assert [e["consecutive_failures"] for e in restarts] == ([1, 2] if damage else [1, 1])
+
+
+def test_command_that_cannot_start_is_one_line(tmp_path: Path) -> None:
+    r = _run("--checkpoint-dir", str(tmp_path / "ck"), "--", str(tmp_path / "no-such-program"))
+    assert r.exit_code == 2 and "cannot start" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

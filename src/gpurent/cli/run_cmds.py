@@ -146,6 +146,7 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
         rebuild_webhook=rebuild_webhook,
     )
     log = EventLog(log_file, echo=_echo_json if as_json else _echo_human)
+    reap = None
     try:
         if lock is not None:
             lock.acquire()
@@ -158,6 +159,9 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
         outcome = supervisor.run()
     finally:
         monitor.stop(timeout_s=0.5)
+        if reap is not None:
+            reap()
+            joblock.become_subreaper(False)
         if lock is not None:
             lock.release()
         log.close()

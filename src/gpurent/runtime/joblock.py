@@ -192,11 +192,12 @@ def stop_left_behind(
     return sorted(set(stopped))
 
 
-def become_subreaper() -> bool:
-    """Make orphaned descendants reparent to this process (Linux); False where unsupported."""
+def become_subreaper(on: bool = True) -> bool:
+    """Make orphaned descendants reparent to this process (Linux), or stop that (`on=False`);
+    False where unsupported."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+        return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)) == 0
     except (OSError, AttributeError):
         return False
 

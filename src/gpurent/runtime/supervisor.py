@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from gpurent.errors import InputError
 from gpurent.runtime.health import HealthResult, ProgressTracker, Status, read_step, worst
 from gpurent.runtime.joblock import (
     ENV_RUN_ID,
@@ -424,7 +425,13 @@ class Supervisor:
             best_before = _max_opt(
                 state.best_progress, _max_opt(self._heartbeat_progress(), ckpt_before)
             )
-            proc = self._spawn(config.command, self._env(attempt))
+            try:
+                proc = self._spawn(config.command, self._env(attempt))
+            except OSError as exc:  # not found, not executable, no memory for a fork
+                raise InputError(
+                    f"cannot start {config.command[0]!r}: {exc.strerror or exc}; check the "
+                    "command after `--`"
+                ) from None
             started = self._clock()
             child = ChildRecord(
                 pid=proc.pid,
