@@ -183,11 +183,13 @@ class EventLog:
 
 class _CheckpointProgress:
     """The step of the newest checkpoint in a directory that verifies (size and sha256 of every
-    file against its manifest); each checkpoint is hashed once (names are unique)."""
+    file against its manifest, `CheckpointManager.newest_verified`); hashed again only when the
+    list of committed checkpoints changed."""
 
     def __init__(self, checkpoint_dir: str | None) -> None:
         self._dir = checkpoint_dir
-        self._verified: dict[str, bool] = {}
+        self._seen: tuple[str, ...] | None = None
+        self._step: int | None = None
 
     def newest_step(self) -> int | None:
         if self._dir is None:
@@ -196,27 +198,14 @@ class _CheckpointProgress:
 
         try:
             mgr = CheckpointManager(self._dir, interval=None)
-            committed = mgr.committed()
+            names = tuple(info.name for info in mgr.committed())
+            if names != self._seen:
+                newest = mgr.newest_verified()
+                self._seen, self._step = names, None if newest is None else newest.step
         except Exception as exc:  # a damaged directory must not stop the supervisor
-            log_.debug("cannot list checkpoints in %s: %s", self._dir, exc)
+            log_.warning("cannot read checkpoints in %s: %s", self._dir, exc)
             return None
-        for info in committed:
-            if info.name not in self._verified:
-                self._verified[info.name] = _verifies(mgr, info.name)
-            if self._verified[info.name]:
-                return info.step
-        return None
-
-
-def _verifies(mgr: Any, name: str) -> bool:
-    # The manager's own check (the one load_latest runs before deserializing anything); swap for
-    # a public "verify one checkpoint" call of checkpoint.py when it has one.
-    try:
-        mgr._verify(name, mgr._manifest(name))
-    except Exception as exc:  # any damage means "does not verify"
-        log_.info("checkpoint %s does not verify: %s", name, exc)
-        return False
-    return True
+        return self._step
 
 
 def _max_opt(a: int | None, b: int | None) -> int | None:
@@ -544,8 +533,8 @@ class Supervisor:
 
 def rebuild_rule(streak: Sequence[AttemptRecord], *, fast_exit_s: float) -> tuple[str, str]:
     """Which rule a streak of failed attempts fires, and why, in one line. Only
-    `same_fast_exit` (the job fails the same way within seconds: a bug, not the machine) does
-    not rebuild."""
+    `same_fast_exit` (two or more attempts that fail the same way within seconds: a bug, not
+    the machine) does not rebuild; a single failure (`--max-failures 1`) is not a pattern."""
     n = len(streak)
     health = sum(a.stopped_for == "health" for a in streak)
     if health:
@@ -556,7 +545,7 @@ def rebuild_rule(streak: Sequence[AttemptRecord], *, fast_exit_s: float) -> tupl
     if hung:
         return "hung", f"{hung} of {n} failed attempts stopped making progress (hang)"
     codes = {a.exit_code for a in streak}
-    if len(codes) == 1 and all(a.runtime_s < fast_exit_s for a in streak):
+    if n >= 2 and len(codes) == 1 and all(a.runtime_s < fast_exit_s for a in streak):
         return "same_fast_exit", (
             f"{n} attempts each exited {next(iter(codes))} within {fast_exit_s:g} s: "
             "a bug in the job, not the machine; not rebuilding"
