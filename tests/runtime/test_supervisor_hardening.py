@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from gpurent.cli.main import app
 from gpurent.runtime import CheckpointManager
 from gpurent.runtime.health import HealthResult, ProgressTracker, Status, read_step
-from gpurent.runtime.joblock import ChildRecord, RunLock, RunState, start_ticks
+from gpurent.runtime.joblock import ChildRecord, RunLock, RunState, boot_id, start_ticks
 from gpurent.runtime.notices import AwsWatcher, AzureWatcher, GcpWatcher, NoticeMonitor
 from gpurent.runtime.supervisor import EventLog, Supervisor, SupervisorConfig
 
@@ -79,6 +79,7 @@ def test_left_behind_job_is_stopped_only_if_it_is_the_same_process(
             pgid=victim.pid,
             start_ticks=ticks if same_process else ticks + 1,  # + 1: the PID was reused
             run_id=uuid.uuid4().hex,
+            boot_id=boot_id(),
         )
         ck.mkdir()
         RunLock(ck).write_state(RunState(child=record))

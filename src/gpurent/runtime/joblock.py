@@ -3,9 +3,9 @@
 `gpurent run --checkpoint-dir DIR` takes an exclusive `flock` on `DIR/.gpurent-run.lock` (the lock
 dies with the supervisor, even on SIGKILL) and keeps `DIR/.gpurent-run.json`, written atomically:
 the failure streak (so a restarted supervisor goes on counting) and the running child (PID,
-process group, start time in clock ticks since boot from `/proc/PID/stat`, and the run id). A new
-supervisor stops a child its predecessor left behind only if that PID still has the recorded start
-time, so a reused PID is never signalled.
+process group, start time in clock ticks since boot from `/proc/PID/stat`, the boot id, and the
+run id). A new supervisor stops a child its predecessor left behind only if that PID still has the
+recorded start time in the same boot, so a reused PID is never signalled.
 
 Every process of a job carries `GPURENT_RUN_ID=<id>` in its environment (inherited by children,
 also by `setsid` grandchildren); `stop_marked` finds them by a scan of `/proc/*/environ`. On Linux
@@ -53,6 +53,7 @@ class ChildRecord:
     pgid: int | None  # None: the child shares no group of its own (only the PID is signalled)
     start_ticks: int | None
     run_id: str
+    boot_id: str | None = None  # the kernel's boot id: ticks since boot mean nothing after a reboot
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,6 +90,23 @@ def start_ticks(pid: int) -> int | None:
         return int(fields[19])  # fields after "(comm)": state is field 3, starttime field 22
     except (IndexError, ValueError):
         return None
+
+
+def boot_id() -> str | None:
+    """This boot's id (`/proc/sys/kernel/random/boot_id`), or None where there is none."""
+    try:
+        return (_PROC / "sys/kernel/random/boot_id").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def same_process(record: ChildRecord) -> bool:
+    """Whether `record.pid` is still the process that was recorded (same boot, same start)."""
+    return (
+        record.start_ticks is not None
+        and record.boot_id == boot_id()
+        and start_ticks(record.pid) == record.start_ticks
+    )
 
 
 def _is_zombie(pid: int) -> bool:
@@ -177,14 +195,14 @@ def stop_left_behind(
     """Stop the job of a supervisor that died: its process group if the PID is still the same
     process (same start time), then every process marked with its run id. The PIDs stopped."""
     stopped: list[int] = []
-    same = record.start_ticks is not None and start_ticks(record.pid) == record.start_ticks
+    same = same_process(record)
     if same:
         _signal_group(record, signal.SIGTERM)
         stopped.append(record.pid)
     stopped += stop_marked(record.run_id, grace_s=grace_s, sleep=sleep, clock=clock)
     if same:
         deadline = clock() + 5.0
-        while start_ticks(record.pid) == record.start_ticks and not _is_zombie(record.pid):
+        while same_process(record) and not _is_zombie(record.pid):
             _signal_group(record, signal.SIGKILL)
             if clock() > deadline:
                 break
@@ -239,6 +257,7 @@ def _state_from_json(data: Any) -> RunState:
             pgid=None if child_data.get("pgid") is None else int(child_data["pgid"]),
             start_ticks=None if ticks is None else int(ticks),
             run_id=str(child_data["run_id"]),
+            boot_id=None if child_data.get("boot_id") is None else str(child_data["boot_id"]),
         )
     if best is not None and (isinstance(best, bool) or not isinstance(best, int)):
         raise ValueError("best_progress is not an integer")

@@ -41,6 +41,7 @@ from gpurent.runtime.joblock import (
     ChildRecord,
     RunLock,
     RunState,
+    boot_id,
     start_ticks,
     stop_left_behind,
     stop_marked,
@@ -252,6 +253,7 @@ class Supervisor:
         self._reap = reap
         self._checkpoints = _CheckpointProgress(config.checkpoint_dir)
         self.run_id = uuid.uuid4().hex
+        self._boot_id = boot_id()
 
     def _env(self, attempt: int) -> dict[str, str]:
         env = dict(self._base_env)
@@ -427,6 +429,7 @@ class Supervisor:
                 pgid=getattr(proc, "pgid", None),
                 start_ticks=start_ticks(proc.pid),
                 run_id=self.run_id,
+                boot_id=self._boot_id,
             )
             state = dataclasses.replace(state, child=child, best_progress=best_before)
             self._save(state)
