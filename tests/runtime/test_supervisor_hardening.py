@@ -383,3 +383,12 @@ def test_command_that_cannot_start_is_one_line(tmp_path: Path) -> None:
     r = _run("--checkpoint-dir", str(tmp_path / "ck"), "--", str(tmp_path / "no-such-program"))
     assert r.exit_code == 2 and "cannot start" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_fifo_heartbeat_never_blocks(tmp_path: Path) -> None:
+    fifo = tmp_path / "hb"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    assert read_step(fifo) is None
+    assert ProgressTracker(fifo, hang_timeout_s=5).check().status is Status.OK
+    assert time.monotonic() - started < 1
