@@ -7,12 +7,19 @@ import math
 import queue
 import signal
 import sys
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from gpurent.cli.common import cli_errors, console, fail
 from gpurent.errors import InputError
+
+if TYPE_CHECKING:
+    from gpurent.runtime.health import HealthResult
+    from gpurent.runtime.joblock import RunLock
+    from gpurent.runtime.notices import NoticeWatcher, SigtermWatcher
+    from gpurent.runtime.supervisor import EventLog, Outcome, SupervisorConfig
 
 
 def _echo_human(record: dict[str, Any]) -> None:
@@ -87,7 +94,7 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
     --checkpoint-dir (a lock); a job left behind by a killed supervisor is stopped first.
     """
     from gpurent.runtime import health, joblock, notices
-    from gpurent.runtime.supervisor import EventLog, Supervisor, SupervisorConfig, torchrun_argv
+    from gpurent.runtime.supervisor import EventLog, SupervisorConfig, torchrun_argv
 
     command = list(ctx.args)
     if not command:
@@ -102,15 +109,79 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
         raise InputError(
             "--hang-timeout needs --heartbeat-file, the file the job writes its step to"
         )
-    watchers: list[notices.NoticeWatcher] = notices.watchers_for(
-        notice, base_urls=notices.base_urls_from_env()
-    )
-    # SIGTERM, SIGINT and SIGHUP become notices: forwarded to the job's group, never a traceback
+    # From here on SIGTERM, SIGINT and SIGHUP are notices (forwarded to the job's process group,
+    # never a traceback); one that comes before the job starts stops the run before it starts.
     signals = notices.SigtermWatcher().install((signal.SIGTERM, signal.SIGINT, signal.SIGHUP))
+    try:
+        config = SupervisorConfig(
+            command=tuple(torchrun_argv(command, nproc_per_node)),
+            checkpoint_dir=checkpoint_dir,
+            heartbeat_file=heartbeat_file,
+            health_interval_s=health_interval,
+            hang_timeout_s=hang_timeout,
+            max_failures=max_failures,
+            backoff_base_s=backoff,
+            poll_s=poll,
+            term_grace_s=grace,
+            rebuild_cmd=rebuild_cmd,
+            rebuild_webhook=rebuild_webhook,
+        )
+        watchers = notices.watchers_for(notice, base_urls=notices.base_urls_from_env())
+        checks = _health_checks(health, endpoint or [], checkpoint_dir, min_free_gib)
+        local = checkpoint_dir if _is_local(checkpoint_dir) else None
+        lock = joblock.RunLock(local) if local else None
+        log = EventLog(log_file, echo=_echo_json if as_json else _echo_human)
+        outcome = _supervise(
+            config, log, signals=signals, watchers=watchers, checks=checks, lock=lock
+        )
+    finally:
+        signals.uninstall()
+    if outcome.status in {"gave_up", "rebuilt"}:
+        what = "gave up" if outcome.status == "gave_up" else "ran the rebuild action"
+        raise fail(
+            f"{what} after {outcome.attempts} attempts (rule {outcome.rule}: {outcome.reason})",
+            outcome.cli_exit_code,
+        )
+    raise typer.Exit(outcome.cli_exit_code)
+
+
+def _is_local(checkpoint_dir: str | None) -> bool:
+    return bool(checkpoint_dir) and "://" not in str(checkpoint_dir)
+
+
+def _health_checks(
+    health: Any, endpoints: list[str], checkpoint_dir: str | None, min_free_gib: float
+) -> list[Callable[[], HealthResult]]:
+    nvml = health.load_nvml()
+    xids = health.XidTracker() if nvml is not None else None
+    checks: list[Callable[[], HealthResult]] = [
+        lambda: health.check_gpus(nvml, new_xids=xids.new_xids() if xids else ()),
+        lambda: health.check_endpoints(endpoints),
+    ]
+    if checkpoint_dir and _is_local(checkpoint_dir):
+        checks.append(
+            lambda: health.check_disk(checkpoint_dir, fail_below_bytes=int(min_free_gib * 2**30))
+        )
+    return checks
+
+
+def _supervise(
+    config: SupervisorConfig,
+    log: EventLog,
+    *,
+    signals: SigtermWatcher,
+    watchers: list[NoticeWatcher],
+    checks: list[Callable[[], HealthResult]],
+    lock: RunLock | None,
+) -> Outcome:
+    """Run the supervisor: notices on their own thread, the lock held, orphans reaped."""
+    from gpurent.runtime import joblock, notices
+    from gpurent.runtime.supervisor import Supervisor
+
     pending: queue.SimpleQueue[notices.Notice] = queue.SimpleQueue()
     # metadata polls run on their own thread: a slow or junk-answering server never delays
     # noticing that the job exited
-    monitor = notices.NoticeMonitor(watchers, pending.put, poll_s=poll)
+    monitor = notices.NoticeMonitor(watchers, pending.put, poll_s=config.poll_s)
 
     def poll_notices() -> list[notices.Notice]:
         out: list[notices.Notice] = []
@@ -120,32 +191,6 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
             out.append(received)
         return out
 
-    nvml = health.load_nvml()
-    xids = health.XidTracker() if nvml is not None else None
-    checks = [
-        lambda: health.check_gpus(nvml, new_xids=xids.new_xids() if xids else ()),
-        lambda: health.check_endpoints(endpoint or []),
-    ]
-    lock = None
-    if checkpoint_dir and "://" not in checkpoint_dir:
-        checks.append(
-            lambda: health.check_disk(checkpoint_dir, fail_below_bytes=int(min_free_gib * 2**30))
-        )
-        lock = joblock.RunLock(checkpoint_dir)
-    config = SupervisorConfig(
-        command=tuple(torchrun_argv(command, nproc_per_node)),
-        checkpoint_dir=checkpoint_dir,
-        heartbeat_file=heartbeat_file,
-        health_interval_s=health_interval,
-        hang_timeout_s=hang_timeout,
-        max_failures=max_failures,
-        backoff_base_s=backoff,
-        poll_s=poll,
-        term_grace_s=grace,
-        rebuild_cmd=rebuild_cmd,
-        rebuild_webhook=rebuild_webhook,
-    )
-    log = EventLog(log_file, echo=_echo_json if as_json else _echo_human)
     reap = None
     try:
         if lock is not None:
@@ -156,7 +201,7 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
         supervisor = Supervisor(
             config, log=log, checks=checks, poll_notices=poll_notices, lock=lock, reap=reap
         )
-        outcome = supervisor.run()
+        return supervisor.run()
     finally:
         monitor.stop(timeout_s=0.5)
         if reap is not None:
@@ -165,14 +210,6 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
         if lock is not None:
             lock.release()
         log.close()
-        signals.uninstall()
-    if outcome.status in {"gave_up", "rebuilt"}:
-        what = "gave up" if outcome.status == "gave_up" else "ran the rebuild action"
-        raise fail(
-            f"{what} after {outcome.attempts} attempts (rule {outcome.rule}: {outcome.reason})",
-            outcome.cli_exit_code,
-        )
-    raise typer.Exit(outcome.cli_exit_code)
 
 
 def register(app: typer.Typer) -> None:
