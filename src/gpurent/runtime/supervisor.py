@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from gpurent.errors import InputError
+from gpurent.errors import GpurentError, InputError
 from gpurent.runtime.health import HealthResult, ProgressTracker, Status, read_step, worst
 from gpurent.runtime.joblock import (
     ENV_RUN_ID,
@@ -203,7 +203,9 @@ class _CheckpointProgress:
             if names != self._seen:
                 newest = mgr.newest_verified()
                 self._seen, self._step = names, None if newest is None else newest.step
-        except Exception as exc:  # a damaged directory must not stop the supervisor
+        except GpurentError:  # a missing extra, a bad URL: the user's to fix, before starting
+            raise
+        except Exception as exc:  # a damaged or unreachable directory must not stop supervision
             log_.warning("cannot read checkpoints in %s: %s", self._dir, exc)
             return None
         return self._step
