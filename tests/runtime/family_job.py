@@ -5,7 +5,7 @@ Usage: python family_job.py PIDFILE MODE, MODE one of
   exit N       exit with code N at once
   hang         never write a heartbeat, sleep (the supervisor's hang check kills it)
   stubborn     like hang, and ignore SIGTERM (only SIGKILL stops it)
-  signal FILE  wait for a signal, write its name to FILE, exit 0
+  signal FILE  write FILE.ready, wait for a signal, write its name to FILE, exit 0
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ def main() -> int:
         got: list[str] = []
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, lambda signum, frame: got.append(signal.Signals(signum).name))
+        open(sys.argv[3] + ".ready", "w").close()
         while not got:
             time.sleep(0.01)
         with open(sys.argv[3], "w") as fh:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -392,3 +393,28 @@ def test_fifo_heartbeat_never_blocks(tmp_path: Path) -> None:
     assert read_step(fifo) is None
     assert ProgressTracker(fifo, hang_timeout_s=5).check().status is Status.OK
     assert time.monotonic() - started < 1
+
+
+@pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGINT, signal.SIGTERM], ids=str)
+def test_signal_to_the_supervisor_reaches_the_job_as_it_came(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    got, pids = tmp_path / "got", tmp_path / "pids"
+    log = tmp_path / "log.jsonl"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    argv = [
+        sys.executable, "-m", "gpurent", "run", "--notice", "none", "--poll", "0.05",
+        "--log", str(log), "--checkpoint-dir", str(tmp_path / "ck"),
+        "--", sys.executable, FAMILY, str(pids), "signal", str(got),
+    ]  # fmt: skip
+    sup = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 20
+    ready = tmp_path / "got.ready"  # written once the job's signal handlers are in place
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    sup.send_signal(sig)
+    _, err = sup.communicate(timeout=20)
+    assert sup.returncode == 75, err
+    assert got.read_text() == sig.name
+    assert not [p for p in map(int, pids.read_text().split()) if _alive(p)]
+    assert b"Traceback" not in err
