@@ -45,17 +45,20 @@ def test_run_supervises_to_success_and_logs_json(
 
 def test_failing_command_runs_rebuild_and_exits_1(tmp_path: Path) -> None:
     marker = tmp_path / "rebuilt"
+    # a different exit code each attempt: not the identical fast exits of a bug in the job
+    job = "import os; raise SystemExit(int(os.environ['GPURENT_ATTEMPT']))"
     r = CliRunner().invoke(
         app,
         [
             "run", "--notice", "none", "--backoff", "0", "--poll", "0.05",
             "--max-failures", "2", "--rebuild-cmd", f"touch {marker}",
-            "--", sys.executable, "-c", "raise SystemExit(3)",
+            "--", sys.executable, "-c", job,
         ],
     )  # fmt: skip
     assert r.exit_code == 1
     assert marker.exists()
     assert "rebuild" in r.stdout
+    assert "repeated_failures" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize(
