@@ -40,6 +40,7 @@ from gpurent.estimate.perf import (
     llm_training_features,
     network_link,
     peak_flops,
+    spans_nodes_domain,
     tp_allreduce_time_s,
 )
 from gpurent.estimate.result import Bottleneck, Estimate
@@ -145,7 +146,7 @@ def _validate_layout(
             f"multiple of {mp} GPUs or another layout {_CHANGE_LAYOUT}"
         )
     per_node = num_gpus // nodes
-    domain = gpu.scale_up_domain_gpus or 1
+    domain = spans_nodes_domain(gpu)
     in_domain = tp > per_node and tp % per_node == 0 and tp <= domain
     if per_node % tp and not in_domain:
         raise InputError(

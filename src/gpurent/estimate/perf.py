@@ -172,7 +172,8 @@ def llm_training_features(
     Full recomputation (`checkpointing`) reruns every layer's forward: +2 N T matmul and +4 L h s
     T attention FLOPs. Selective recomputation (Korthikanti et al. 2022) reruns attention's core
     only (QK^T, softmax, dropout, x V): +4 L h s T attention FLOPs, a few per cent of the step
-    (4 L h s / (6 N + 12 L h s): 2.5 % for an 8B model at seq 4096, 4 % at 8192).
+    (4 L h s / (6 N + 12 L h s): 4 % of the FLOPs for an 8B model at seq 4096, 7 % at 8192;
+    more of the time, as attention runs at a lower efficiency, `a_attn`, than the GEMMs).
     `model_parallel` divides everything (tensor x pipeline x context parallel GPUs)."""
     assert model.llm is not None
     s = model.llm
@@ -280,9 +281,20 @@ def network_link(inter_node_gbps: float | None, comm: CommCoeffs) -> Link:
 def in_scale_up_domain(gpu: GpuSpec, group_nodes: int, gpus_per_node: int) -> bool:
     """Whether a group spanning `group_nodes` nodes of `gpus_per_node` GPUs lies inside one
     scale-up domain (NVL72: a GB200/GB300 rack's 72 GPUs share NVLink across their nodes).
-    Nodes are taken as packed into domains in order."""
-    domain = gpu.scale_up_domain_gpus or 1
+    Only a domain of more than `BOARD_DOMAIN_GPUS` spans nodes (8 or fewer is one HGX/OAM board,
+    inside one machine: two 4-GPU nodes of B200s are two machines). Nodes are taken as packed
+    into domains in order."""
+    domain = spans_nodes_domain(gpu)
     return group_nodes > 1 and domain > gpus_per_node and group_nodes * gpus_per_node <= domain
+
+
+BOARD_DOMAIN_GPUS = 8
+
+
+def spans_nodes_domain(gpu: GpuSpec) -> int:
+    """GPUs of the scale-up domain that reaches across nodes (NVL72: 72), else 1."""
+    domain = gpu.scale_up_domain_gpus or 1
+    return domain if domain > BOARD_DOMAIN_GPUS else 1
 
 
 def ring_time_s(payload_bytes: float, ranks: int, link: Link, passes: float) -> float:
