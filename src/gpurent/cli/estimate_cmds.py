@@ -116,7 +116,8 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
         if not value:
             continue
         fields[key] = _truthy(value, f"{where}: {key}") if key in _CSV_BOOL else value
-    fields.setdefault("stack", cache["stack"].value)
+    stack = _stack(fields["stack"], f"{where}: stack") if "stack" in fields else cache["stack"]
+    fields["stack"] = stack.value
     wl = workload_from_mapping(fields, where)
     model = get_model(row["model"])
     if model.llm is not None and model.name not in cache["zoo"]:
