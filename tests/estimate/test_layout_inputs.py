@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.conftest import run_cli
+
 from gpurent.catalog import get_gpu
 from gpurent.catalog.precision import Precision
 from gpurent.estimate import estimate
 from gpurent.workload import load_workload
 from gpurent.workload.spec import Recompute, Sharding, Task, Workload
-from tests.conftest import run_cli
 
 TOML = """
 model = "llama3-70b"
