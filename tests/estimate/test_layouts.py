@@ -231,11 +231,21 @@ def test_slower_networks_never_speed_a_multi_node_step() -> None:
     [
         ({"virtual_pipeline_stages": 2}, 8, ("virtual pipeline stages 2", "pp is 1")),
         (
-            {"model": "llama3-70b", "pipeline_parallel": 4, "virtual_pipeline_stages": 3},
+            {
+                "model": "llama3-70b",
+                "pipeline_parallel": 4,
+                "virtual_pipeline_stages": 3,
+                "gradient_accumulation": 8,
+            },
             8,
             ("80 layers", "4 x 3 = 12"),
         ),
         ({"sequence_parallel": True}, 8, ("tp is 1",)),
+        (
+            {"pipeline_parallel": 4, "virtual_pipeline_stages": 2, "gradient_accumulation": 6},
+            8,
+            ("gradient accumulation 6", "pipeline parallel 4", "--grad-accum 8"),
+        ),
         ({"context_parallel": 3, "seq_len": 4096}, 9, ("context parallel 3", "4096")),
         ({"context_parallel": 2, "tensor_parallel": 4}, 12, ("12 GPUs", "4 x 2 x 1 = 8")),
         ({"context_parallel": 2, "task": Task.INFERENCE}, 8, ("context parallel 2", "inference")),

@@ -159,6 +159,13 @@ def _validate_layout(
             f"virtual pipeline stages {vp} need pipeline parallel > 1 (pp is 1): set --pp, or "
             "drop --vp (virtual_pipeline_stages in the workload file)"
         )
+    ga = workload.gradient_accumulation
+    if vp > 1 and ga % pp:
+        raise InputError(
+            f"the interleaved schedule ({vp} virtual stages) needs micro-batches per step "
+            f"(gradient accumulation {ga}) to be a multiple of pipeline parallel {pp}, as "
+            f"Megatron-LM requires: use --grad-accum {pp * max(1, -(-ga // pp))} or --vp 1"
+        )
     if workload.sequence_parallel and tp == 1:
         raise InputError(
             "sequence parallel needs tensor parallel > 1 (tp is 1): set --tp, or drop "

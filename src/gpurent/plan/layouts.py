@@ -189,7 +189,7 @@ def candidate_layouts(workload: Workload, gpus_per_node: int, nodes: int) -> Ite
             if nodes > 1:
                 # one sequence per micro-batch, as many micro-batches as the step had sequences
                 mb, acc = 1, batch * accumulation
-                if layers is not None and layers % (2 * nodes) == 0 and acc > 1:
+                if layers is not None and layers % (2 * nodes) == 0 and acc % nodes == 0:
                     options.append((Sharding.NONE, gpus_per_node, nodes, True, 2, mb, acc))
                 options.append((Sharding.NONE, gpus_per_node, nodes, True, 1, mb, acc))
                 options.append((Sharding.NONE, gpus_per_node, nodes, True, 1, 0, 0))
