@@ -14,7 +14,7 @@ from gpurent.errors import InputError
 from gpurent.estimate import estimate
 from gpurent.estimate.constants import load_constants
 from gpurent.estimate.estimator import (
-    llm_dp_traffic_bytes,
+    llm_dp_network_bytes,
     pipeline_bubble_fraction,
     resolve_model,
 )
@@ -150,9 +150,14 @@ def test_hsdp_cross_node_traffic_is_at_most_zero3s() -> None:
     model = resolve_model(_llm())
     for nodes in (2, 4, 8):
         n = 8 * nodes
-        z3 = llm_dp_traffic_bytes(_llm(sharding=Sharding.ZERO3), model, n, nodes)
-        hs = llm_dp_traffic_bytes(_llm(sharding=Sharding.HSDP), model, n, nodes, scope="replicas")
+        z3 = llm_dp_network_bytes(_llm(sharding=Sharding.ZERO3), model, n, nodes)
+        hs = llm_dp_network_bytes(_llm(sharding=Sharding.HSDP), model, n, nodes)
+        ddp = llm_dp_network_bytes(_llm(), model, n, nodes)
         assert 0 < hs <= z3
+        # the replicas all-reduce the whole gradient through each node, as DDP does
+        assert hs == pytest.approx(ddp)
+        # on one node HSDP is ZeRO-3 and nothing crosses a network
+        assert llm_dp_network_bytes(_llm(sharding=Sharding.HSDP), model, 8, 1) == 0.0
 
 
 @pytest.mark.parametrize("gbps", [25.0, 100.0, 400.0])

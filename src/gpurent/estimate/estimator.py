@@ -753,24 +753,39 @@ def dp_group(workload: Workload, num_gpus: int, nodes: int) -> DpGroup:
     return DpGroup(ranks, per_node, max(1, math.ceil(ranks / per_node)))
 
 
-def llm_dp_traffic_bytes(
-    workload: Workload, model: ModelInfo, num_gpus: int, nodes: int = 1, *, scope: str = ""
-) -> float:
+def llm_dp_traffic_bytes(workload: Workload, model: ModelInfo, num_gpus: int) -> float:
     """Bytes each GPU sends for data parallelism per micro-batch step on a ring of the ranks of
-    each collective: sum over `llm_dp_collectives` of factor x (n - 1) / n x payload (a
-    once-per-optimizer-step collective spread over the gradient-accumulation steps). `scope`:
-    only the collectives of that scope ("" all); with `nodes` > 1 a "dp" collective's bytes are
-    those each node's network carries."""
+    each collective (all on one node): sum over `llm_dp_collectives` of factor x (n - 1) / n x
+    payload (a once-per-optimizer-step collective spread over the gradient-accumulation
+    steps)."""
+    group = dp_group(workload, num_gpus, 1)
+    if group.ranks <= 1:
+        return 0.0
+    ga = workload.gradient_accumulation
+    total = 0.0
+    for c in llm_dp_collectives(workload, model, group.per_node):
+        n = group.ranks
+        total += c.factor * (n - 1) / n * c.payload_bytes / (1 if c.per_micro_batch else ga)
+    return total
+
+
+def llm_dp_network_bytes(workload: Workload, model: ModelInfo, num_gpus: int, nodes: int) -> float:
+    """Bytes each node's network carries for data parallelism per micro-batch step: a collective
+    over the whole data-parallel group moves factor x (m - 1) / m of its payload through each of
+    the m nodes it spans (NCCL's hierarchical rings); HSDP's replica all-reduce runs for each of
+    the node's g shard ranks at once, g x its payload through the node's network; HSDP's shard
+    collectives stay in the node."""
     group = dp_group(workload, num_gpus, nodes)
     if group.ranks <= 1:
         return 0.0
     ga = workload.gradient_accumulation
     total = 0.0
     for c in llm_dp_collectives(workload, model, group.per_node):
-        if scope and c.scope != scope:
+        if c.scope == "shard":
             continue
-        n = {"dp": group.ranks, "shard": group.per_node, "replicas": group.replicas}[c.scope]
-        total += c.factor * (n - 1) / n * c.payload_bytes / (1 if c.per_micro_batch else ga)
+        m = group.replicas if c.scope == "replicas" else group.group_nodes
+        payload = c.payload_bytes * (group.per_node if c.scope == "replicas" else 1)
+        total += c.factor * (m - 1) / m * payload / (1 if c.per_micro_batch else ga)
     return total
 
 
@@ -848,8 +863,8 @@ def llm_comm_times(
         for c in llm_dp_collectives(workload, model, group.per_node):
             if c.scope == "shard":
                 t = on(group.per_node, 1, c.payload_bytes, c.factor)
-            elif c.scope == "replicas":
-                t = on(group.replicas, group.replicas, c.payload_bytes, c.factor)
+            elif c.scope == "replicas":  # the node's g shard ranks share its network
+                t = on(group.replicas, group.replicas, c.payload_bytes * group.per_node, c.factor)
             else:
                 t = on(group.ranks, group.group_nodes, c.payload_bytes, c.factor)
             dp_s += t if c.per_micro_batch else t / ga
@@ -873,12 +888,13 @@ def llm_comm_times(
         # back; interleaving has v boundaries per GPU instead of one (Narayanan et al. 2021)
         # and the scatter/gather optimisation splits each send over the tp ranks
         payload = local_seq * b * shape.hidden * act_b / tp
+        # stages are outermost in the rank order: on several nodes some stage boundary crosses
+        # the network (or stays on NVLink inside an NVL72 domain), and the slowest one paces
+        # the pipeline
         stage_gpus = num_gpus // pp
-        crosses = stage_gpus >= per_node or pp * stage_gpus > per_node
-        link = network_link(inter_node_gbps, comm) if crosses and nodes > 1 else None
-        if link is not None and in_scale_up_domain(gpu, nodes, per_node):
-            link = None
-        if link is None:
+        if nodes > 1 and not in_scale_up_domain(gpu, nodes, per_node):
+            link = network_link(inter_node_gbps, comm)
+        else:
             link = intra_node_link(gpu, 2, comm, interconnect)
         # a point-to-point send: one step of base latency, the payload over the link (a node's
         # network is shared by its GPUs sending at once)
