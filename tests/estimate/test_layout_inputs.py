@@ -137,14 +137,18 @@ def test_from_csv_reads_every_layout_column_and_keeps_the_nodes(tmp_path: Path) 
 def test_from_csv_bad_cells_name_the_row_and_column(tmp_path: Path) -> None:
     f = tmp_path / "bad.csv"
     f.write_text(
-        "model,gpu,num_gpus,nodes,precision,batch_size,sp,recompute\n"
-        "llama3-8b,H100,8,,bf16,2,maybe,\n"
-        "llama3-8b,H100,8,3,bf16,2,,\n"
-        "llama3-8b,H100,8,,bf16,2,,partial\n"
+        "model,gpu,num_gpus,nodes,precision,batch_size,sp,recompute,ep\n"
+        "llama3-8b,H100,8,,bf16,2,maybe,,\n"
+        "llama3-8b,H100,8,3,bf16,2,,,\n"
+        "llama3-8b,H100,8,,bf16,2,,partial,\n"
+        "llama3-8b,H100,8,,bf16,2,,,4\n"
+        "llama3-8b,H100,8,,bf16,2,,,1\n"
     )
     code, out, err = run_cli("estimate", "--from-csv", str(f), "--json")
     assert code == 0, err
-    errors = [json.loads(line)["error"] for line in out.splitlines()]
+    errors = [json.loads(line).get("error", "") for line in out.splitlines()]
     assert "bad.csv:2: sp must be true or false" in errors[0]
     assert "bad.csv:3" in errors[1] and "8 GPUs" in errors[1] and "3 nodes" in errors[1]
     assert "bad.csv:4" in errors[2] and "'partial'" in errors[2]
+    assert "bad.csv:5: ep 4" in errors[3]
+    assert json.loads(out.splitlines()[4])["throughput"] > 0

@@ -107,6 +107,12 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
         net = float(net_raw) if net_raw else None
     except ValueError as exc:
         raise InputError(f"{where}: {exc}") from None
+    ep = (row.get("ep") or "").strip()
+    if ep not in ("", "1"):
+        raise InputError(
+            f"{where}: ep {ep}: expert parallelism is not modelled (the zoo has no mixture-of-"
+            "experts model); leave ep empty or 1"
+        )
     link = (row.get("interconnect") or "").strip().lower() or None
     if link is not None and link not in ("nvlink", "pcie"):
         raise InputError(f"{where}: interconnect {link!r}: nvlink or pcie")
