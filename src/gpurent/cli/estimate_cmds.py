@@ -143,6 +143,9 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
         seq_len=est.seq_len,
         throughput=est.throughput,
         throughput_unit=est.throughput_unit,
+        throughput_low=est.throughput_low,
+        throughput_high=est.throughput_high,
+        interval_class=est.interval_class,
         step_time_s=est.step_time_s,
         memory_per_gpu_gib=est.memory_per_gpu_gib,
         fits=est.fits,
@@ -198,7 +201,7 @@ def _from_csv(path: Path, as_json: bool, stack: Any) -> None:
             "n",
             "precision",
             "batch",
-            "throughput",
+            "throughput (80% range)",
             "unit",
             "mem GiB",
             "fits",
@@ -214,7 +217,7 @@ def _from_csv(path: Path, as_json: bool, stack: Any) -> None:
                 str(r["num_gpus"]),
                 r["precision"],
                 str(r["batch_size"]),
-                f"{r['throughput']:,.0f}",
+                f"{r['throughput']:,.0f} ({r['throughput_low']:,.0f}-{r['throughput_high']:,.0f})",
                 r["throughput_unit"],
                 f"{r['memory_per_gpu_gib']:.1f}",
                 "yes" if r["fits"] else "NO",
@@ -443,6 +446,11 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
     )
 
 
+def _figure(x: float) -> str:
+    """A throughput bound: whole units from 100 up, else three significant digits."""
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
 def _single(
     wl: Any,
     gpu: Any,
@@ -474,6 +482,12 @@ def _single(
 
         doc = to_jsonable(est)
         doc["fits"] = est.fits
+        doc["throughput_low"] = est.throughput_low
+        doc["throughput_high"] = est.throughput_high
+        doc["step_time_low_s"] = est.step_time_low_s
+        doc["step_time_high_s"] = est.step_time_high_s
+        doc["time_to_finish_low_s"] = est.time_to_finish_low_s
+        doc["time_to_finish_high_s"] = est.time_to_finish_high_s
         doc["memory_per_gpu_gib"] = est.memory_per_gpu_gib
         doc["memory"]["total_gib"] = est.memory.total_gib
         doc["memory"]["headroom_gib"] = est.memory.headroom_gib
@@ -485,9 +499,12 @@ def _single(
         f"[bold]{est.model}[/] on {est.num_gpus}x {est.gpu} ({est.precision}, batch "
         f"{est.batch_size_per_gpu}/GPU{f', seq {est.seq_len}' if est.seq_len else ''})"
     )
+    pct = f"{est.interval_coverage:.0%}"
     console.print(
-        f"  throughput     {est.throughput:,.1f} {est.throughput_unit}"
-        f"  ({est.samples_per_s:,.2f} samples/s)"
+        f"  throughput     {est.throughput:,.1f} {est.throughput_unit} ({pct}: "
+        f"{_figure(est.throughput_low)}-{_figure(est.throughput_high)})"
+        f"  ({est.samples_per_s:,.2f} samples/s)",
+        highlight=False,
     )
     console.print(
         f"  step time      {est.step_time_s * 1000:,.1f} ms  (compute "
@@ -506,8 +523,19 @@ def _single(
         f"{m.kv_cache_gib:.2f}, overhead {m.overhead_gib:.2f} GiB"
     )
     if est.time_to_finish_s is not None:
-        console.print(f"  time to finish {format_duration(est.time_to_finish_s)}")
+        lo, hi = est.time_to_finish_low_s, est.time_to_finish_high_s
+        assert lo is not None and hi is not None
+        console.print(
+            f"  time to finish {format_duration(est.time_to_finish_s)} ({pct}: "
+            f"{format_duration(lo)}-{format_duration(hi)})",
+            highlight=False,
+        )
     console.print(f"  basis          {est.basis}")
+    console.print(
+        f"  interval       {pct} range: the estimator's cross-validated error, class "
+        f"{est.interval_class}",
+        highlight=False,
+    )
     for note in est.notes:
         console.print(f"  note: {note}", highlight=False)
 

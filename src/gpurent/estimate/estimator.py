@@ -44,6 +44,7 @@ from gpurent.estimate.perf import (
     tp_allreduce_time_s,
 )
 from gpurent.estimate.result import Bottleneck, Estimate
+from gpurent.estimate.uncertainty import IntervalTable, interval_for, load_intervals
 from gpurent.workload.models import custom_llm, get_model
 from gpurent.workload.spec import Recompute, Sharding, Task, Workload
 from gpurent.workload.zoo import ModelInfo, llm_params
@@ -288,6 +289,7 @@ class Estimator:
         "_constants",
         "_estimates",
         "_gpus",
+        "_intervals",
         "_max_cached",
         "_ratios",
         "_reference",
@@ -300,9 +302,12 @@ class Estimator:
         gpus: Iterable[GpuSpec],
         calibration: Calibration | None = None,
         max_cached: int = 65536,
+        intervals: IntervalTable | None = None,
     ) -> None:
-        """`max_cached` bounds the memo of estimates (0: no memo, each call computes afresh)."""
+        """`max_cached` bounds the memo of estimates (0: no memo, each call computes afresh);
+        `intervals`: the cross-validated error table (default: the bundled one)."""
         self._constants = constants
+        self._intervals = intervals if intervals is not None else load_intervals()
         self._calibration = calibration if calibration is not None else Calibration(())
         self._gpus = tuple(gpus)
         self._by_name: dict[str, GpuSpec] | None = None  # built on the first `find_gpu`
@@ -324,6 +329,10 @@ class Estimator:
     @property
     def calibration(self) -> Calibration:
         return self._calibration
+
+    @property
+    def intervals(self) -> IntervalTable:
+        return self._intervals
 
     @property
     def gpus(self) -> tuple[GpuSpec, ...]:
@@ -354,6 +363,7 @@ class Estimator:
             gpus=self._gpus,
             calibration=calibration,
             max_cached=self._max_cached,
+            intervals=self._intervals,
         )
 
     def speed_ratio(self, gpu: GpuSpec, precision: Precision) -> float:
@@ -486,6 +496,7 @@ def _estimate(
 
     samples_per_s = samples_per_step / step
     basis = "calibrated"
+    exact = False
     measurements = engine.calibration
     if anchor and len(measurements):
         rows = measurements.matches(gpu.name, model.name, p)
@@ -503,6 +514,7 @@ def _estimate(
                 anchor=False,
             )
             ratio = ref.throughput / ref_est.throughput
+            exact = (ref.num_gpus, ref.batch_size) == (num_gpus, b) and ref.seq_len in (None, seq)
             samples_per_s *= ratio
             step /= ratio
             if mfu is not None:
@@ -529,6 +541,16 @@ def _estimate(
             f"(short by {-mem.headroom_gib:.1f} GiB)"
         )
     throughput = samples_per_s * units_per_sample
+    eff_basis = realized_efficiency(gpu).basis
+    interval = interval_for(
+        engine.intervals,
+        basis=basis,
+        efficiency_basis=eff_basis,
+        num_gpus=num_gpus,
+        model_family=model.family,
+        trains=workload.task.trains,
+        exact_measurement=exact,
+    )
     return Estimate(
         model=model.name,
         gpu=gpu.name,
@@ -551,7 +573,11 @@ def _estimate(
         time_to_finish_s=_time_to_finish(workload, model, samples_per_s, throughput),
         basis=basis,
         notes=tuple(notes),
-        efficiency_basis=realized_efficiency(gpu).basis,
+        efficiency_basis=eff_basis,
+        interval_low=interval.low,
+        interval_high=interval.high,
+        interval_coverage=interval.coverage,
+        interval_class=interval.label,
     )
 
 

@@ -27,6 +27,7 @@ from typing import IO, Any, Protocol
 
 from gpurent.runtime.health import HealthResult, ProgressTracker, Status, read_step, worst
 from gpurent.runtime.notices import Http, Notice, urllib_http
+from gpurent.runtime.redact import open_private_log, redact
 
 ENV_CHECKPOINT_DIR = "GPURENT_CHECKPOINT_DIR"
 ENV_HEARTBEAT_FILE = "GPURENT_HEARTBEAT_FILE"
@@ -127,8 +128,7 @@ class EventLog:
     ) -> None:
         self._file: IO[str] | None = None
         if path is not None:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
+            self._file = open_private_log(path)  # 0600; closed in close()
         self._echo = echo
         self._wall_clock = wall_clock
         self.events: list[dict[str, Any]] = []
@@ -136,11 +136,12 @@ class EventLog:
     def emit(self, event: str, **fields: Any) -> dict[str, Any]:
         record = {"time_unix_s": round(self._wall_clock(), 3), "event": event, **fields}
         self.events.append(record)
+        shown = redact(record)  # the file and the terminal never see a secret
         if self._file is not None:
-            self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
+            self._file.write(json.dumps(shown, separators=(",", ":")) + "\n")
             self._file.flush()
         if self._echo is not None:
-            self._echo(record)
+            self._echo(shown)
         return record
 
     def close(self) -> None:
