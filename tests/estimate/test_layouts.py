@@ -279,6 +279,11 @@ def test_cli_layout_flags_end_to_end() -> None:
 
     doc = json.loads(out)
     assert doc["nodes"] == 4 and doc["communication_time_s"] > 0
+    code, text, err = run_cli(*args[:-1])
+    assert code == 0, err
+    # 4 stages, 16 micro-batches, 2 virtual stages: 3 / (2 x 16 + 3) = 8.6 %
+    assert "TP8 x PP4 (VP2) x DP1, sharding none, recompute selective" in text
+    assert "bubble 8.6%" in text
     code, _, err = run_cli(*args[:-1], "--vp", "3")
     assert code == 2
     assert "4 x 3 = 12" in err and len(err.strip().splitlines()) == 1

@@ -516,6 +516,8 @@ def _single(
     if est.mfu is not None:
         console.print(f"  MFU            {100 * est.mfu:.0f}%")
     console.print(f"  bottleneck     {est.bottleneck.value}")
+    if (layout := _layout_line(wl, est.num_gpus)) is not None:
+        console.print(f"  layout         {layout}", highlight=False)
     console.print(f"  memory/GPU     {m.total_gib:.1f} of {m.capacity_gib:g} GiB: {fit}")
     console.print(
         f"    weights {m.weights_gib:.2f}, gradients {m.gradients_gib:.2f}, optimizer "
@@ -538,6 +540,30 @@ def _single(
     )
     for note in est.notes:
         console.print(f"  note: {note}", highlight=False)
+
+
+def _layout_line(wl: Any, num_gpus: int) -> str | None:
+    """The parallel layout and recomputation assumed, with the pipeline bubble, e.g.
+    "TP8 (SP) x PP4 (VP2) x DP1, ZeRO none, recompute selective, bubble 8.6%"; None for a
+    plain single-GPU job."""
+    from gpurent.estimate.estimator import pipeline_bubble_fraction
+    from gpurent.estimate.memory import data_parallel_degree
+
+    tp, pp, cp = wl.tensor_parallel, wl.pipeline_parallel, wl.context_parallel
+    mode = wl.recompute_mode.value
+    if num_gpus == 1 and mode == "none" and wl.sharding.value == "none":
+        return None
+    parts = [f"TP{tp}{' (SP)' if wl.sequence_parallel_on else ''}"]
+    if cp > 1:
+        parts.append(f"CP{cp}")
+    vp = wl.virtual_pipeline_stages
+    parts.append(f"PP{pp}{f' (VP{vp})' if vp > 1 else ''}")
+    parts.append(f"DP{data_parallel_degree(wl, num_gpus)}")
+    line = f"{' x '.join(parts)}, sharding {wl.sharding.value}, recompute {mode}"
+    if pp > 1:
+        bubble = pipeline_bubble_fraction(pp, wl.gradient_accumulation, vp)
+        line += f", {wl.gradient_accumulation} micro-batches, bubble {100 * bubble:.1f}%"
+    return line
 
 
 calibrate_app = typer.Typer(
