@@ -292,3 +292,23 @@ def test_cli_layout_flags_end_to_end() -> None:
         "--seq-len", "1001",
     )  # fmt: skip
     assert code == 2 and "context parallel 2" in err and "1001" in err
+
+
+# --- CPU offload -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sharding", [Sharding.ZERO1, Sharding.ZERO3, Sharding.HSDP])
+def test_cpu_offload_frees_memory_and_pays_pcie(sharding: Sharding) -> None:
+    w = _llm(sharding=sharding, batch_size_per_gpu=2)
+    on_gpu = estimate(w, H100, 16, nodes=2)
+    off = estimate(dataclasses.replace(w, cpu_offload=True), H100, 16, nodes=2)
+    assert off.memory.optimizer_gib == 0.0 < on_gpu.memory.optimizer_gib
+    assert off.memory.total_gib < on_gpu.memory.total_gib
+    assert off.throughput < on_gpu.throughput
+    # a slower host link never makes offload faster; more accumulation amortises it
+    gen4 = dataclasses.replace(H100, pcie_gen=4)
+    assert estimate(dataclasses.replace(w, cpu_offload=True), gen4, 16, nodes=2).throughput < (
+        off.throughput
+    )
+    more = dataclasses.replace(w, cpu_offload=True, gradient_accumulation=8)
+    assert estimate(more, H100, 16, nodes=2).throughput >= off.throughput

@@ -30,6 +30,7 @@ from gpurent.estimate.memory import (
 )
 from gpurent.estimate.perf import (
     NCCL_BASE_LATENCY_S,
+    PCIE_GBPS_BY_GEN,
     bandwidth_bps,
     bytes_per_value,
     ddp_allreduce_time_s,
@@ -45,6 +46,7 @@ from gpurent.estimate.perf import (
 )
 from gpurent.estimate.result import Bottleneck, Estimate
 from gpurent.estimate.uncertainty import IntervalTable, interval_for, load_intervals
+from gpurent.units import BYTES_PER_GB
 from gpurent.workload.models import custom_llm, get_model
 from gpurent.workload.spec import Recompute, Sharding, Task, Workload
 from gpurent.workload.zoo import ModelInfo, llm_params
@@ -938,6 +940,26 @@ def llm_comm_times(
     return LlmComm(dp_s=dp_s, tp_s=tp_s, pp_s=pp_s, cp_s=cp_s)
 
 
+def cpu_offload_time_s(
+    workload: Workload, model: ModelInfo, gpu: GpuSpec, *, shards: int, comm: CommCoeffs
+) -> float:
+    """PCIe seconds per micro-batch of CPU offload (ZeRO-Offload / FSDP CPUOffload): once per
+    optimizer step each GPU sends its gradient shard to the host and receives the updated
+    16-bit weights (2 B + 2 B per parameter of its shard); with sharded weights (ZeRO-3, HSDP)
+    it also copies its weight shard to the GPU before the forward and the backward gathers
+    (2 x 2 B per parameter of its shard, every micro-batch). Over the GPU's x16 PCIe link at
+    `comm.pcie_efficiency`, not overlapped (a stated assumption: DeepSpeed overlaps part of it);
+    the optimizer arithmetic on the CPU is timed as the GPU's (no CPU-Adam measurement)."""
+    assert model.llm is not None
+    n = llm_params(model.llm)
+    full = workload.task in (Task.TRAINING, Task.FINETUNE_FULL)
+    trainable = n if full else lora_params(model, workload.lora_rank)
+    pcie = PCIE_GBPS_BY_GEN.get(gpu.pcie_gen, 31.5) * BYTES_PER_GB * comm.pcie_efficiency
+    per_step = 4.0 * trainable / shards / workload.gradient_accumulation
+    per_micro = 4.0 * n / shards if workload.sharding.shards_weights else 0.0
+    return (per_step + per_micro) / pcie
+
+
 def _llm_training(
     workload: Workload,
     model: ModelInfo,
@@ -1004,6 +1026,8 @@ def _llm_training(
     # ring attention hides behind the attention compute of the same layer
     exposed += max(0.0, cm.cp_s - CP_COMM_OVERLAP * t_c * x_attn / max(x_mm + x_attn, 1e-30))
     exposed += (1.0 - TP_COMM_OVERLAP) * cm.tp_s + (1.0 - PP_COMM_OVERLAP) * cm.pp_s
+    if workload.cpu_offload:
+        exposed += cpu_offload_time_s(workload, model, gpu, shards=shards, comm=k.comm)
     step = single + exposed
     # pipeline bubble: the step (per micro-batch) stretches by 1 / (1 - bubble share)
     step /= 1.0 - pipeline_bubble_fraction(pp, ga, workload.virtual_pipeline_stages)
