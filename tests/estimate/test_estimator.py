@@ -341,7 +341,9 @@ def test_tensor_parallel_inference_pays_nccl_latency_per_layer_and_token() -> No
 
 
 def test_training_tensor_parallel_all_reduces_pay_the_same_latency_as_inference() -> None:
-    """4 all-reduces per layer per micro-batch, each NCCL latency + ring bytes (as inference)."""
+    """4 all-reduces per layer per micro-batch, each NCCL latency + ring bytes (as inference).
+    Without sequence parallelism: with it each is a reduce-scatter + an all-gather
+    (tests/estimate/test_layouts.py)."""
     from gpurent.estimate.perf import tp_allreduce_time_s
 
     k = load_constants()
@@ -354,6 +356,7 @@ def test_training_tensor_parallel_all_reduces_pay_the_same_latency_as_inference(
         batch_size_per_gpu=1,
         seq_len=256,
         tensor_parallel=8,
+        sequence_parallel=False,
     )
     e = estimate(w, h100, 8)
     per = tp_allreduce_time_s(256 * 1 * shape.hidden * 2.0, h100, 8, k.comm, None)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.precision import Precision
 from gpurent.errors import DataError, InputError
-from gpurent.estimate.constants import Constants, load_constants
+from gpurent.estimate.constants import CommCoeffs, Constants, load_constants
 from gpurent.estimate.efficiency import efficiency_note, realized_efficiency
 from gpurent.estimate.measured import Calibration, best_match
 from gpurent.estimate.memory import (
@@ -26,21 +26,29 @@ from gpurent.estimate.memory import (
     lora_params,
     memory_breakdown,
     weights_bytes_for_inference,
+    zero_shard_degree,
 )
 from gpurent.estimate.perf import (
-    allreduce_time_s,
+    NCCL_BASE_LATENCY_S,
+    PCIE_GBPS_BY_GEN,
     bandwidth_bps,
     bytes_per_value,
     ddp_allreduce_time_s,
     family_features,
+    group_collective_time_s,
+    in_scale_up_domain,
+    intra_node_link,
     llm_training_features,
+    network_link,
     peak_flops,
+    spans_nodes_domain,
     tp_allreduce_time_s,
 )
 from gpurent.estimate.result import Bottleneck, Estimate
 from gpurent.estimate.uncertainty import IntervalTable, interval_for, load_intervals
+from gpurent.units import BYTES_PER_GB
 from gpurent.workload.models import custom_llm, get_model
-from gpurent.workload.spec import Sharding, Task, Workload
+from gpurent.workload.spec import Recompute, Sharding, Task, Workload
 from gpurent.workload.zoo import ModelInfo, llm_params
 
 LLM_COMM_OVERLAP = 0.9  # FSDP prefetch hides most gathers behind compute (MosaicML, torchtitan)
@@ -106,30 +114,70 @@ def resolve_model(workload: Workload) -> ModelInfo:
     return get_model(workload.model)
 
 
-_CHANGE_LAYOUT = "(--tp/--pp, or tensor_parallel/pipeline_parallel in the workload file)"
+_CHANGE_LAYOUT = (
+    "(--tp/--pp/--cp, or tensor_parallel/pipeline_parallel/context_parallel in the workload file)"
+)
 
 
-def _validate_layout(workload: Workload, model: ModelInfo, num_gpus: int, nodes: int) -> None:
-    """GPUs split evenly over the nodes, tensor x pipeline parallel divides the GPUs, tensor
-    parallelism stays inside a node (it is priced on the node's own link) and divides the
-    attention heads, and no pipeline stage is empty: else one line naming the numbers."""
-    tp, pp = workload.tensor_parallel, workload.pipeline_parallel
+def _validate_layout(
+    workload: Workload, model: ModelInfo, num_gpus: int, nodes: int, gpu: GpuSpec
+) -> None:
+    """GPUs split evenly over the nodes, tensor x context x pipeline parallel divides the GPUs,
+    tensor parallelism stays inside a node (it is priced on the node's own link) or inside an
+    NVL72 scale-up domain, and divides the attention heads, no pipeline stage is empty, virtual
+    stages need a pipeline and divide the layers, sequence parallelism needs tensor parallelism,
+    context parallelism divides the sequence: else one line naming the numbers."""
+    tp, pp, cp = workload.tensor_parallel, workload.pipeline_parallel, workload.context_parallel
+    vp = workload.virtual_pipeline_stages
+    if min(tp, pp, cp, vp) < 1:
+        raise InputError(
+            f"tensor, pipeline and context parallel and virtual pipeline stages must be >= 1, "
+            f"got tp {tp}, pp {pp}, cp {cp}, vp {vp}"
+        )
     if num_gpus % nodes:
         raise InputError(
             f"{num_gpus} GPUs do not split evenly over {nodes} nodes: give a GPU count that is "
             f"a multiple of {nodes} (--gpus), or another number of nodes (--nodes)"
         )
-    if num_gpus % (tp * pp):
+    mp = tp * cp * pp
+    if num_gpus % mp:
+        names, nums = ("tensor x pipeline", f"{tp} x {pp}")
+        if cp > 1:
+            names, nums = ("tensor x context x pipeline", f"{tp} x {cp} x {pp}")
         raise InputError(
-            f"{num_gpus} GPUs are not a multiple of tensor x pipeline parallel = {tp} x {pp} = "
-            f"{tp * pp}: use a multiple of {tp * pp} GPUs or another layout {_CHANGE_LAYOUT}"
+            f"{num_gpus} GPUs are not a multiple of {names} parallel = {nums} = {mp}: use a "
+            f"multiple of {mp} GPUs or another layout {_CHANGE_LAYOUT}"
         )
     per_node = num_gpus // nodes
-    if per_node % tp:
+    domain = spans_nodes_domain(gpu)
+    in_domain = tp > per_node and tp % per_node == 0 and tp <= domain
+    if per_node % tp and not in_domain:
         raise InputError(
             f"tensor parallel {tp} does not divide the {per_node} GPUs per node ({num_gpus} GPUs "
-            f"over {nodes} nodes): tensor parallelism runs inside a node; use a divisor of "
-            f"{per_node} and pipeline parallel across nodes {_CHANGE_LAYOUT}"
+            f"over {nodes} nodes): tensor parallelism runs inside a node (or an NVL72 domain); "
+            f"use a divisor of {per_node} and pipeline parallel across nodes {_CHANGE_LAYOUT}"
+        )
+    if vp > 1 and pp == 1:
+        raise InputError(
+            f"virtual pipeline stages {vp} need pipeline parallel > 1 (pp is 1): set --pp, or "
+            "drop --vp (virtual_pipeline_stages in the workload file)"
+        )
+    ga = workload.gradient_accumulation
+    if vp > 1 and ga % pp:
+        raise InputError(
+            f"the interleaved schedule ({vp} virtual stages) needs micro-batches per step "
+            f"(gradient accumulation {ga}) to be a multiple of pipeline parallel {pp}, as "
+            f"Megatron-LM requires: use --grad-accum {pp * max(1, -(-ga // pp))} or --vp 1"
+        )
+    if workload.sequence_parallel and tp == 1:
+        raise InputError(
+            "sequence parallel needs tensor parallel > 1 (tp is 1): set --tp, or drop "
+            "--sequence-parallel (sequence_parallel in the workload file)"
+        )
+    if cp > 1 and (model.llm is None or workload.task is Task.INFERENCE):
+        raise InputError(
+            f"context parallel {cp} is modelled for decoder-LLM training only ({model.name}, "
+            f"{workload.task.value}): use --cp 1"
         )
     if model.llm is None:
         return
@@ -143,23 +191,35 @@ def _validate_layout(workload: Workload, model: ModelInfo, num_gpus: int, nodes:
             f"pipeline parallel {pp} exceeds {model.name}'s {model.llm.layers} layers (a stage "
             f"would hold none): use at most {model.llm.layers} stages {_CHANGE_LAYOUT}"
         )
+    if vp > 1 and model.llm.layers % (pp * vp):
+        raise InputError(
+            f"{model.name}'s {model.llm.layers} layers do not divide into pipeline x virtual "
+            f"stages = {pp} x {vp} = {pp * vp} chunks: use a vp with {model.llm.layers} a "
+            f"multiple of pp x vp (--vp, virtual_pipeline_stages)"
+        )
 
 
-def _validate(workload: Workload, model: ModelInfo, num_gpus: int, nodes: int) -> int | None:
+def _validate(
+    workload: Workload, model: ModelInfo, num_gpus: int, nodes: int, gpu: GpuSpec
+) -> int | None:
     if num_gpus < 1:
         raise InputError(f"num_gpus must be >= 1, got {num_gpus}")
     if nodes < 1 or nodes > num_gpus:
         raise InputError(f"nodes must be between 1 and num_gpus ({num_gpus}), got {nodes}")
     if workload.batch_size_per_gpu < 1:
         raise InputError(f"batch size per GPU must be >= 1, got {workload.batch_size_per_gpu}")
-    if workload.tensor_parallel < 1 or workload.pipeline_parallel < 1:
-        raise InputError("tensor_parallel and pipeline_parallel must be >= 1")
-    _validate_layout(workload, model, num_gpus, nodes)
+    _validate_layout(workload, model, num_gpus, nodes, gpu)
     if workload.gradient_accumulation < 1:
         raise InputError("gradient_accumulation must be >= 1")
     seq = workload.seq_len if workload.seq_len is not None else model.default_seq_len
     if seq is not None and seq < 1:
         raise InputError(f"seq_len must be >= 1, got {seq}")
+    cp = workload.context_parallel
+    if cp > 1 and seq is not None and seq % cp:
+        raise InputError(
+            f"context parallel {cp} does not divide the sequence length {seq}: use a seq_len "
+            f"that is a multiple of {cp} or another --cp"
+        )
     if workload.seq_len is not None and not model.uses_seq_len:
         seq = None  # fixed-shape models ignore a sequence length
     return seq
@@ -377,10 +437,12 @@ def _estimate(
     intra_node_interconnect = interconnect
     k = engine.constants
     model = resolve_model(workload)
-    seq = _validate(workload, model, num_gpus, nodes)
+    seq = _validate(workload, model, num_gpus, nodes, gpu)
     p = workload.precision
     b = workload.batch_size_per_gpu
-    mem = memory_breakdown(workload, model, num_gpus, gpu.capacity_gib)
+    mem = memory_breakdown(
+        workload, model, num_gpus, gpu.capacity_gib, gpus_per_node=num_gpus // nodes
+    )
     notes: list[str] = []
     if p is Precision.BF16 and not gpu.bf16_supported:
         notes.append(f"{gpu.name} has no bf16 tensor cores: runs at the fp32 rate")
@@ -615,19 +677,24 @@ def _family(
 
 @dataclass(frozen=True, slots=True)
 class Collective:
-    """One data-parallel collective of an LLM training step over the `dp` data-parallel ranks:
-    `payload_bytes` (of one model-parallel shard) moved `factor` times, (dp - 1) / dp of it each
-    time: 1 = an all-gather or a reduce-scatter, 2 = an all-reduce (both), 3 = ZeRO-3's two
-    weight all-gathers and one gradient reduce-scatter. `per_micro_batch`: every micro-batch
-    (ZeRO-3/FSDP gathers), else once per optimizer step (DDP/ZeRO-1/2 gradient all-reduce)."""
+    """One data-parallel collective of an LLM training step: `payload_bytes` (of one
+    model-parallel shard) moved `factor` times, (n - 1) / n of it each time: 1 = an all-gather
+    or a reduce-scatter, 2 = an all-reduce (both), 3 = ZeRO-3's two weight all-gathers and one
+    gradient reduce-scatter. `per_micro_batch`: every micro-batch (ZeRO-3/FSDP gathers), else
+    once per optimizer step (DDP/ZeRO-1/2 gradient all-reduce). `scope`: among which ranks,
+    "dp" all the data-parallel (x context-parallel) ranks, "shard" HSDP's shard group (the
+    ranks of one node), "replicas" one rank of each shard group (across nodes)."""
 
     what: str
     payload_bytes: float
     factor: float
     per_micro_batch: bool
+    scope: str = "dp"
 
 
-def llm_dp_collectives(workload: Workload, model: ModelInfo) -> tuple[Collective, ...]:
+def llm_dp_collectives(
+    workload: Workload, model: ModelInfo, shard_group: int = 1
+) -> tuple[Collective, ...]:
     """The data-parallel collectives of one decoder-LLM training step (see docs/estimator.md).
 
     - ZeRO-3/FSDP, full training: weights (2 B/param) gathered in forward and in backward,
@@ -636,6 +703,9 @@ def llm_dp_collectives(workload: Workload, model: ModelInfo) -> tuple[Collective
       gathered twice per micro-batch (forward, and backward with reshard-after-forward; 2 B/param
       bf16, 0.53 B/param QLoRA storage), while only the adapter gradients are reduce-scattered:
       2 x base weights + 1 x adapter gradients, every micro-batch.
+    - HSDP: the ZeRO-3 collectives inside the shard group of `shard_group` ranks, then the
+      gradient shard (1 / shard_group of the trainable gradients) all-reduced across the
+      replicas once per optimizer step.
     - DDP, ZeRO-1, ZeRO-2: the trainable gradients (all weights, or only the adapters) all-reduced
       (reduce-scatter + all-gather) once per optimizer step."""
     assert model.llm is not None
@@ -643,40 +713,251 @@ def llm_dp_collectives(workload: Workload, model: ModelInfo) -> tuple[Collective
     mp = workload.tensor_parallel * workload.pipeline_parallel
     task = workload.task
     full = task in (Task.TRAINING, Task.FINETUNE_FULL)
-    if workload.sharding is Sharding.ZERO3 and full:
-        return (
-            Collective(
-                "weights gathered twice, gradients reduce-scattered", n * 2.0 / mp, 3.0, True
-            ),
-        )
     p = workload.precision
     grad_b = 2.0 if p in (Precision.BF16, Precision.FP16, Precision.FP8) else 4.0
     trainable = n if full else lora_params(model, workload.lora_rank)
-    if workload.sharding is Sharding.ZERO3:
+    hsdp = workload.sharding is Sharding.HSDP
+    within = "shard" if hsdp else "dp"
+    across: tuple[Collective, ...] = ()
+    if hsdp:
+        across = (
+            Collective(
+                "gradient shard all-reduced across the replicas",
+                trainable * grad_b / mp / max(1, shard_group),
+                2.0,
+                False,
+                "replicas",
+            ),
+        )
+    if workload.sharding.shards_weights and full:
+        return (
+            Collective(
+                "weights gathered twice, gradients reduce-scattered",
+                n * 2.0 / mp,
+                3.0,
+                True,
+                within,
+            ),
+            *across,
+        )
+    if workload.sharding.shards_weights:
         return (
             Collective(
                 "frozen base weights gathered in forward and backward",
                 n * frozen_base_bytes_per_param(task) / mp,
                 2.0,
                 True,
+                within,
             ),
-            Collective("adapter gradients reduce-scattered", trainable * grad_b / mp, 1.0, True),
+            Collective(
+                "adapter gradients reduce-scattered", trainable * grad_b / mp, 1.0, True, within
+            ),
+            *across,
         )
     return (Collective("gradients all-reduced", trainable * grad_b / mp, 2.0, False),)
 
 
+@dataclass(frozen=True, slots=True)
+class DpGroup:
+    """Where the data-parallel (x context-parallel) ranks of one model shard sit: `ranks` of
+    them, `per_node` in each node (Megatron's rank order: tensor, context, data, pipeline, so
+    the ranks of one tensor-parallel group are neighbours), over `group_nodes` nodes."""
+
+    ranks: int
+    per_node: int
+    group_nodes: int
+
+    @property
+    def replicas(self) -> int:
+        """HSDP's shard groups (one per node)."""
+        return max(1, self.ranks // self.per_node)
+
+
+def dp_group(workload: Workload, num_gpus: int, nodes: int) -> DpGroup:
+    """The `DpGroup` of `workload` on `num_gpus` GPUs over `nodes` nodes."""
+    ranks = data_parallel_degree(workload, num_gpus) * workload.context_parallel
+    gpus_per_node = num_gpus // max(1, nodes)
+    per_node = max(1, min(ranks, gpus_per_node // workload.tensor_parallel))
+    return DpGroup(ranks, per_node, max(1, math.ceil(ranks / per_node)))
+
+
 def llm_dp_traffic_bytes(workload: Workload, model: ModelInfo, num_gpus: int) -> float:
-    """Bytes each GPU sends for data parallelism per micro-batch step on a ring of the
-    data-parallel ranks: sum over `llm_dp_collectives` of factor x (dp - 1) / dp x payload (a
-    once-per-optimizer-step collective spread over the gradient-accumulation steps)."""
-    dp = data_parallel_degree(workload, num_gpus)
-    if dp <= 1:
+    """Bytes each GPU sends for data parallelism per micro-batch step on a ring of the ranks of
+    each collective (all on one node): sum over `llm_dp_collectives` of factor x (n - 1) / n x
+    payload (a once-per-optimizer-step collective spread over the gradient-accumulation
+    steps)."""
+    group = dp_group(workload, num_gpus, 1)
+    if group.ranks <= 1:
         return 0.0
     ga = workload.gradient_accumulation
-    return sum(
-        c.factor * (dp - 1) / dp * c.payload_bytes / (1 if c.per_micro_batch else ga)
-        for c in llm_dp_collectives(workload, model)
-    )
+    total = 0.0
+    for c in llm_dp_collectives(workload, model, group.per_node):
+        n = group.ranks
+        total += c.factor * (n - 1) / n * c.payload_bytes / (1 if c.per_micro_batch else ga)
+    return total
+
+
+def llm_dp_network_bytes(workload: Workload, model: ModelInfo, num_gpus: int, nodes: int) -> float:
+    """Bytes each node's network carries for data parallelism per micro-batch step: a collective
+    over the whole data-parallel group moves factor x (m - 1) / m of its payload through each of
+    the m nodes it spans (NCCL's hierarchical rings); HSDP's replica all-reduce runs for each of
+    the node's g shard ranks at once, g x its payload through the node's network; HSDP's shard
+    collectives stay in the node."""
+    group = dp_group(workload, num_gpus, nodes)
+    if group.ranks <= 1:
+        return 0.0
+    ga = workload.gradient_accumulation
+    total = 0.0
+    for c in llm_dp_collectives(workload, model, group.per_node):
+        if c.scope == "shard":
+            continue
+        m = group.replicas if c.scope == "replicas" else group.group_nodes
+        payload = c.payload_bytes * (group.per_node if c.scope == "replicas" else 1)
+        total += c.factor * (m - 1) / m * payload / (1 if c.per_micro_batch else ga)
+    return total
+
+
+def pipeline_bubble_fraction(stages: int, micro_batches: int, virtual_stages: int = 1) -> float:
+    """Share of a pipelined step that each GPU idles: (p - 1) / (v m + p - 1) for p stages,
+    m micro-batches per optimizer step and v virtual stages (model chunks) per GPU; v = 1 is
+    1F1B (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters
+    Using Megatron-LM", SC21, §2.2: the bubble is (p - 1) / m of the ideal time, (p - 1) / (v m)
+    interleaved)."""
+    if stages <= 1:
+        return 0.0
+    return (stages - 1) / (virtual_stages * micro_batches + stages - 1)
+
+
+# Shares of each layout's communication that hide behind compute (stated assumptions, not fits):
+# FSDP/ZeRO prefetch and DDP buckets hide most of the data-parallel traffic behind the forward
+# and backward (`LLM_COMM_OVERLAP`); ring attention overlaps each KV block's transfer with the
+# previous block's attention (`CP_COMM_OVERLAP` of the attention time); tensor-parallel
+# collectives and pipeline sends sit on the critical path (0).
+CP_COMM_OVERLAP = 1.0
+TP_COMM_OVERLAP = 0.0
+PP_COMM_OVERLAP = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class LlmComm:
+    """Per-micro-batch communication seconds of one LLM training step, by layout."""
+
+    dp_s: float  # data parallel / ZeRO / FSDP / HSDP, before overlap
+    tp_s: float  # tensor (and sequence) parallel
+    pp_s: float  # pipeline point-to-point sends
+    cp_s: float  # context parallel ring attention, before overlap
+
+
+def llm_comm_times(
+    workload: Workload,
+    model: ModelInfo,
+    gpu: GpuSpec,
+    *,
+    num_gpus: int,
+    nodes: int,
+    seq: int,
+    comm: CommCoeffs,
+    inter_node_gbps: float | None,
+    interconnect: str | None,
+) -> LlmComm:
+    """The collectives of each layout, priced by `perf.group_collective_time_s` on the links
+    they cross (see docs/estimator.md, "Communication per layout")."""
+    assert model.llm is not None
+    shape = model.llm
+    b = workload.batch_size_per_gpu
+    tp, pp, cp = workload.tensor_parallel, workload.pipeline_parallel, workload.context_parallel
+    vp = workload.virtual_pipeline_stages
+    ga = workload.gradient_accumulation
+    per_node = num_gpus // nodes
+    act_b = 2.0  # bf16 activations
+    local_seq = seq // cp
+
+    def on(ranks: int, group_nodes: int, payload: float, passes: float) -> float:
+        return group_collective_time_s(
+            payload,
+            gpu,
+            ranks,
+            group_nodes=group_nodes,
+            gpus_per_node=per_node,
+            comm=comm,
+            passes=passes,
+            inter_node_gbps=inter_node_gbps,
+            interconnect=interconnect,
+        )
+
+    group = dp_group(workload, num_gpus, nodes)
+    dp_s = 0.0
+    if group.ranks > 1:
+        for c in llm_dp_collectives(workload, model, group.per_node):
+            if c.scope == "shard":
+                t = on(group.per_node, 1, c.payload_bytes, c.factor)
+            elif c.scope == "replicas":  # the node's g shard ranks share its network
+                t = on(group.replicas, group.replicas, c.payload_bytes * group.per_node, c.factor)
+            else:
+                t = on(group.ranks, group.group_nodes, c.payload_bytes, c.factor)
+            dp_s += t if c.per_micro_batch else t / ga
+    layers_here = math.ceil(shape.layers / pp)
+    tp_s = 0.0
+    if tp > 1:
+        # Megatron: 2 all-reduces of s b h activations per layer forward, 2 backward; with
+        # sequence parallelism each becomes a reduce-scatter + an all-gather (same volume)
+        act = local_seq * b * shape.hidden * act_b
+        tp_nodes = max(1, tp // per_node)
+        if workload.sequence_parallel_on:
+            per = 2.0 * on(tp, tp_nodes, act, 1.0)
+        elif tp_nodes == 1:
+            per = tp_allreduce_time_s(act, gpu, tp, comm, interconnect)
+        else:
+            per = on(tp, tp_nodes, act, 2.0)
+        tp_s = 4.0 * layers_here * per
+    pp_s = 0.0
+    if pp > 1:
+        # each stage boundary sends a micro-batch's activations forward and their gradients
+        # back; interleaving has v boundaries per GPU instead of one (Narayanan et al. 2021)
+        # and the scatter/gather optimisation splits each send over the tp ranks
+        payload = local_seq * b * shape.hidden * act_b / tp
+        # stages are outermost in the rank order: on several nodes some stage boundary crosses
+        # the network (or stays on NVLink inside an NVL72 domain), and the slowest one paces
+        # the pipeline
+        stage_gpus = num_gpus // pp
+        if nodes > 1 and not in_scale_up_domain(gpu, nodes, per_node):
+            link = network_link(inter_node_gbps, comm)
+        else:
+            link = intra_node_link(gpu, 2, comm, interconnect)
+        # a point-to-point send: one step of base latency, the payload over the link (a node's
+        # network is shared by its GPUs sending at once)
+        share = min(per_node, stage_gpus) if link.kind in ("ib/roce", "ethernet") else 1
+        one = NCCL_BASE_LATENCY_S + link.step_latency_s + payload * share / link.bus_bytes_per_s
+        pp_s = 2.0 * vp * one
+    cp_s = 0.0
+    if cp > 1:
+        # ring attention: per layer, cp - 1 steps passing a K and V block of seq / cp tokens in
+        # forward, and K, V and their gradients in backward (3 x the forward bytes in all)
+        kv = (shape.kv_heads or shape.heads) * (shape.hidden // shape.heads)
+        block = 2.0 * local_seq * b * kv * act_b / tp
+        cp_nodes = max(1, (tp * cp) // per_node)
+        cp_s = 3.0 * layers_here * on(cp, cp_nodes, block * cp, 1.0)
+    return LlmComm(dp_s=dp_s, tp_s=tp_s, pp_s=pp_s, cp_s=cp_s)
+
+
+def cpu_offload_time_s(
+    workload: Workload, model: ModelInfo, gpu: GpuSpec, *, shards: int, comm: CommCoeffs
+) -> float:
+    """PCIe seconds per micro-batch of CPU offload (ZeRO-Offload / FSDP CPUOffload): once per
+    optimizer step each GPU sends its gradient shard to the host and receives the updated
+    16-bit weights (2 B + 2 B per parameter of its shard); with sharded weights (ZeRO-3, HSDP)
+    it also copies its weight shard to the GPU before the forward and the backward gathers
+    (2 x 2 B per parameter of its shard, every micro-batch). Over the GPU's x16 PCIe link at
+    `comm.pcie_efficiency`, not overlapped (a stated assumption: DeepSpeed overlaps part of it);
+    the optimizer arithmetic on the CPU is timed as the GPU's (no CPU-Adam measurement)."""
+    assert model.llm is not None
+    n = llm_params(model.llm)
+    full = workload.task in (Task.TRAINING, Task.FINETUNE_FULL)
+    trainable = n if full else lora_params(model, workload.lora_rank)
+    pcie = PCIE_GBPS_BY_GEN.get(gpu.pcie_gen, 31.5) * BYTES_PER_GB * comm.pcie_efficiency
+    per_step = 4.0 * trainable / shards / workload.gradient_accumulation
+    per_micro = 4.0 * n / shards if workload.sharding.shards_weights else 0.0
+    return (per_step + per_micro) / pcie
 
 
 def _llm_training(
@@ -695,21 +976,21 @@ def _llm_training(
     assert model.llm is not None
     shape = model.llm
     p = workload.precision
-    b = workload.batch_size_per_gpu
-    tp, pp = workload.tensor_parallel, workload.pipeline_parallel
-    mp = tp * pp
+    tp, pp, cp = workload.tensor_parallel, workload.pipeline_parallel, workload.context_parallel
     k = engine.constants
     c = k.llm
     ref = engine.reference_gpu
+    mode = workload.recompute_mode
     x_mm, x_attn, x_mem, model_flops = llm_training_features(
         model,
         ref,
         p,
         workload.task,
-        batch=b,
+        batch=workload.batch_size_per_gpu,
         seq_len=seq,
-        checkpointing=workload.activation_checkpointing,
-        model_parallel=mp,
+        checkpointing=mode is Recompute.FULL,
+        selective=mode is Recompute.SELECTIVE,
+        model_parallel=tp * pp * cp,
     )
     ratio = engine.speed_ratio(gpu, p)
     # never faster than the fitted matmul efficiency at this GPU's own peak (a GPU without
@@ -720,9 +1001,9 @@ def _llm_training(
     ga = workload.gradient_accumulation
     n = llm_params(shape)
     # optimizer step: read/write weights, grads and AdamW states once per optimizer step
-    shards = mp * (
-        data_parallel_degree(workload, num_gpus) if workload.sharding is not Sharding.NONE else 1
-    )
+    shards = tp * pp
+    if workload.sharding is not Sharding.NONE:
+        shards *= zero_shard_degree(workload, num_gpus, num_gpus // nodes)
     trainable = (
         n
         if workload.task in (Task.TRAINING, Task.FINETUNE_FULL)
@@ -730,32 +1011,26 @@ def _llm_training(
     )
     t_opt = 28.0 * trainable / shards / bandwidth_bps(gpu) / ga
     single = t_c + t_m + c.c_s * ratio + t_opt
-    # communication
-    dp = data_parallel_degree(workload, num_gpus)
-    comm = 0.0
-    if dp > 1:
-        dp_nodes = max(1, min(nodes, dp))
-        for coll in llm_dp_collectives(workload, model):
-            t = allreduce_time_s(
-                coll.payload_bytes,
-                gpu,
-                dp,
-                dp_nodes,
-                k.comm,
-                inter_node_gbps=inter_node_gbps,
-                interconnect=interconnect,
-                factor=coll.factor,
-            )
-            comm += t if coll.per_micro_batch else t / ga
-    exposed = max(0.0, comm - LLM_COMM_OVERLAP * (t_c + t_m))
-    if tp > 1:  # 4 all-reduces of s*b*h activations per layer, on the critical path
-        act = seq * b * shape.hidden * 2.0
-        # the same NCCL latency + ring bytes as inference's (`perf.tp_allreduce_time_s`)
-        per = tp_allreduce_time_s(act, gpu, tp, k.comm, interconnect)
-        exposed += 4.0 * math.ceil(shape.layers / pp) * per
+    cm = llm_comm_times(
+        workload,
+        model,
+        gpu,
+        num_gpus=num_gpus,
+        nodes=nodes,
+        seq=seq,
+        comm=k.comm,
+        inter_node_gbps=inter_node_gbps,
+        interconnect=interconnect,
+    )
+    exposed = max(0.0, cm.dp_s - LLM_COMM_OVERLAP * (t_c + t_m))
+    # ring attention hides behind the attention compute of the same layer
+    exposed += max(0.0, cm.cp_s - CP_COMM_OVERLAP * t_c * x_attn / max(x_mm + x_attn, 1e-30))
+    exposed += (1.0 - TP_COMM_OVERLAP) * cm.tp_s + (1.0 - PP_COMM_OVERLAP) * cm.pp_s
+    if workload.cpu_offload:
+        exposed += cpu_offload_time_s(workload, model, gpu, shards=shards, comm=k.comm)
     step = single + exposed
-    if pp > 1:  # 1F1B bubble: (pp - 1) idle slots per `ga` micro-batches
-        step *= 1.0 + (pp - 1) / ga
+    # pipeline bubble: the step (per micro-batch) stretches by 1 / (1 - bubble share)
+    step /= 1.0 - pipeline_bubble_fraction(pp, ga, workload.virtual_pipeline_stages)
     mfu = model_flops / (step * peak_flops(gpu, p))
     return t_c, t_m, exposed, step, mfu, single / step
 

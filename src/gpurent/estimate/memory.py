@@ -32,6 +32,11 @@ Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
 - FSDP/ZeRO-3 gathers each layer's full weights before use: the layer being computed and the
   one prefetched (2 x one layer's weights) plus one layer's unsharded gradients before the
   reduce-scatter are counted with the weights.
+- Layouts: ZeRO shards over data x context-parallel ranks (HSDP: over the data-parallel ranks of
+  one node); context parallelism keeps seq / cp tokens of activations per rank; tensor
+  parallelism without sequence parallelism keeps 10/34 of each layer's activations replicated
+  (Korthikanti et al. 2022); pipeline stages' peak is the first stage's in-flight micro-batches
+  (`pipeline_in_flight`) or the last stage's logits, whichever is larger.
 - KV cache (inference): 2 x layers x kv_heads x head_dim x (prompt + output) x batch x 2 B
   (4 B for fp32 runs).
 - Overhead: 0.8 GiB CUDA context + workspace, plus a share of the rest for the caching
@@ -89,7 +94,38 @@ def frozen_base_bytes_per_param(task: Task) -> float:
 
 
 def data_parallel_degree(workload: Workload, num_gpus: int) -> int:
-    return max(1, num_gpus // (workload.tensor_parallel * workload.pipeline_parallel))
+    """Model replicas: GPUs / (tensor x pipeline x context parallel)."""
+    mp = workload.tensor_parallel * workload.pipeline_parallel * workload.context_parallel
+    return max(1, num_gpus // mp)
+
+
+def zero_shard_degree(workload: Workload, num_gpus: int, gpus_per_node: int | None) -> int:
+    """Ranks ZeRO/FSDP shards the training state over: the data-parallel ranks times the
+    context-parallel ones (they hold the same weights; Megatron's distributed optimizer and
+    torchtitan's FSDP shard over both); HSDP only over the shard group, the ranks of those one
+    node holds (`gpus_per_node` None: all GPUs on one node)."""
+    ranks = data_parallel_degree(workload, num_gpus) * workload.context_parallel
+    if workload.sharding is Sharding.HSDP:
+        per_node = gpus_per_node if gpus_per_node is not None else num_gpus
+        return max(1, min(ranks, per_node // workload.tensor_parallel))
+    return ranks
+
+
+# Korthikanti et al. 2022, Table 2: of a layer's 34 s b h activation bytes, 10 s b h (layer
+# norms, dropouts, the residual input) lie outside the tensor-parallel GEMM regions and are
+# replicated on every tensor-parallel rank unless sequence parallelism splits them.
+TP_REPLICATED_SHARE = 10.0 / 34.0
+
+
+def pipeline_in_flight(workload: Workload) -> float:
+    """Micro-batches whose activations the first pipeline stage holds at its peak: 1F1B keeps
+    min(pp, m) in flight (Narayanan et al. 2021, SC21, §2.2); the interleaved schedule with v
+    model chunks per rank holds (1 + (pp - 1) / (pp v)) times that (Korthikanti et al. 2022,
+    §4.2.3)."""
+    pp, vp = workload.pipeline_parallel, workload.virtual_pipeline_stages
+    if pp <= 1:
+        return 1.0
+    return min(pp, workload.gradient_accumulation) * (1.0 + (pp - 1) / (pp * vp) if vp > 1 else 1.0)
 
 
 def memory_breakdown(
@@ -98,11 +134,13 @@ def memory_breakdown(
     num_gpus: int,
     capacity_gib: float,
     *,
+    gpus_per_node: int | None = None,
     activation_scale: float = ACTIVATION_SCALE,
     adapter_activation_scale: float = ADAPTER_ACTIVATION_SCALE,
     fragmentation: float | None = None,
 ) -> MemoryBreakdown:
-    """Per-GPU memory of `workload` on `num_gpus` GPUs with `capacity_gib` each.
+    """Per-GPU memory of `workload` on `num_gpus` GPUs with `capacity_gib` each
+    (`gpus_per_node`: HSDP's shard group; None: one node).
 
     `activation_scale` (full training), `adapter_activation_scale` (LoRA, QLoRA) and
     `fragmentation` (training jobs) default to the fitted values; the
@@ -110,7 +148,6 @@ def memory_breakdown(
     p = workload.precision
     n = model.num_params
     mp = workload.tensor_parallel * workload.pipeline_parallel
-    dp = data_parallel_degree(workload, num_gpus)
     half_store = p in (Precision.BF16, Precision.FP16, Precision.FP8)
     task = workload.task
     b = workload.batch_size_per_gpu
@@ -148,21 +185,24 @@ def memory_breakdown(
         weights /= mp
         grads /= mp
         optim /= mp
-        if workload.sharding in (Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3):
-            optim /= dp
-        if workload.sharding in (Sharding.ZERO2, Sharding.ZERO3):
-            grads /= dp
-        if workload.sharding is Sharding.ZERO3:
-            weights /= dp
+        zero = zero_shard_degree(workload, num_gpus, gpus_per_node)
+        if workload.sharding is not Sharding.NONE:
+            optim /= zero
+        if workload.sharding is not Sharding.NONE and workload.sharding is not Sharding.ZERO1:
+            grads /= zero
+        if workload.sharding.shards_weights:
+            weights /= zero
         if workload.cpu_offload:
             optim = 0.0
-            if workload.sharding is Sharding.ZERO3:
+            if workload.sharding.shards_weights:
                 weights = 0.0
-        if workload.sharding is Sharding.ZERO3 and dp > 1:
+        if workload.sharding.shards_weights and zero > 1:
             weights += _zero3_gathered_bytes(workload, model, half_store)
         adapters = task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA)
         scale = adapter_activation_scale if adapters else activation_scale
-        activations = scale * _training_activations(workload, model, seq, b, act_bytes_per_value)
+        # context parallelism: each rank keeps the activations of seq / cp tokens
+        seq_cp = seq // workload.context_parallel if seq is not None else None
+        activations = scale * _training_activations(workload, model, seq_cp, b, act_bytes_per_value)
 
     if fragmentation is None:
         fragmentation = INFERENCE_FRAGMENTATION if task is Task.INFERENCE else FRAGMENTATION
@@ -218,8 +258,12 @@ def _training_activations(
             acts = layers * tokens * s.hidden * bytes_per_value / tp + full_layer
         else:
             acts = layers * full_layer
-        # pipeline: 1F1B keeps up to `pp` micro-batches in flight on the first stage
-        acts *= min(pp, workload.gradient_accumulation) if pp > 1 else 1
+        if tp > 1 and not workload.sequence_parallel_on:
+            acts *= 1.0 + (tp - 1) * TP_REPLICATED_SHARE
+        # pipeline: the first stage holds `pipeline_in_flight` micro-batches, the last one a
+        # single micro-batch and the logits; the peak is the larger of the two stages
+        if pp > 1:
+            return max(acts * pipeline_in_flight(workload), acts + logits)
         return acts + logits
     acts = model.activation_values(seq) * b * bytes_per_value / tp
     if workload.activation_checkpointing:
@@ -244,4 +288,6 @@ __all__ = [
     "llm_layer_activation_values",
     "lora_params",
     "memory_breakdown",
+    "pipeline_in_flight",
+    "zero_shard_degree",
 ]

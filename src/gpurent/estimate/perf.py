@@ -33,6 +33,7 @@ with P, the model's MFU drops on GPUs whose FLOPs grew faster than their bandwid
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.precision import Precision
@@ -162,10 +163,18 @@ def llm_training_features(
     batch: int,
     seq_len: int,
     checkpointing: bool,
+    selective: bool = False,
     model_parallel: int = 1,
 ) -> tuple[float, float, float, float]:
     """(matmul s, attention s, activation-traffic s, model FLOPs) per micro-batch per GPU, all at
-    peak. Model FLOPs follow the PaLM/MosaicML MFU convention (no recomputation counted)."""
+    peak. Model FLOPs follow the PaLM/MosaicML MFU convention (no recomputation counted).
+
+    Full recomputation (`checkpointing`) reruns every layer's forward: +2 N T matmul and +4 L h s
+    T attention FLOPs. Selective recomputation (Korthikanti et al. 2022) reruns attention's core
+    only (QK^T, softmax, dropout, x V): +4 L h s T attention FLOPs, a few per cent of the step
+    (4 L h s / (6 N + 12 L h s): 4 % of the FLOPs for an 8B model at seq 4096, 7 % at 8192;
+    more of the time, as attention runs at a lower efficiency, `a_attn`, than the GEMMs).
+    `model_parallel` divides everything (tensor x pipeline x context parallel GPUs)."""
     assert model.llm is not None
     s = model.llm
     tokens = batch * seq_len
@@ -174,7 +183,8 @@ def llm_training_features(
     mm_factor = 4.0 if lora else 6.0  # LoRA: no weight gradients for the frozen base
     recompute = 2.0 if checkpointing else 0.0
     f_mm = (mm_factor + recompute) * n * tokens / model_parallel
-    f_attn = (12.0 + (4.0 if checkpointing else 0.0)) * s.layers * s.hidden * seq_len * tokens
+    f_attn = (12.0 + (4.0 if checkpointing or selective else 0.0)) * s.layers * s.hidden
+    f_attn *= seq_len * tokens
     f_attn /= model_parallel
     model_flops = (mm_factor * n + 12.0 * s.layers * s.hidden * seq_len) * tokens / model_parallel
     act_bytes = 34.0 * seq_len * batch * s.hidden * s.layers / model_parallel
@@ -220,8 +230,128 @@ def is_geforce(gpu: GpuSpec) -> bool:
 # NCCL's own latency model for small all-reduces (LL protocol, ring), src/graph/tuning.cc:
 # a base of 6.6 us plus 0.6 us per step over NVLink (1.0 us over PCIe), 2 (n - 1) steps.
 # (Quoted in NVIDIA/nccl issue #1334; NVIDIA/nccl #1259 measures ~6 us on 2 H100s.)
+# Across nodes: 6.6 us per step is the NET/Ring/Simple entry of the hwLat table of a NCCL 2.x
+# src/graph/tuning.cc (large messages use the Simple protocol); plain Ethernet through TCP
+# sockets has no NCCL table entry: 20 us per step is an assumption (a kernel TCP round trip
+# inside a data centre), not a measurement.
 NCCL_BASE_LATENCY_S = 6.6e-6
-NCCL_STEP_LATENCY_S = {"nvlink": 0.6e-6, "pcie": 1.0e-6}
+NCCL_STEP_LATENCY_S = {
+    "nvlink": 0.6e-6,
+    "nvl72": 0.6e-6,
+    "pcie": 1.0e-6,
+    "ib/roce": 6.6e-6,
+    "ethernet": 20e-6,
+}
+# a network of at least this many Gbit/s per node is taken as RDMA (InfiniBand or RoCE); slower
+# ones as plain Ethernet with NCCL's socket transport (the clouds' 10-50 Gbit/s VPC networks)
+RDMA_MIN_GBPS = 100.0
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """What a collective crosses: `kind` (nvlink, nvl72, pcie, ib/roce, ethernet), the bus
+    bandwidth a ring achieves on it (B/s per GPU, or per node for the network legs) and NCCL's
+    latency per algorithm step (s)."""
+
+    kind: str
+    bus_bytes_per_s: float
+    step_latency_s: float
+
+
+def intra_node_link(
+    gpu: GpuSpec, group_gpus: int, comm: CommCoeffs, interconnect: str | None
+) -> Link:
+    """The link `group_gpus` GPUs of one node use (`link_bandwidth_bps`, `uses_nvlink`)."""
+    kind = "nvlink" if uses_nvlink(gpu, group_gpus, interconnect) else "pcie"
+    bw = link_bandwidth_bps(gpu, group_gpus, comm, interconnect)
+    return Link(kind, bw, NCCL_STEP_LATENCY_S[kind])
+
+
+def network_link(inter_node_gbps: float | None, comm: CommCoeffs) -> Link:
+    """The network between nodes: `inter_node_gbps` Gbit/s per node (default from the
+    constants) at `comm.inter_node_efficiency`; RDMA (IB/RoCE) from `RDMA_MIN_GBPS` up, else
+    plain Ethernet."""
+    gbps = inter_node_gbps if inter_node_gbps is not None else comm.default_inter_node_gbps
+    kind = "ib/roce" if gbps >= RDMA_MIN_GBPS else "ethernet"
+    return Link(
+        kind, gbps / 8.0 * BYTES_PER_GB * comm.inter_node_efficiency, NCCL_STEP_LATENCY_S[kind]
+    )
+
+
+def in_scale_up_domain(gpu: GpuSpec, group_nodes: int, gpus_per_node: int) -> bool:
+    """Whether a group spanning `group_nodes` nodes of `gpus_per_node` GPUs lies inside one
+    scale-up domain (NVL72: a GB200/GB300 rack's 72 GPUs share NVLink across their nodes).
+    Only a domain of more than `BOARD_DOMAIN_GPUS` spans nodes (8 or fewer is one HGX/OAM board,
+    inside one machine: two 4-GPU nodes of B200s are two machines). Nodes are taken as packed
+    into domains in order."""
+    domain = spans_nodes_domain(gpu)
+    return group_nodes > 1 and domain > gpus_per_node and group_nodes * gpus_per_node <= domain
+
+
+BOARD_DOMAIN_GPUS = 8
+
+
+def spans_nodes_domain(gpu: GpuSpec) -> int:
+    """GPUs of the scale-up domain that reaches across nodes (NVL72: 72), else 1."""
+    domain = gpu.scale_up_domain_gpus or 1
+    return domain if domain > BOARD_DOMAIN_GPUS else 1
+
+
+def ring_time_s(payload_bytes: float, ranks: int, link: Link, passes: float) -> float:
+    """One collective among `ranks` on one `link` as NCCL runs it: `passes` ring passes (1: an
+    all-gather or a reduce-scatter, 2: an all-reduce) of (n - 1) steps, each moving 1/n of
+    `payload_bytes`: latency = base + passes (n - 1) x step latency, volume = passes (n - 1) / n
+    x payload over the link's bus bandwidth. An all-reduce may instead take NCCL's tree
+    (2 log2 n steps, about the same bus volume); the faster of the two is priced."""
+    if ranks <= 1:
+        return 0.0
+    volume_s = passes * (ranks - 1) / ranks * payload_bytes / link.bus_bytes_per_s
+    launches = max(1, math.ceil(passes))
+    ring = launches * NCCL_BASE_LATENCY_S + passes * (ranks - 1) * link.step_latency_s
+    latency = ring
+    if passes == 2.0 and ranks > 2:
+        latency = min(
+            ring, NCCL_BASE_LATENCY_S + 2 * math.ceil(math.log2(ranks)) * link.step_latency_s
+        )
+    return latency + volume_s
+
+
+def group_collective_time_s(
+    payload_bytes: float,
+    gpu: GpuSpec,
+    ranks: int,
+    *,
+    group_nodes: int,
+    gpus_per_node: int,
+    comm: CommCoeffs,
+    passes: float,
+    inter_node_gbps: float | None,
+    interconnect: str | None,
+) -> float:
+    """A collective among `ranks` GPUs spread over `group_nodes` nodes: one NVLink ring when
+    the group lies inside a scale-up domain (`in_scale_up_domain`), else hierarchical as NCCL
+    runs it, a ring inside each node (ranks / nodes GPUs) then one across the nodes, where each
+    node's network moves passes x (nodes - 1) / nodes of the payload."""
+    if ranks <= 1:
+        return 0.0
+    nodes = max(1, min(group_nodes, ranks))
+    if in_scale_up_domain(gpu, nodes, gpus_per_node):
+        link = Link("nvl72", gpu_link_bps(gpu, comm), NCCL_STEP_LATENCY_S["nvl72"])
+        return ring_time_s(payload_bytes, ranks, link, passes)
+    per_node = max(1, math.ceil(ranks / nodes))
+    t = ring_time_s(
+        payload_bytes, per_node, intra_node_link(gpu, per_node, comm, interconnect), passes
+    )
+    if nodes > 1:
+        t += ring_time_s(payload_bytes, nodes, network_link(inter_node_gbps, comm), passes)
+    return t
+
+
+def gpu_link_bps(gpu: GpuSpec, comm: CommCoeffs) -> float:
+    """Ring bus bandwidth of the GPU's own scale-up link (NVLink/xGMI), B/s; PCIe without one."""
+    if gpu.interconnect_gbps is None:
+        return PCIE_GBPS_BY_GEN.get(gpu.pcie_gen, 31.5) * BYTES_PER_GB * comm.pcie_efficiency
+    return gpu.interconnect_gbps / 2.0 * BYTES_PER_GB * comm.nvlink_efficiency
 
 
 def tp_allreduce_time_s(
@@ -231,10 +361,9 @@ def tp_allreduce_time_s(
     small-message latency plus the ring's 2 (n - 1) / n x bytes over the link."""
     if tp <= 1:
         return 0.0
-    bw = link_bandwidth_bps(gpu, tp, comm, interconnect)
-    step = NCCL_STEP_LATENCY_S["nvlink" if uses_nvlink(gpu, tp, interconnect) else "pcie"]
-    latency = NCCL_BASE_LATENCY_S + 2 * (tp - 1) * step
-    return latency + 2.0 * (tp - 1) / tp * payload_bytes / bw
+    link = intra_node_link(gpu, tp, comm, interconnect)
+    latency = NCCL_BASE_LATENCY_S + 2 * (tp - 1) * link.step_latency_s
+    return latency + 2.0 * (tp - 1) / tp * payload_bytes / link.bus_bytes_per_s
 
 
 def allreduce_time_s(

@@ -59,6 +59,7 @@ def candidate_to_dict(c: Candidate) -> dict[str, Any]:
             "data_parallel": lay.data_parallel,
             "tensor_parallel": lay.tensor_parallel,
             "pipeline_parallel": lay.pipeline_parallel,
+            "virtual_pipeline_stages": lay.virtual_pipeline_stages,
             "sharding": lay.sharding.value,
             "activation_checkpointing": lay.activation_checkpointing,
             "batch_size_per_gpu": lay.batch_size_per_gpu,

@@ -30,6 +30,7 @@ from gpurent.workload.spec import (
     Optimizer,
     Task,
     Workload,
+    parse_recompute,
     parse_sharding,
     parse_stack,
 )
@@ -41,12 +42,23 @@ _INT = {
     "output_tokens",
     "tensor_parallel",
     "pipeline_parallel",
+    "virtual_pipeline_stages",
+    "context_parallel",
     "gradient_accumulation",
     "lora_rank",
 }
 _FLOAT = {"epochs", "token_budget"}
-_BOOL = {"activation_checkpointing", "cpu_offload"}
-_ALIASES = {"batch_size": "batch_size_per_gpu", "batch": "batch_size_per_gpu"}
+_BOOL = {"activation_checkpointing", "cpu_offload", "sequence_parallel"}
+_ALIASES = {
+    "batch_size": "batch_size_per_gpu",
+    "batch": "batch_size_per_gpu",
+    "tp": "tensor_parallel",
+    "pp": "pipeline_parallel",
+    "vp": "virtual_pipeline_stages",
+    "cp": "context_parallel",
+    "sp": "sequence_parallel",
+    "grad_accum": "gradient_accumulation",
+}
 
 
 def _enum(cls: Any, value: Any, key: str, where: str) -> Any:
@@ -112,6 +124,11 @@ def workload_from_mapping(raw: dict[str, Any], where: str) -> Workload:
             elif key == "sharding":
                 try:
                     fields[key] = parse_sharding(str(value))
+                except ValueError as exc:
+                    raise InputError(f"{where}: {exc}") from None
+            elif key == "recompute":
+                try:
+                    fields[key] = parse_recompute(str(value))
                 except ValueError as exc:
                     raise InputError(f"{where}: {exc}") from None
             elif key == "precision":
