@@ -40,7 +40,7 @@ from gpurent.estimate.perf import (
 from gpurent.estimate.result import Bottleneck, Estimate
 from gpurent.workload.models import custom_llm, get_model
 from gpurent.workload.spec import Sharding, Task, Workload
-from gpurent.workload.zoo import ModelInfo, llm_params
+from gpurent.workload.zoo import ModelInfo, llm_flops_per_token, llm_params
 
 LLM_COMM_OVERLAP = 0.9  # FSDP prefetch hides most gathers behind compute (MosaicML, torchtitan)
 LLM_REFERENCE_GPU = "A100-SXM4-80GB"  # where the MosaicML LLM runs were measured
@@ -766,7 +766,8 @@ def _llm_inference(
     head_dim = shape.hidden // shape.heads
     kv_bytes = bytes_per_value(p)
     kv_per_token = 2.0 * shape.layers * (shape.kv_heads or shape.heads) * head_dim * kv_bytes / tp
-    prefill_flops = (2.0 * n + 4.0 * shape.layers * shape.hidden * prompt) * prompt * b / tp
+    # the prompt attends causally (`zoo.llm_flops_per_token`); each decoded token sees it all
+    prefill_flops = llm_flops_per_token(shape, prompt, training=False) * prompt * b / tp
     t_prefill = k.llm.a_gemm * prefill_flops / peak + wbytes / bw
     avg_ctx = prompt + out / 2.0
     decode_flops = (2.0 * n + 4.0 * shape.layers * shape.hidden * avg_ctx) * b / tp
