@@ -27,6 +27,7 @@ from gpurent.estimate.memory import (
     memory_breakdown,
     weights_bytes_for_inference,
 )
+from gpurent.estimate.offload import HOST_DRAM_BYTES_PER_S, cpu_offload_time
 from gpurent.estimate.perf import (
     allreduce_time_s,
     bandwidth_bps,
@@ -454,6 +455,11 @@ def _estimate(
             )
     if model.is_llm:
         notes.append(f"software stack assumed: {LLM_STACK}")
+        if workload.cpu_offload and workload.task.trains:
+            notes.append(
+                f"CPU offload priced: optimizer step on the host (PCIe gen {gpu.pcie_gen} per "
+                f"GPU, {HOST_DRAM_BYTES_PER_S / 1e9:g} GB/s host memory per node assumed)"
+            )
     else:
         st = workload.stack
         notes.append(f"software stack assumed: {st.value} ({st.description})")
@@ -703,6 +709,20 @@ def _llm_training(
         else lora_params(model, workload.lora_rank)
     )
     t_opt = 28.0 * trainable / shards / bandwidth_bps(gpu) / ga
+    if workload.cpu_offload:  # the optimizer runs on the host instead (`offload.py`)
+        zero3 = workload.sharding is Sharding.ZERO3
+        full = workload.task in (Task.TRAINING, Task.FINETUNE_FULL)
+        fetched = n * (2.0 if full else frozen_base_bytes_per_param(workload.task)) / shards
+        t_opt = cpu_offload_time(
+            gpu,
+            k.comm,
+            shard_params=trainable / shards,
+            gpus_per_node=max(1, math.ceil(num_gpus / nodes)),
+            fetched_param_bytes=fetched if zero3 else 0.0,
+            compute_s=t_c + t_m,
+            overlap=LLM_COMM_OVERLAP,
+            grad_accum=ga,
+        ).exposed_per_micro_batch_s
     single = t_c + t_m + c.c_s * ratio + t_opt
     # communication
     dp = data_parallel_degree(workload, num_gpus)
