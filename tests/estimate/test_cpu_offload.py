@@ -7,6 +7,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.conftest import run_cli
 
 from gpurent.catalog import get_gpu, parse_precision
@@ -104,3 +106,26 @@ def test_cli_workload_file_with_offload_is_slower_and_says_so(tmp_path: Path) ->
     notes = " ".join(outs["true"]["notes"])
     assert "CPU offload priced" in notes and "PCIe gen 5" in notes
     assert "CPU offload" not in " ".join(outs["false"]["notes"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    model=st.sampled_from(["gpt2", "mpt-1b", "llama3-8b", "llama2-13b", "mistral-7b"]),
+    gpu=st.sampled_from(["A100-SXM4-80GB", "H100-SXM5-80GB", "L40S", "B200-180GB", "MI300X"]),
+    n=st.sampled_from([1, 2, 8, 16]),
+    sharding=st.sampled_from(list(Sharding)),
+    seq=st.sampled_from([1024, 8192, 32768]),
+    ga=st.sampled_from([1, 2, 8]),
+    task=st.sampled_from([Task.TRAINING, Task.FINETUNE_LORA, Task.FINETUNE_QLORA]),
+)
+def test_offload_never_speeds_up_any_training_config(
+    model: str, gpu: str, n: int, sharding: Sharding, seq: int, ga: int, task: Task
+) -> None:
+    spec = get_gpu(gpu)
+    nodes = 2 if n == 16 else 1
+    kw = {"sharding": sharding, "seq_len": seq, "gradient_accumulation": ga, "task": task}
+    on = _wl(model, offload=True, **kw)
+    off = _wl(model, offload=False, **kw)
+    assert _step(on, spec, n, nodes) >= _step(off, spec, n, nodes)
+    slower = _step(on, replace(spec, pcie_gen=3), n, nodes)
+    assert slower >= _step(on, replace(spec, pcie_gen=5), n, nodes)
