@@ -27,7 +27,7 @@ from gpurent.estimate.memory import (
     memory_breakdown,
     weights_bytes_for_inference,
 )
-from gpurent.estimate.offload import HOST_DRAM_BYTES_PER_S, cpu_offload_time
+from gpurent.estimate.offload import HOST_DRAM_BYTES_PER_S, OffloadTime, cpu_offload_time
 from gpurent.estimate.perf import (
     allreduce_time_s,
     bandwidth_bps,
@@ -455,10 +455,15 @@ def _estimate(
             )
     if model.is_llm:
         notes.append(f"software stack assumed: {LLM_STACK}")
-        if workload.cpu_offload and workload.task.trains:
+        offload = _llm_offload(
+            workload, model, gpu, num_gpus=num_gpus, nodes=nodes, k=k, compute_s=t_c + t_m
+        )
+        if offload is not None:
             notes.append(
-                f"CPU offload priced: optimizer step on the host (PCIe gen {gpu.pcie_gen} per "
-                f"GPU, {HOST_DRAM_BYTES_PER_S / 1e9:g} GB/s host memory per node assumed)"
+                f"CPU offload priced: +{offload.exposed_per_micro_batch_s:.3g} s per step, "
+                f"optimizer on the host (CPU Adam {offload.cpu_adam_s:.3g} s per optimizer "
+                f"step; PCIe gen {gpu.pcie_gen} per GPU, {HOST_DRAM_BYTES_PER_S / 1e9:g} GB/s "
+                "host memory per node assumed)"
             )
     else:
         st = workload.stack
@@ -659,6 +664,44 @@ def llm_dp_traffic_bytes(workload: Workload, model: ModelInfo, num_gpus: int) ->
     )
 
 
+def _llm_offload(
+    workload: Workload,
+    model: ModelInfo,
+    gpu: GpuSpec,
+    *,
+    num_gpus: int,
+    nodes: int,
+    k: Constants,
+    compute_s: float,
+) -> OffloadTime | None:
+    """The CPU-offload time of a decoder-LLM training step of `compute_s` seconds of GPU work
+    (`gpurent.estimate.offload`), None without offload. Each GPU owns the optimizer state of
+    its shard of the trainable parameters (/ tensor x pipeline, and / data parallel when
+    sharded); ZeRO-3/FSDP offload also fetches its shard of the weights for every pass."""
+    if not (workload.cpu_offload and workload.task.trains):
+        return None
+    n = model.num_params
+    task = workload.task
+    full = task in (Task.TRAINING, Task.FINETUNE_FULL)
+    trainable = n if full else lora_params(model, workload.lora_rank)
+    shards = workload.tensor_parallel * workload.pipeline_parallel
+    if workload.sharding is not Sharding.NONE:
+        shards *= data_parallel_degree(workload, num_gpus)
+    fetched = 0.0
+    if workload.sharding is Sharding.ZERO3:
+        fetched = n * (2.0 if full else frozen_base_bytes_per_param(task)) / shards
+    return cpu_offload_time(
+        gpu,
+        k.comm,
+        shard_params=trainable / shards,
+        gpus_per_node=max(1, math.ceil(num_gpus / nodes)),
+        fetched_param_bytes=fetched,
+        compute_s=compute_s,
+        overlap=LLM_COMM_OVERLAP,
+        grad_accum=workload.gradient_accumulation,
+    )
+
+
 def _llm_training(
     workload: Workload,
     model: ModelInfo,
@@ -709,20 +752,11 @@ def _llm_training(
         else lora_params(model, workload.lora_rank)
     )
     t_opt = 28.0 * trainable / shards / bandwidth_bps(gpu) / ga
-    if workload.cpu_offload:  # the optimizer runs on the host instead (`offload.py`)
-        zero3 = workload.sharding is Sharding.ZERO3
-        full = workload.task in (Task.TRAINING, Task.FINETUNE_FULL)
-        fetched = n * (2.0 if full else frozen_base_bytes_per_param(workload.task)) / shards
-        t_opt = cpu_offload_time(
-            gpu,
-            k.comm,
-            shard_params=trainable / shards,
-            gpus_per_node=max(1, math.ceil(num_gpus / nodes)),
-            fetched_param_bytes=fetched if zero3 else 0.0,
-            compute_s=t_c + t_m,
-            overlap=LLM_COMM_OVERLAP,
-            grad_accum=ga,
-        ).exposed_per_micro_batch_s
+    offload = _llm_offload(
+        workload, model, gpu, num_gpus=num_gpus, nodes=nodes, k=k, compute_s=t_c + t_m
+    )
+    if offload is not None:  # the optimizer runs on the host instead
+        t_opt = offload.exposed_per_micro_batch_s
     single = t_c + t_m + c.c_s * ratio + t_opt
     # communication
     dp = data_parallel_degree(workload, num_gpus)
