@@ -28,9 +28,9 @@ from gpurent.estimate.memory import (
     weights_bytes_for_inference,
     zero_shard_degree,
 )
+from gpurent.estimate.offload import HOST_DRAM_BYTES_PER_S, OffloadTime, cpu_offload_time
 from gpurent.estimate.perf import (
     NCCL_BASE_LATENCY_S,
-    PCIE_GBPS_BY_GEN,
     bandwidth_bps,
     bytes_per_value,
     ddp_allreduce_time_s,
@@ -46,10 +46,9 @@ from gpurent.estimate.perf import (
 )
 from gpurent.estimate.result import Bottleneck, Estimate
 from gpurent.estimate.uncertainty import IntervalTable, interval_for, load_intervals
-from gpurent.units import BYTES_PER_GB
 from gpurent.workload.models import custom_llm, get_model
 from gpurent.workload.spec import Recompute, Sharding, Task, Workload
-from gpurent.workload.zoo import ModelInfo, llm_params
+from gpurent.workload.zoo import ModelInfo, llm_flops_per_token, llm_params
 
 LLM_COMM_OVERLAP = 0.9  # FSDP prefetch hides most gathers behind compute (MosaicML, torchtitan)
 LLM_REFERENCE_GPU = "A100-SXM4-80GB"  # where the MosaicML LLM runs were measured
@@ -528,6 +527,16 @@ def _estimate(
             )
     if model.is_llm:
         notes.append(f"software stack assumed: {LLM_STACK}")
+        offload = _llm_offload(
+            workload, model, gpu, num_gpus=num_gpus, nodes=nodes, k=k, compute_s=t_c + t_m
+        )
+        if offload is not None:
+            notes.append(
+                f"CPU offload priced: +{offload.exposed_per_micro_batch_s:.3g} s per step, "
+                f"optimizer on the host (CPU Adam {offload.cpu_adam_s:.3g} s per optimizer "
+                f"step; PCIe gen {gpu.pcie_gen} per GPU, {HOST_DRAM_BYTES_PER_S / 1e9:g} GB/s "
+                "host memory per node assumed)"
+            )
     else:
         st = workload.stack
         notes.append(f"software stack assumed: {st.value} ({st.description})")
@@ -940,24 +949,42 @@ def llm_comm_times(
     return LlmComm(dp_s=dp_s, tp_s=tp_s, pp_s=pp_s, cp_s=cp_s)
 
 
-def cpu_offload_time_s(
-    workload: Workload, model: ModelInfo, gpu: GpuSpec, *, shards: int, comm: CommCoeffs
-) -> float:
-    """PCIe seconds per micro-batch of CPU offload (ZeRO-Offload / FSDP CPUOffload): once per
-    optimizer step each GPU sends its gradient shard to the host and receives the updated
-    16-bit weights (2 B + 2 B per parameter of its shard); with sharded weights (ZeRO-3, HSDP)
-    it also copies its weight shard to the GPU before the forward and the backward gathers
-    (2 x 2 B per parameter of its shard, every micro-batch). Over the GPU's x16 PCIe link at
-    `comm.pcie_efficiency`, not overlapped (a stated assumption: DeepSpeed overlaps part of it);
-    the optimizer arithmetic on the CPU is timed as the GPU's (no CPU-Adam measurement)."""
-    assert model.llm is not None
-    n = llm_params(model.llm)
-    full = workload.task in (Task.TRAINING, Task.FINETUNE_FULL)
+def _llm_offload(
+    workload: Workload,
+    model: ModelInfo,
+    gpu: GpuSpec,
+    *,
+    num_gpus: int,
+    nodes: int,
+    k: Constants,
+    compute_s: float,
+) -> OffloadTime | None:
+    """The CPU-offload time of a decoder-LLM training step of `compute_s` seconds of GPU work
+    (`gpurent.estimate.offload`), None without offload. Each GPU owns the optimizer state of
+    its shard of the trainable parameters (/ tensor x pipeline, and / data parallel when
+    sharded); ZeRO-3/FSDP offload also fetches its shard of the weights for every pass."""
+    if not (workload.cpu_offload and workload.task.trains):
+        return None
+    n = model.num_params
+    task = workload.task
+    full = task in (Task.TRAINING, Task.FINETUNE_FULL)
     trainable = n if full else lora_params(model, workload.lora_rank)
-    pcie = PCIE_GBPS_BY_GEN.get(gpu.pcie_gen, 31.5) * BYTES_PER_GB * comm.pcie_efficiency
-    per_step = 4.0 * trainable / shards / workload.gradient_accumulation
-    per_micro = 4.0 * n / shards if workload.sharding.shards_weights else 0.0
-    return (per_step + per_micro) / pcie
+    shards = workload.tensor_parallel * workload.pipeline_parallel
+    if workload.sharding is not Sharding.NONE:
+        shards *= zero_shard_degree(workload, num_gpus, max(1, num_gpus // nodes))
+    fetched = 0.0
+    if workload.sharding.shards_weights:
+        fetched = n * (2.0 if full else frozen_base_bytes_per_param(task)) / shards
+    return cpu_offload_time(
+        gpu,
+        k.comm,
+        shard_params=trainable / shards,
+        gpus_per_node=max(1, math.ceil(num_gpus / nodes)),
+        fetched_param_bytes=fetched,
+        compute_s=compute_s,
+        overlap=LLM_COMM_OVERLAP,
+        grad_accum=workload.gradient_accumulation,
+    )
 
 
 def _llm_training(
@@ -1010,6 +1037,11 @@ def _llm_training(
         else lora_params(model, workload.lora_rank)
     )
     t_opt = 28.0 * trainable / shards / bandwidth_bps(gpu) / ga
+    offload = _llm_offload(
+        workload, model, gpu, num_gpus=num_gpus, nodes=nodes, k=k, compute_s=t_c + t_m
+    )
+    if offload is not None:  # the optimizer runs on the host instead
+        t_opt = offload.exposed_per_micro_batch_s
     single = t_c + t_m + c.c_s * ratio + t_opt
     cm = llm_comm_times(
         workload,
@@ -1026,8 +1058,6 @@ def _llm_training(
     # ring attention hides behind the attention compute of the same layer
     exposed += max(0.0, cm.cp_s - CP_COMM_OVERLAP * t_c * x_attn / max(x_mm + x_attn, 1e-30))
     exposed += (1.0 - TP_COMM_OVERLAP) * cm.tp_s + (1.0 - PP_COMM_OVERLAP) * cm.pp_s
-    if workload.cpu_offload:
-        exposed += cpu_offload_time_s(workload, model, gpu, shards=shards, comm=k.comm)
     step = single + exposed
     # pipeline bubble: the step (per micro-batch) stretches by 1 / (1 - bubble share)
     step /= 1.0 - pipeline_bubble_fraction(pp, ga, workload.virtual_pipeline_stages)
@@ -1067,7 +1097,8 @@ def _llm_inference(
     head_dim = shape.hidden // shape.heads
     kv_bytes = bytes_per_value(p)
     kv_per_token = 2.0 * shape.layers * (shape.kv_heads or shape.heads) * head_dim * kv_bytes / tp
-    prefill_flops = (2.0 * n + 4.0 * shape.layers * shape.hidden * prompt) * prompt * b / tp
+    # the prompt attends causally (`zoo.llm_flops_per_token`); each decoded token sees it all
+    prefill_flops = llm_flops_per_token(shape, prompt, training=False) * prompt * b / tp
     t_prefill = k.llm.a_gemm * prefill_flops / peak + wbytes / bw
     avg_ctx = prompt + out / 2.0
     decode_flops = (2.0 * n + 4.0 * shape.layers * shape.hidden * avg_ctx) * b / tp

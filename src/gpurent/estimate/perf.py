@@ -24,7 +24,8 @@ Decoder LLMs (one coefficient set for all shapes, fitted on MosaicML's A100 runs
 
     step_s = a_gemm * F_mm / P + a_attn * F_attn / P + k_mem * D_act / W + c_s
 
-F_mm = 6 N T (8 N T with recomputation) of matmuls, F_attn = 12 L h s T (16 with recomputation),
+F_mm = 6 N T (8 N T with recomputation) of matmuls, F_attn = 6 L h s T (8 with recomputation)
+of causal attention (the lower triangle only, `zoo.llm_attention_flops_per_token`; round 11),
 D_act = Korthikanti's 34 s b h bytes per layer (FlashAttention). Because D_act/W does not shrink
 with P, the model's MFU drops on GPUs whose FLOPs grew faster than their bandwidth, as measured
 (RESEARCH §2: A100 51-56 %, H100 40-48 %).
@@ -41,7 +42,7 @@ from gpurent.estimate.constants import CommCoeffs
 from gpurent.estimate.efficiency import realized_efficiency
 from gpurent.units import BYTES_PER_GB, FLOPS_PER_TFLOP
 from gpurent.workload.spec import Task
-from gpurent.workload.zoo import ModelInfo, llm_params
+from gpurent.workload.zoo import ModelInfo, llm_attention_flops_per_token, llm_params
 
 WEIGHT_TRAFFIC_BYTES_PER_PARAM = 24.0  # fwd+bwd weight reads, AdamW read/write of w, g, m, v
 VECTOR_SHARE = 0.01  # nominal share of FLOPs on CUDA cores; the fitted d scales it
@@ -167,14 +168,15 @@ def llm_training_features(
     model_parallel: int = 1,
 ) -> tuple[float, float, float, float]:
     """(matmul s, attention s, activation-traffic s, model FLOPs) per micro-batch per GPU, all at
-    peak. Model FLOPs follow the PaLM/MosaicML MFU convention (no recomputation counted).
+    peak. Model FLOPs: 6 N + 6 L h s per token (causal attention, no recomputation counted;
+    `zoo.llm_flops_per_token`), the convention of the MFU gpurent reports.
 
-    Full recomputation (`checkpointing`) reruns every layer's forward: +2 N T matmul and +4 L h s
-    T attention FLOPs. Selective recomputation (Korthikanti et al. 2022) reruns attention's core
-    only (QK^T, softmax, dropout, x V): +4 L h s T attention FLOPs, a few per cent of the step
-    (4 L h s / (6 N + 12 L h s): 4 % of the FLOPs for an 8B model at seq 4096, 7 % at 8192;
-    more of the time, as attention runs at a lower efficiency, `a_attn`, than the GEMMs).
-    `model_parallel` divides everything (tensor x pipeline x context parallel GPUs)."""
+    Full recomputation (`checkpointing`) reruns every layer's forward: +2 N T matmul and +2 L h s
+    T (causal) attention FLOPs. Selective recomputation (Korthikanti et al. 2022) reruns
+    attention's core only (QK^T, softmax, dropout, x V): +2 L h s T attention FLOPs, a few per
+    cent of the step (2 L h s / (6 N + 6 L h s): about 2 % of the FLOPs for an 8B model at seq
+    4096, 4 % at 8192; more of the time, as attention runs at a lower efficiency, `a_attn`, than
+    the GEMMs). `model_parallel` divides everything (tensor x pipeline x context parallel GPUs)."""
     assert model.llm is not None
     s = model.llm
     tokens = batch * seq_len
@@ -183,10 +185,10 @@ def llm_training_features(
     mm_factor = 4.0 if lora else 6.0  # LoRA: no weight gradients for the frozen base
     recompute = 2.0 if checkpointing else 0.0
     f_mm = (mm_factor + recompute) * n * tokens / model_parallel
-    f_attn = (12.0 + (4.0 if checkpointing or selective else 0.0)) * s.layers * s.hidden
-    f_attn *= seq_len * tokens
+    attn_fwd = llm_attention_flops_per_token(s, seq_len, training=False)  # causal: 2 L h s
+    f_attn = (3.0 + (1.0 if checkpointing or selective else 0.0)) * attn_fwd * tokens
     f_attn /= model_parallel
-    model_flops = (mm_factor * n + 12.0 * s.layers * s.hidden * seq_len) * tokens / model_parallel
+    model_flops = (mm_factor * n + 3.0 * attn_fwd) * tokens / model_parallel
     act_bytes = 34.0 * seq_len * batch * s.hidden * s.layers / model_parallel
     if checkpointing:
         act_bytes *= 1.5

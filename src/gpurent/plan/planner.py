@@ -218,6 +218,9 @@ class _Builder:
         epochs = self.workload.epochs if self.workload.dataset_samples else None
         c = self.constraints
         cost_low, cost_high = ctx.cost_range_usd(row[4])
+        # the bounds bracket the median exactly (a bound computed by another route can differ
+        # from it in the last bit when the interval is degenerate)
+        cost_low, cost_high = min(cost_low, cost.total_usd), max(cost_high, cost.total_usd)
         return Candidate(
             rank=rank,
             provider=offer.provider,
@@ -256,8 +259,8 @@ class _Builder:
             notes=self.notes(offer, ctx),
             throughput_low=est.throughput_low,
             throughput_high=est.throughput_high,
-            time_low_s=ctx.wall_s_low,
-            time_high_s=ctx.wall_s_high,
+            time_low_s=min(ctx.wall_s_low, ctx.wall_s),
+            time_high_s=max(ctx.wall_s_high, ctx.wall_s),
             cost_low_usd=cost_low,
             cost_high_usd=cost_high,
             interval_class=est.interval_class,
