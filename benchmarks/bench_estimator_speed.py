@@ -3,7 +3,9 @@
     PYTHONPATH=src python benchmarks/bench_estimator_speed.py
 
 Wall times via subprocess (a fresh interpreter each run, as a user sees it); best and median of
-several runs. The API loop times `estimate()` on a mix of models and GPUs, as the planner calls it.
+several runs. The API loops time, on a mix of models and GPUs, `Estimator.estimate` with its memo
+off (each call computes, as a planner's first call per configuration does) and the one-shot
+`estimate()` (a fresh `Estimator` per call, bundled constants passed in).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import time
 from pathlib import Path
 
 from gpurent.catalog import Precision, all_gpus
-from gpurent.estimate import estimate
+from gpurent.estimate import Estimator, estimate, load_constants
 from gpurent.workload import Workload
 
 ONE = [
@@ -81,15 +83,24 @@ def main() -> None:
     ]
     gpu_specs = [g for g in all_gpus() if g.vendor == "nvidia"]
     calls = [(w, g, n) for w in wls for g in gpu_specs for n in (1, 8)]
+    k = load_constants()
+    engine = Estimator(constants=k, gpus=all_gpus(), max_cached=0)
     for w, g, n in calls:
-        estimate(w, g, n)
-    t0 = time.perf_counter()
+        engine.estimate(w, g, n)
     reps = 20
+    t0 = time.perf_counter()
     for _ in range(reps):
         for w, g, n in calls:
-            estimate(w, g, n)
-    dt = (time.perf_counter() - t0) / (reps * len(calls))
-    print(f"estimate() API: {dt * 1e6:.1f} us per call (mean of {reps * len(calls)} calls)")
+            engine.estimate(w, g, n)
+    n_calls = reps * len(calls)
+    dt = (time.perf_counter() - t0) / n_calls
+    print(f"Estimator.estimate API, memo off: {dt * 1e6:.1f} us per call (mean of {n_calls} calls)")
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        for w, g, n in calls:
+            estimate(w, g, n, constants=k)
+    dt = (time.perf_counter() - t0) / n_calls
+    print(f"estimate() one-shot API: {dt * 1e6:.1f} us per call (mean of {n_calls} calls)")
 
 
 if __name__ == "__main__":

@@ -152,20 +152,20 @@ def main() -> None:
 def breakdown(catalog: Path, runs: int) -> None:
     """In-process stage times for `--preset llama-lora` on `catalog` (median of `runs`)."""
     from gpurent.cli.plan_cmds import load_offers
+    from gpurent.estimate import bundled_estimator
     from gpurent.plan import Constraints, make_plan
-    from gpurent.plan.estimator import default_estimator
     from gpurent.pricing.costs import CostAssumptions
     from gpurent.report.plan_json import plan_to_dict
     from gpurent.workload import preset
 
     parse, plan, render = [], [], []
     for _ in range(runs):
-        default_estimator.cache_clear()
         t0 = time.perf_counter()
         offers = load_offers(catalog)
         t1 = time.perf_counter()
+        estimator = bundled_estimator()  # a fresh one per run: its memo starts empty, as in the CLI
         result = make_plan(
-            preset("llama-lora"), offers, Constraints(), CostAssumptions(), default_estimator
+            preset("llama-lora"), offers, Constraints(), CostAssumptions(), estimator
         )
         t2 = time.perf_counter()
         json.dumps(plan_to_dict(result))

@@ -426,7 +426,7 @@ def fit_llm(rows: Sequence[Row], k: Constants) -> LlmCoeffs:
     for r in rows:
         m = get_model(r.model)
         assert r.seq_len is not None
-        ratio = transformer_speed_ratio(r.gpu, r.precision, k)
+        ratio = transformer_speed_ratio(r.gpu, r.precision, k, ref)
         feats = llm_training_features(
             m,
             ref,

@@ -19,12 +19,13 @@ HERE = Path(__file__).resolve().parent
 STANDALONE: list[list[str]] = [
     ["bench_catalog.py"],
     ["bench_estimator_speed.py"],
-    ["bench_estimator_heldout.py"],
+    ["bench_estimator_validation.py"],
     ["bench_plan.py", "--runs", "3"],
     ["bench_monitor_overhead.py", "--seconds", "10"],
     ["bench_monitor_recorder.py", "--rows", "200000"],
     ["bench_monitor_cost_meter.py"],
     ["bench_runtime_kill.py", "--kills", "200"],
+    ["bench_reliability_checkpoint.py"],
     ["bench_runtime_ckpt.py", "--repeats", "3"],
     ["bench_bench_quick.py", "--runs", "1"],
     ["check_spot_zone_prices.py"],  # synthetic zones only: needs no reference data

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -239,3 +240,30 @@ def test_cli_start_up_imports_no_bench_machinery() -> None:
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
     )
     assert proc.stdout.strip() == ""
+
+
+def test_disk_scratch_file_never_follows_a_planted_link(tmp_path: Path) -> None:
+    work = tmp_path / "ckpt"
+    work.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    # the old fixed names (this process's pid, as the CLI runner runs in it) planted as links
+    planted = {work / f".gpurent-bench-{os.getpid()}.tmp", work / ".gpurent-bench.tmp"}
+    for link in planted:
+        link.symlink_to(victim)
+    r = invoke(
+        "bench",
+        "--only",
+        "disk",
+        "--path",
+        str(work),
+        "--quick",
+        "--json",
+        "--out",
+        str(tmp_path / "r.json"),
+    )
+    assert r.exit_code == 0, r.stderr
+    assert victim.read_text() == "precious"
+    assert set(work.iterdir()) == planted  # the private scratch directory is gone
+    keys = {m["key"] for m in json.loads(r.stdout)["measurements"]}
+    assert {"disk.seq-write", "disk.seq-read", "disk.rand-read"} <= keys

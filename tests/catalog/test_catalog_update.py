@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from gpurent.catalog.sources import load_offers, read_meta, update_catalogs
 from gpurent.catalog.sources.store import cloud_file
 from gpurent.cli.main import app
+from gpurent.errors import InputError
 from gpurent.userdata import data_home
 
 runner = CliRunner()
@@ -192,3 +193,61 @@ def test_pricing_and_monitor_price_from_fetched_catalogs(
     assert r.exit_code == 0, r.stderr
     cost = json.loads(r.stdout)["cost"]
     assert cost["price_usd_per_hour"] == 5.67 and cost["gpu_count"] == 2
+
+
+def test_cloud_names_never_leave_the_data_dir(
+    http_root: tuple[str, Path], data: Path, tmp_path: Path
+) -> None:
+    base, root = http_root
+    home = data_home()
+    # a server that would answer for the crafted name: without the check it would be stored
+    _publish(root.parent.parent, data, {"x": "aws_vms.csv"})
+    for bad in ("../../x", "..", "aws/../../x", "/tmp/x", "a b", ".hidden", "x" * 41):
+        r = runner.invoke(app, ["catalog", "update", "--url-base", base, "--clouds", f"aws,{bad}"])
+        assert r.exit_code == 2, (bad, r.stderr)
+        assert "bad cloud name" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+        assert not (home / "catalog").exists()  # nothing fetched or written, not even aws
+        assert not (home / "x").exists() and not (home.parent / "x").exists()
+    try:
+        update_catalogs(base, ["../../x"], home, now=NOW)
+    except InputError as exc:
+        assert "--clouds" in exc.message
+    else:
+        raise AssertionError("a path-like cloud name was accepted")
+
+
+def test_crafted_names_in_metadata_and_symlinked_cloud_dirs(
+    http_root: tuple[str, Path], data: Path, tmp_path: Path
+) -> None:
+    base, root = http_root
+    _publish(root, data, {"aws": "aws_vms.csv"})
+    home = data_home()
+    cat = home / "catalog"
+    cat.mkdir(parents=True)
+    (cat / "meta.json").write_text(
+        json.dumps(
+            {
+                "format": 1,
+                "clouds": {
+                    "../../etc": {
+                        "url": "u",
+                        "fetched_at": "t",
+                        "rows": 1,
+                        "offers": 1,
+                        "skipped": 0,
+                        "size_bytes": 1,
+                    }
+                },
+            }
+        )
+    )
+    r = runner.invoke(app, ["offers", "--json"])
+    assert r.exit_code == 1 and "bad cloud name '../../etc'" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    (cat / "meta.json").unlink()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (cat / "aws").symlink_to(outside)  # a planted link: the write would land outside
+    r = runner.invoke(app, ["catalog", "update", "--url-base", base, "--clouds", "aws"])
+    assert r.exit_code == 2 and "resolves outside" in r.stderr
+    assert list(outside.iterdir()) == []

@@ -341,7 +341,9 @@ def test_tensor_parallel_inference_pays_nccl_latency_per_layer_and_token() -> No
 
 
 def test_training_tensor_parallel_all_reduces_pay_the_same_latency_as_inference() -> None:
-    """4 all-reduces per layer per micro-batch, each NCCL latency + ring bytes (as inference)."""
+    """4 all-reduces per layer per micro-batch, each NCCL latency + ring bytes (as inference).
+    Without sequence parallelism: with it each is a reduce-scatter + an all-gather
+    (tests/estimate/test_layouts.py)."""
     from gpurent.estimate.perf import tp_allreduce_time_s
 
     k = load_constants()
@@ -354,6 +356,7 @@ def test_training_tensor_parallel_all_reduces_pay_the_same_latency_as_inference(
         batch_size_per_gpu=1,
         seq_len=256,
         tensor_parallel=8,
+        sequence_parallel=False,
     )
     e = estimate(w, h100, 8)
     per = tp_allreduce_time_s(256 * 1 * shape.hidden * 2.0, h100, 8, k.comm, None)
@@ -389,15 +392,15 @@ def test_non_tensor_work_runs_at_the_sm_issue_rate_not_the_doubled_fp32_lanes() 
     assert estimate(wl, clocked).step_time_s < estimate(wl, a100).step_time_s
 
 
-def test_cuda_rate_falls_back_to_the_datasheet_without_sm_data() -> None:
+def test_cuda_rate_without_sm_data_derives_sm_cycles_from_the_fp32_peak() -> None:
     from gpurent.estimate.perf import cuda_rate_flops
 
     a100 = get_gpu("A100-SXM4-80GB")
     assert cuda_rate_flops(a100, 128.0) == pytest.approx(a100.fp32_tflops * 1e12, rel=0.01)
     h100 = get_gpu("H100-SXM5-80GB")  # 256 FP32 FLOP per SM-cycle on the datasheet
     assert cuda_rate_flops(h100, 128.0) == pytest.approx(h100.fp32_tflops * 1e12 / 2, rel=0.01)
-    bare = dataclasses.replace(h100, sm_count=None)
-    assert cuda_rate_flops(bare, 128.0) == h100.fp32_tflops * 1e12
+    bare = dataclasses.replace(h100, sm_count=None)  # issue 12: fp32 / 256 SM-cycles, same path
+    assert cuda_rate_flops(bare, 128.0) == pytest.approx(h100.fp32_tflops * 1e12 / 2)
     assert cuda_rate_flops(h100, 0.0) == h100.fp32_tflops * 1e12
 
 
@@ -445,25 +448,26 @@ def test_stack_sync_values_round_trip_through_the_constants_file() -> None:
         parse_constants(raw)
 
 
-def test_amd_compute_units_are_not_taken_for_nvidia_sms() -> None:
-    """MI355X's row has CUs and a clock; the SM-side terms (fitted on NVIDIA SMs) ignore them."""
+def test_amd_compute_units_count_as_sms() -> None:
+    """Issue 12: MI355X's CUs and clock feed the same SM-side terms as an NVIDIA GPU's SMs (its
+    architecture's realized efficiency carries the difference), so they change the step."""
     mi = get_gpu("MI355X")
     assert mi.sm_cycles_per_s is not None
-    bare = dataclasses.replace(mi, sm_count=None, boost_clock_mhz=None)
+    fewer = dataclasses.replace(mi, sm_count=mi.sm_count // 2 if mi.sm_count else None)
     wl = Workload(model="bert-large-squad", precision=Precision.BF16, batch_size_per_gpu=32)
-    assert estimate(wl, mi).step_time_s == estimate(wl, bare).step_time_s
+    assert estimate(wl, fewer).step_time_s > estimate(wl, mi).step_time_s
 
 
 def test_transformer_speed_ratio_is_not_reused_for_a_different_spec_of_the_same_name() -> None:
-    """The ratio cache is keyed on the GPU's specs, not its name: a what-if spec (e.g. more
-    bandwidth) under the same name gets its own ratio."""
-    from gpurent.estimate.estimator import transformer_speed_ratio
+    """The Estimator's ratio memo is keyed on the GPU's specs, not its name: a what-if spec (e.g.
+    more bandwidth) under the same name gets its own ratio."""
+    from gpurent.estimate import bundled_estimator
 
-    k = load_constants()
+    engine = bundled_estimator()
     h100 = get_gpu("H100-SXM5-80GB")
-    base = transformer_speed_ratio(h100, Precision.BF16, k)
+    base = engine.speed_ratio(h100, Precision.BF16)
     faster = dataclasses.replace(h100, memory_bandwidth_gbps=h100.memory_bandwidth_gbps * 4)
-    assert transformer_speed_ratio(faster, Precision.BF16, k) < base
+    assert engine.speed_ratio(faster, Precision.BF16) < base
 
 
 def test_low_confidence_specs_are_said_in_the_estimate() -> None:

@@ -59,11 +59,13 @@ def test_calibrate_clear_removes_a_store_it_cannot_parse() -> None:
 
 
 def test_transformer_speed_ratio_follows_the_constants_it_is_given() -> None:
-    """The ratio cache must not hand one Constants' ratio to another (cross-validation builds
-    many short-lived Constants; CPython reuses the id of a freed one)."""
+    """One Constants' ratio is never handed to another (cross-validation builds many
+    short-lived Constants; CPython reuses the id of a freed one): each Estimator memoises its
+    own, and the bare function caches nothing."""
     from gpurent.catalog import Precision
+    from gpurent.estimate import bundled_estimator
     from gpurent.estimate.constants import load_constants
-    from gpurent.estimate.estimator import TRANSFER_MODEL, transformer_speed_ratio
+    from gpurent.estimate.estimator import TRANSFER_MODEL
     from gpurent.workload.models import get_model
 
     base = load_constants()
@@ -73,6 +75,6 @@ def test_transformer_speed_ratio_follows_the_constants_it_is_given() -> None:
     for i in range(50):  # each k has a larger per-step overhead: its ratio is closer to 1
         half = dataclasses.replace(base.families[key]["half"], c_s=0.01 * (i + 1))
         k = dataclasses.replace(base, families={**base.families, key: {"half": half}})
-        ratios.append(transformer_speed_ratio(gpu, Precision.AMP, k))
+        ratios.append(bundled_estimator(constants=k).speed_ratio(gpu, Precision.AMP))
         del k
     assert len(set(ratios)) == len(ratios)

@@ -30,10 +30,22 @@ def test_exporter_serves_dcgm_names_on_localhost(clock: Clock) -> None:
     finally:
         exporter.stop()
     assert "# TYPE DCGM_FI_DEV_GPU_UTIL gauge" in body
-    assert 'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-fake' in body
-    assert 'modelName="NVIDIA H100 80GB HBM3",Hostname="node-1"} 100' in body
-    assert 'DCGM_FI_PROF_SM_ACTIVE{gpu="7"' in body and "} 0.82" in body
-    assert "DCGM_FI_DEV_FB_FREE" in body
+    from prometheus_client.parser import text_string_to_metric_families
+
+    families = {f.name: f for f in text_string_to_metric_families(body)}
+    util = families["DCGM_FI_DEV_GPU_UTIL"].samples[0]
+    assert util.labels["UUID"].startswith("GPU-fake") and util.value == 100
+    assert util.labels == {
+        "gpu": "0",
+        "UUID": util.labels["UUID"],
+        "pci_bus_id": util.labels["pci_bus_id"],
+        "device": "nvidia0",
+        "modelName": "NVIDIA H100 80GB HBM3",
+        "Hostname": "node-1",
+    }  # dcgm-exporter's labels
+    sm = {s.labels["gpu"]: s.value for s in families["DCGM_FI_PROF_SM_ACTIVE"].samples}
+    assert sm["7"] == 0.82
+    assert "DCGM_FI_DEV_FB_FREE" in families
 
 
 def test_recorder_round_trip_and_retention(tmp_path: Path, clock: Clock) -> None:

@@ -37,7 +37,7 @@ def llm(params_b: float, *, task: Task = Task.TRAINING, tokens: float | None = 1
     )
 
 
-def fake_estimate(
+def _fake_estimate(
     workload: Workload, gpu: GpuSpec, num_gpus: int, nodes: int, inter_node_gbps: float | None
 ) -> Estimate:
     CALLS.append((gpu.name, num_gpus, nodes))
@@ -99,6 +99,28 @@ def fake_estimate(
         time_to_finish_s=ttf,
         basis="roofline",
     )
+
+
+class FakeEstimator:
+    """The planner's estimator seam with the fake physics above; GPU specs from the catalog."""
+
+    def __call__(
+        self,
+        workload: Workload,
+        gpu: GpuSpec,
+        num_gpus: int,
+        nodes: int,
+        inter_node_gbps: float | None,
+    ) -> Estimate:
+        return _fake_estimate(workload, gpu, num_gpus, nodes, inter_node_gbps)
+
+    def find_gpu(self, name: str) -> GpuSpec | None:
+        from gpurent.catalog import find_gpu
+
+        return find_gpu(name)
+
+
+fake_estimate = FakeEstimator()
 
 
 def offer(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,6 +28,10 @@ class MetadataState:
         self.gcp_machine_type: str | None = None  # projects/123/machineTypes/a2-highgpu-1g
         self.gcp_zone: str | None = None  # projects/123/zones/us-central1-a
         self.azure_compute: dict[str, Any] | bytes | None = None
+        # hostile answers: path -> (status, body, Content-Length to claim or None for the real
+        # one; a larger claim is a truncated body); and seconds between body bytes (a trickle)
+        self.raw: dict[str, tuple[int, bytes, int | None]] = {}
+        self.trickle_s = 0.0
 
 
 def _handler(state: MetadataState) -> type[BaseHTTPRequestHandler]:
@@ -34,14 +39,30 @@ def _handler(state: MetadataState) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: Any) -> None:
             pass
 
-        def _send(self, status: int, body: bytes = b"") -> None:
+        def _send(self, status: int, body: bytes = b"", length: int | None = None) -> None:
             self.send_response(status)
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Length", str(len(body) if length is None else length))
             self.end_headers()
-            self.wfile.write(body)
+            if state.trickle_s <= 0:
+                self.wfile.write(body)
+                return
+            for i in range(len(body)):
+                self.wfile.write(body[i : i + 1])
+                self.wfile.flush()
+                time.sleep(state.trickle_s)
+
+        def _raw(self) -> bool:
+            if self.path not in state.raw:
+                return False
+            status, body, length = state.raw[self.path]
+            self._send(status, body, length)
+            self.close_connection = True
+            return True
 
         def do_PUT(self) -> None:
             state.requests.append(("PUT", self.path))
+            if self._raw():
+                return
             if self.path == "/latest/api/token" and self.headers.get(
                 "X-aws-ec2-metadata-token-ttl-seconds"
             ):
@@ -51,6 +72,8 @@ def _handler(state: MetadataState) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             state.requests.append(("GET", self.path))
+            if self._raw():
+                return
             if self.path.startswith("/latest/"):
                 if self.headers.get("X-aws-ec2-metadata-token") != state.token:
                     self._send(401)
@@ -109,7 +132,7 @@ def _handler(state: MetadataState) -> type[BaseHTTPRequestHandler]:
 def metadata_server() -> Iterator[tuple[str, MetadataState]]:
     state = MetadataState()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", state

@@ -45,17 +45,20 @@ def test_run_supervises_to_success_and_logs_json(
 
 def test_failing_command_runs_rebuild_and_exits_1(tmp_path: Path) -> None:
     marker = tmp_path / "rebuilt"
+    # a different exit code each attempt: not the identical fast exits of a bug in the job
+    job = "import os; raise SystemExit(int(os.environ['GPURENT_ATTEMPT']))"
     r = CliRunner().invoke(
         app,
         [
             "run", "--notice", "none", "--backoff", "0", "--poll", "0.05",
             "--max-failures", "2", "--rebuild-cmd", f"touch {marker}",
-            "--", sys.executable, "-c", "raise SystemExit(3)",
+            "--", sys.executable, "-c", job,
         ],
     )  # fmt: skip
     assert r.exit_code == 1
     assert marker.exists()
     assert "rebuild" in r.stdout
+    assert "repeated_failures" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize(
@@ -71,3 +74,48 @@ def test_bad_input_is_one_line_exit_2(args: list[str], message: str) -> None:
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 2
     assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_log_is_private_and_never_holds_a_secret(tmp_path: Path) -> None:
+    log = tmp_path / "logs" / "events.jsonl"
+    log.parent.mkdir()
+    log.write_text("")
+    log.chmod(0o644)  # an existing, world-readable log becomes private too
+    r = CliRunner().invoke(
+        app,
+        [
+            "run", "--notice", "none", "--backoff", "0", "--poll", "0.05", "--max-failures", "1",
+            "--log", str(log), "--json",
+            "--rebuild-webhook", "http://ops:S3CRET-PW@127.0.0.1:9/hook?sig=S3CRET-SIG",
+            "--rebuild-cmd", "AWS_SECRET_ACCESS_KEY=S3CRET-AWS true --password S3CRET-PASS",
+            "--", sys.executable, "-c", "raise SystemExit(3)",
+            "--api-key=S3CRET-KEY", "--token", "S3CRET-TOK", "--max-tokens", "512",
+            "HF_TOKEN=S3CRET-HF", "https://u:S3CRET-URL@example.com/x?token=S3CRET-Q",
+        ],
+    )  # fmt: skip
+    assert r.exit_code == 1, r.stderr
+    text = log.read_text()
+    assert (log.stat().st_mode & 0o777) == 0o600
+    for where in (text, r.stdout, r.stderr):
+        assert "S3CRET" not in where
+    start = next(json.loads(line) for line in text.splitlines() if '"start"' in line)
+    assert start["command"][3:] == [
+        "--api-key=***", "--token", "***", "--max-tokens", "512", "HF_TOKEN=***",
+        "https://***@example.com/x?***",
+    ]  # fmt: skip
+    assert '"url":"http://***@127.0.0.1:9/hook?***"' in text
+    assert "AWS_SECRET_ACCESS_KEY=*** true --password ***" in text
+
+
+def test_new_log_is_created_0600(tmp_path: Path) -> None:
+    log = tmp_path / "new" / "events.jsonl"
+    old = os.umask(0o022)
+    try:
+        r = CliRunner().invoke(
+            app, ["run", "--notice", "none", "--log", str(log), "--poll", "0.05", "--",
+                  sys.executable, "-c", "pass"],
+        )  # fmt: skip
+    finally:
+        os.umask(old)
+    assert r.exit_code == 0, r.stderr
+    assert (log.stat().st_mode & 0o777) == 0o600 and '"done"' in log.read_text()

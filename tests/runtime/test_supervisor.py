@@ -107,9 +107,11 @@ def test_success_first_time() -> None:
 
 
 def test_restarts_with_backoff_then_rebuilds_after_three_failures() -> None:
-    sup, _, _, shell = _supervisor([(1, 5.0)] * 3, rebuild_cmd="recreate-vm")
+    # each attempt ran 2 minutes (longer than fast_exit_s): not the "same fast exit" of a bug
+    sup, _, _, shell = _supervisor([(1, 120.0)] * 3, rebuild_cmd="recreate-vm")
     outcome = sup.run()
     assert outcome.status == "rebuilt" and outcome.attempts == 3 and outcome.cli_exit_code == 1
+    assert outcome.rule == "repeated_failures"
     assert shell == ["recreate-vm"]
     restarts = [e for e in sup.log.events if e["event"] == "restart"]
     assert [r["backoff_s"] for r in restarts] == [10.0, 20.0]
@@ -169,8 +171,12 @@ def test_progress_resets_the_failure_streak(tmp_path: Path) -> None:
 
 def test_terminating_notice_stops_child_and_supervision() -> None:
     pending = [Notice(provider="aws", kind="spot-terminate", detail="t", grace_s=120.0)]
+    calls: list[int] = []
 
-    def notices() -> list[Notice]:
+    def notices() -> list[Notice]:  # nothing before the start; the notice while it runs
+        calls.append(1)
+        if len(calls) == 1:
+            return []
         out, pending[:] = list(pending), []
         return out
 

@@ -9,6 +9,11 @@
   filesystems) may still serve from memory: that is stated as a caveat, not hidden.
 - Random read: 4 KiB reads at random 4 KiB-aligned offsets (seeded), one at a time (queue depth
   1, like a data loader reading small files), with O_DIRECT or after DONTNEED + FADV_RANDOM.
+
+The scratch file lives in a fresh private directory (`tempfile.mkdtemp`, mode 0700) inside the
+given path and is created with `tempfile.mkstemp` (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600), so a
+file or symlink planted in the path is never opened, followed or overwritten, even as root; the
+directory is removed afterwards.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import errno
 import mmap
 import os
 import random
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -69,11 +76,12 @@ def run_disk(
     """Sequential write/read GB/s and random 4 KiB read IOPS in `directory` (file removed after)."""
     if not directory.is_dir():
         raise InputError(f"--path {directory}: not an existing directory")
-    path = directory / f".gpurent-bench-{os.getpid()}.tmp"
     size_bytes = max(1, file_mib) * 2**20
     chunk = os.urandom(CHUNK_BYTES)  # incompressible, so a compressing filesystem cannot cheat
+    scratch = Path(tempfile.mkdtemp(prefix=".gpurent-bench-", dir=directory))
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd, name = tempfile.mkstemp(prefix="seq-", suffix=".tmp", dir=scratch)
+        path = Path(name)
         try:
             t0 = time.perf_counter()
             written = 0
@@ -111,7 +119,7 @@ def run_disk(
             buf.close()
             os.close(fd)
     finally:
-        path.unlink(missing_ok=True)
+        shutil.rmtree(scratch, ignore_errors=True)
     where = f"{directory} ({file_mib} MiB file)"
     return [
         Measurement(

@@ -117,9 +117,13 @@ def plan_sizes(device: str, quick: bool) -> Sizes:
     )
 
 
-def estimator_expectations() -> ModelExpectFn | None:
-    """Model-throughput expectations from `gpurent.estimate.estimate` when it exists."""
-    estimate = getattr(importlib.import_module("gpurent.estimate"), "estimate", None)
+def estimator_expectations(
+    estimate_fn: Callable[[Any, GpuSpec, int], Any] | None = None,
+) -> ModelExpectFn | None:
+    """Model-throughput expectations from `estimate_fn` (the CLI passes its one estimator's
+    `Estimator.estimate`, with the user's calibration, as `gpurent estimate` and `plan` use);
+    without one, from `gpurent.estimate.estimate` when it exists."""
+    estimate = estimate_fn or getattr(importlib.import_module("gpurent.estimate"), "estimate", None)
     if not callable(estimate):
         return None
     from gpurent.workload import spec as workload_spec

@@ -42,6 +42,10 @@ class GpuSpec:
     # What the driver lets a job allocate, GiB, where a cloud catalog reports it (the datasheet's
     # "24 GB" L4 shows 22.35 GiB); None: only the nominal figure is known.
     usable_memory_gib: float | None = None
+    # GPUs that share one scale-up fabric at full link speed: 8 on an HGX/OAM board (NVLink,
+    # xGMI), 72 in a GB200/GB300 NVL72 rack, 2 for bridged pairs, 1 for PCIe-only cards; None
+    # where the row does not say.
+    scale_up_domain_gpus: int | None = None
 
     @property
     def capacity_gib(self) -> float:
@@ -50,7 +54,8 @@ class GpuSpec:
 
     @property
     def sm_cycles_per_s(self) -> float | None:
-        """SM count x boost clock (SM-cycles per second), None when either is unknown."""
+        """SM count x boost clock (SM-cycles per second; AMD: CU-cycles), None when either is
+        unknown."""
         if self.sm_count is None or self.boost_clock_mhz is None:
             return None
         return self.sm_count * self.boost_clock_mhz * 1e6

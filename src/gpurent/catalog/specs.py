@@ -64,6 +64,7 @@ def _row_to_spec(row: dict[str, str], line: int) -> GpuSpec:
             sm_count=_opt_int(row.get("sm_count") or ""),
             boost_clock_mhz=_opt_float(row.get("boost_clock_mhz") or ""),
             usable_memory_gib=_opt_float(row.get("usable_memory_gib") or ""),
+            scale_up_domain_gpus=_opt_int(row.get("scale_up_domain_gpus") or ""),
         )
     except (KeyError, ValueError) as exc:
         raise DataError(f"{_TABLE} line {line}: bad GPU row ({exc})") from None

@@ -110,6 +110,7 @@ def bench(
     from gpurent.bench.report import tables
     from gpurent.bench.result import result_to_dict, save_result
     from gpurent.bench.runner import BENCHMARKS
+    from gpurent.estimate.store import load_estimator
     from gpurent.userdata import data_home
 
     selected = split_list(only) if only else BENCHMARKS
@@ -141,7 +142,7 @@ def bench(
             cfg,
             created_at=now.isoformat(timespec="seconds"),
             progress=progress,
-            model_expect=estimator_expectations(),
+            model_expect=estimator_expectations(load_estimator().estimate),
         )
     target = out or data_home() / "bench" / f"bench-{now.strftime('%Y%m%dT%H%M%SZ')}.json"
     save_result(result, target)

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from gpurent.catalog import all_gpus, find_gpu, get_gpu
 from gpurent.catalog.gpu import GpuSpec
@@ -29,7 +31,7 @@ from gpurent.catalog.sources import (
     read_meta,
     update_catalogs,
 )
-from gpurent.catalog.sources.store import catalog_dir
+from gpurent.catalog.sources.store import catalog_dir, check_cloud_name
 from gpurent.cli.common import (
     checked,
     cli_errors,
@@ -41,6 +43,7 @@ from gpurent.cli.common import (
 )
 from gpurent.errors import InputError
 from gpurent.inputs import values as v
+from gpurent.textsafe import cells, clean
 from gpurent.userdata import data_home
 
 if TYPE_CHECKING:
@@ -76,7 +79,7 @@ def _warn_skipped(table: OfferTable) -> None:
     """Skipped rows on stderr: file:line: reason, the first few, then how many more."""
     for row in table.skipped[:SKIPPED_SHOWN]:
         err_console.print(
-            f"[yellow]warning:[/] {row.file}:{row.line}: skipped: {row.reason}",
+            f"[yellow]warning:[/] {escape(clean(f'{row.file}:{row.line}: skipped: {row.reason}'))}",
             highlight=False,
             soft_wrap=True,
         )
@@ -141,18 +144,20 @@ def gpus(  # noqa: PLR0917 - typer maps parameters to options
     for g in specs:
         link = g.interconnect + (f" {g.interconnect_gbps:g} GB/s" if g.interconnect_gbps else "")
         table.add_row(
-            g.name,
-            g.architecture,
-            f"{g.memory_gib:g}",
-            f"{g.memory_bandwidth_gbps:g}",
-            f"{g.fp32_tflops:g}",
-            _num(g.tf32_tflops),
-            f"{g.fp16_tflops:g}" + ("" if g.bf16_supported else " (no bf16)"),
-            _num(g.fp8_tflops),
-            link,
-            str(g.pcie_gen),
-            f"{g.tdp_w:g}",
-            g.confidence,
+            *cells(
+                g.name,
+                g.architecture,
+                f"{g.memory_gib:g}",
+                f"{g.memory_bandwidth_gbps:g}",
+                f"{g.fp32_tflops:g}",
+                _num(g.tf32_tflops),
+                f"{g.fp16_tflops:g}" + ("" if g.bf16_supported else " (no bf16)"),
+                _num(g.fp8_tflops),
+                link,
+                str(g.pcie_gen),
+                f"{g.tdp_w:g}",
+                g.confidence,
+            )
         )
     console.print(table)
 
@@ -171,12 +176,12 @@ def gpus_show(
     if as_json:
         print_json(_gpu_row(g))
         return
-    table = Table(title=g.name, show_header=False)
+    table = Table(title=clean(g.name), show_header=False)
     table.add_column("field", style="bold")
     table.add_column("value")
     for key, value in to_jsonable(g).items():
         shown = ", ".join(value) if isinstance(value, list) else value
-        table.add_row(key, "-" if shown is None or shown == "" else str(shown))
+        table.add_row(*cells(key, "-" if shown is None or shown == "" else str(shown)))
     console.print(table)
 
 
@@ -221,15 +226,17 @@ def _offers_table(shown: tuple[Offer, ...], total: int) -> Table:
     for o in shown:
         host = [_num(o.vcpus), _num(o.memory_gib)] if wide else []
         table.add_row(
-            o.provider,
-            o.instance_type,
-            o.region,
-            f"{o.gpu_count}x {_short_gpu(o.gpu_name) if narrow else o.gpu_name}",
-            *([] if narrow else [f"{o.gpu_memory_gib:g}"]),
-            *host,
-            _usd(o.price_usd_per_hour),
-            _usd(o.price_usd_per_gpu_hour),
-            _usd(o.spot_price_usd_per_hour),
+            *cells(
+                o.provider,
+                o.instance_type,
+                o.region,
+                f"{o.gpu_count}x {_short_gpu(o.gpu_name) if narrow else o.gpu_name}",
+                *([] if narrow else [f"{o.gpu_memory_gib:g}"]),
+                *host,
+                _usd(o.price_usd_per_hour),
+                _usd(o.price_usd_per_gpu_hour),
+                _usd(o.spot_price_usd_per_hour),
+            )
         )
     return table
 
@@ -344,6 +351,8 @@ def catalog_update(
     names = [c.lower() for c in split_list(clouds)]
     if not names:
         raise InputError("--clouds is empty; give e.g. --clouds aws,gcp")
+    for name in names:
+        check_cloud_name(name)
     if timeout <= 0:
         raise InputError(f"--timeout must be > 0 s, got {timeout}")
     home = data_home()
@@ -423,9 +432,10 @@ def catalog_import(
         highlight=False,
         soft_wrap=True,
     )
-    console.print(f"GPUs: {', '.join(sorted({o.gpu_name for o in table.offers}))}", highlight=False)
+    gpu_names = ", ".join(sorted({o.gpu_name for o in table.offers}))
+    console.print(Text(clean(f"GPUs: {gpu_names}")))
     for note in table.notes:
-        console.print(f"note: {note}", highlight=False, soft_wrap=True)
+        console.print(Text(clean(f"note: {note}")), soft_wrap=True)
     console.print(_age_line(table), highlight=False, soft_wrap=True)
 
 
@@ -462,7 +472,9 @@ def catalog_info(
         for col in ("cloud", "fetched at", "offers", "rows", "skipped", "url"):
             table.add_column(col)
         for m in metas.values():
-            table.add_row(m.cloud, m.fetched_at, str(m.offers), str(m.rows), str(m.skipped), m.url)
+            table.add_row(
+                *cells(m.cloud, m.fetched_at, str(m.offers), str(m.rows), str(m.skipped), m.url)
+            )
         console.print(table)
     else:
         console.print(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 import typer
 
@@ -24,9 +24,14 @@ Examples:
 
   gpurent estimate --model resnet50 --gpu H100 --gpus 8 --stack ngc-22.09
 
+  gpurent estimate --model llama3-70b --gpu H100 --gpus 32 --nodes 4 --tp 8 --pp 4 --vp 2 \
+      --grad-accum 16 --batch-size 1 --seq-len 8192 --recompute selective
+
   gpurent estimate --from-csv configs.csv --json
-      (columns model,gpu,num_gpus,precision,batch_size
-       [,seq_len,activation_checkpointing,sharding,stack])
+      (columns model,gpu,num_gpus,precision,batch_size and optionally nodes,
+       inter_node_gbps, interconnect and every workload-file field: task, seq_len, tp, pp,
+       vp, cp, sp, grad_accum, recompute, activation_checkpointing, sharding, cpu_offload,
+       optimizer, lora_rank, output_tokens, stack, ...; a row's nodes are estimated as given)
 
 Software stacks (--stack, non-LLM training): ngc-24 (default: current NGC PyTorch
 containers, stock scripts), ngc-22.09 (the old container, whose multi-GPU all-reduce is
@@ -34,15 +39,20 @@ slow), nvidia-dle (NVIDIA's tuned DeepLearningExamples: DALI, channels-last).
 """
 
 CSV_REQUIRED = ("model", "gpu", "num_gpus", "precision", "batch_size")
+# columns about the machine rather than the workload (every other known column is a field of a
+# workload file, `gpurent.workload.workload_from_mapping`)
+CSV_MACHINE = ("gpu", "num_gpus", "nodes", "inter_node_gbps", "interconnect")
+_CSV_BOOL = ("activation_checkpointing", "cpu_offload", "sequence_parallel", "sp")
 
 
 def _truthy(value: str, where: str) -> bool:
+    """A CSV cell as a bool; `where` names the row and column ("file:3: cpu_offload")."""
     v = value.strip().lower()
     if v in ("", "0", "false", "no", "n"):
         return False
     if v in ("1", "true", "yes", "y"):
         return True
-    raise ValueError(f"{where}: activation_checkpointing must be true or false, got {value!r}")
+    raise ValueError(f"{where} must be true or false, got {value!r}")
 
 
 def _stack(value: str, where: str) -> Any:
@@ -68,51 +78,72 @@ def _sharding(value: str, where: str) -> Any:
         ) from None
 
 
+def _workload_columns() -> set[str]:
+    """CSV columns that are workload-file fields (the Workload's fields and the loader's short
+    names)."""
+    from dataclasses import fields
+
+    from gpurent.workload.spec import Workload
+
+    names = {f.name for f in fields(Workload)} - {"shape", "name"}
+    return names | {"batch_size", "batch", "tp", "pp", "vp", "cp", "sp", "grad_accum"}
+
+
 def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[str, Any]:
     from dataclasses import replace
 
-    from gpurent.catalog import get_gpu, parse_precision
+    from gpurent.catalog import get_gpu
     from gpurent.errors import InputError
-    from gpurent.estimate import estimate
+    from gpurent.workload.loader import workload_from_mapping
     from gpurent.workload.models import get_model
-    from gpurent.workload.spec import Sharding, Workload
 
     missing = [c for c in CSV_REQUIRED if not (row.get(c) or "").strip()]
     if missing:
         raise InputError(f"{where}: missing {', '.join(missing)}")
     num_gpus = v.positive_int(row["num_gpus"], f"{where}: num_gpus", most=v.MAX_GPUS)
-    batch = cast(int, FIELD_CHECKS["batch_size_per_gpu"](row["batch_size"], f"{where}: batch_size"))
-    seq_raw = (row.get("seq_len") or "").strip()
-    seq = cast(int, FIELD_CHECKS["seq_len"](seq_raw, f"{where}: seq_len")) if seq_raw else None
-    ckpt = _truthy(row.get("activation_checkpointing") or "", where)
-    shard_raw = (row.get("sharding") or "").strip()
-    sharding = _sharding(shard_raw, f"{where}: sharding") if shard_raw else Sharding.NONE
-    stack_raw = (row.get("stack") or "").strip()
-    stack = _stack(stack_raw, f"{where}: stack") if stack_raw else cache["stack"]
-    gpu = get_gpu(row["gpu"])
+    nodes_raw = (row.get("nodes") or "").strip()
+    nodes = v.positive_int(nodes_raw, f"{where}: nodes", most=v.MAX_NODES) if nodes_raw else 1
+    net_raw = (row.get("inter_node_gbps") or "").strip()
+    net = v.positive(net_raw, f"{where}: inter_node_gbps", most=1e6) if net_raw else None
+    ep = (row.get("ep") or "").strip()
+    if ep not in ("", "1"):
+        raise InputError(
+            f"{where}: ep {ep}: expert parallelism is not modelled (the zoo has no mixture-of-"
+            "experts model); leave ep empty or 1"
+        )
+    link = (row.get("interconnect") or "").strip().lower() or None
+    if link is not None and link not in ("nvlink", "pcie"):
+        raise InputError(f"{where}: interconnect {link!r}: nvlink or pcie")
+    fields: dict[str, Any] = {}
+    for key in _workload_columns():
+        value = (row.get(key) or "").strip()
+        if not value:
+            continue
+        fields[key] = _truthy(value, f"{where}: {key}") if key in _CSV_BOOL else value
+    stack = _stack(fields["stack"], f"{where}: stack") if "stack" in fields else cache["stack"]
+    fields["stack"] = stack.value
+    wl = workload_from_mapping(fields, where)
     model = get_model(row["model"])
-    wl = Workload(
-        model=model.name,
-        precision=parse_precision(row["precision"]),
-        batch_size_per_gpu=batch,
-        seq_len=seq,
-        activation_checkpointing=ckpt,
-        sharding=sharding,
-        stack=stack,
-    )
     if model.llm is not None and model.name not in cache["zoo"]:
         wl = replace(wl, shape=model.llm)
-    est = estimate(wl, gpu, num_gpus, measurements=cache["cal"])
+    gpu = get_gpu(row["gpu"])
+    est = cache["estimator"].estimate(
+        wl, gpu, num_gpus, nodes=nodes, inter_node_gbps=net, intra_node_interconnect=link
+    )
     out: dict[str, Any] = {k: (row.get(k) or "").strip() for k in row if k}
     out.update(
         model=row["model"],
         gpu=row["gpu"],
         num_gpus=num_gpus,
+        nodes=est.nodes,
         precision=row["precision"],
-        batch_size=batch,
+        batch_size=wl.batch_size_per_gpu,
         seq_len=est.seq_len,
         throughput=est.throughput,
         throughput_unit=est.throughput_unit,
+        throughput_low=est.throughput_low,
+        throughput_high=est.throughput_high,
+        interval_class=est.interval_class,
         step_time_s=est.step_time_s,
         memory_per_gpu_gib=est.memory_per_gpu_gib,
         fits=est.fits,
@@ -120,19 +151,21 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
         mfu=est.mfu,
         samples_per_s=est.samples_per_s,
         scaling_efficiency=est.scaling_efficiency,
+        communication_time_s=est.communication_time_s,
         basis=est.basis,
-        stack=None if model.is_llm else stack.value,
+        efficiency_basis=est.efficiency_basis,
+        stack=None if model.is_llm else wl.stack.value,
     )
     return out
 
 
 def _from_csv(path: Path, as_json: bool, stack: Any) -> None:
     from gpurent.errors import GpurentError
-    from gpurent.estimate.store import load_calibration
+    from gpurent.estimate.store import load_estimator
     from gpurent.inputs import files
     from gpurent.workload.models import MODELS
 
-    cache: dict[str, Any] = {"cal": load_calibration(), "zoo": MODELS, "stack": stack}
+    cache: dict[str, Any] = {"estimator": load_estimator(), "zoo": MODELS, "stack": stack}
     shown = files.shown(path)
     header, records = files.csv_records(files.read_text(path, what="CSV file"), shown)
     lacking = [c for c in CSV_REQUIRED if c not in header]
@@ -163,7 +196,7 @@ def _from_csv(path: Path, as_json: bool, stack: Any) -> None:
             "n",
             "precision",
             "batch",
-            "throughput",
+            "throughput (80% range)",
             "unit",
             "mem GiB",
             "fits",
@@ -179,7 +212,7 @@ def _from_csv(path: Path, as_json: bool, stack: Any) -> None:
                 str(r["num_gpus"]),
                 r["precision"],
                 str(r["batch_size"]),
-                f"{r['throughput']:,.0f}",
+                f"{r['throughput']:,.0f} ({r['throughput_low']:,.0f}-{r['throughput_high']:,.0f})",
                 r["throughput_unit"],
                 f"{r['memory_per_gpu_gib']:.1f}",
                 "yes" if r["fits"] else "NO",
@@ -233,7 +266,11 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         ),
     ] = None,
     sharding: Annotated[
-        str | None, typer.Option("--sharding", help="none, zero1, zero2, zero3 (= fsdp).")
+        str | None,
+        typer.Option(
+            "--sharding",
+            help="none, zero1, zero2, zero3 (= fsdp), hsdp (FSDP inside a node, replicas across).",
+        ),
     ] = None,
     checkpointing: Annotated[
         bool | None,
@@ -247,6 +284,34 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
     ] = None,
     pipeline_parallel: Annotated[
         int | None, typer.Option("--pp", help="Pipeline-parallel degree.")
+    ] = None,
+    virtual_stages: Annotated[
+        int | None,
+        typer.Option(
+            "--vp", help="Virtual pipeline stages per GPU (interleaved 1F1B; needs --pp)."
+        ),
+    ] = None,
+    context_parallel: Annotated[
+        int | None,
+        typer.Option("--cp", help="Context-parallel degree (ring attention; divides --seq-len)."),
+    ] = None,
+    sequence_parallel: Annotated[
+        bool | None,
+        typer.Option(
+            "--sequence-parallel/--no-sequence-parallel",
+            help="Split activations outside the TP GEMMs over --tp ranks (default: on with --tp).",
+        ),
+    ] = None,
+    recompute: Annotated[
+        str | None,
+        typer.Option(
+            "--recompute",
+            help="Activation recomputation: none, selective (attention core), full.",
+        ),
+    ] = None,
+    grad_accum: Annotated[
+        int | None,
+        typer.Option("--grad-accum", help="Gradient-accumulation steps (pipeline micro-batches)."),
     ] = None,
     inter_node_gbps: Annotated[
         float | None,
@@ -299,7 +364,7 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
     from gpurent.catalog import get_gpu, parse_precision
     from gpurent.errors import InputError
     from gpurent.workload import get_model, list_models, list_presets, load_workload, preset
-    from gpurent.workload.spec import Stack, Task, Workload
+    from gpurent.workload.spec import Recompute, Stack, Task, Workload, parse_recompute
 
     if list_models_flag:
         names = list_models()
@@ -350,6 +415,22 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         changes["sharding"] = _sharding(sharding, "--sharding")
     if checkpointing is not None:
         changes["activation_checkpointing"] = checkpointing
+        if not checkpointing:
+            changes["recompute"] = Recompute.NONE
+    if recompute is not None:
+        try:
+            changes["recompute"] = parse_recompute(recompute)
+        except ValueError as exc:
+            raise InputError(f"--{exc}") from None
+        changes["activation_checkpointing"] = changes["recompute"] is Recompute.FULL
+    if virtual_stages is not None:
+        changes["virtual_pipeline_stages"] = virtual_stages
+    if context_parallel is not None:
+        changes["context_parallel"] = context_parallel
+    if sequence_parallel is not None:
+        changes["sequence_parallel"] = sequence_parallel
+    if grad_accum is not None:
+        changes["gradient_accumulation"] = grad_accum
     if stack_v is not None:
         changes["stack"] = stack_v
     if tensor_parallel is not None:
@@ -369,6 +450,11 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
     )
 
 
+def _figure(x: float) -> str:
+    """A throughput bound: whole units from 100 up, else three significant digits."""
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
 def _single(
     wl: Any,
     gpu: Any,
@@ -381,27 +467,31 @@ def _single(
     as_json: bool,
 ) -> None:
     from gpurent.errors import InputError
-    from gpurent.estimate import Calibration, estimate
-    from gpurent.estimate.store import load_calibration
+    from gpurent.estimate.store import load_estimator
     from gpurent.units import format_duration
 
     if interconnect is not None and interconnect.lower() not in ("nvlink", "pcie"):
         raise InputError(f"--interconnect {interconnect!r}: nvlink or pcie")
-    cal = Calibration(()) if no_measured else load_calibration()
-    est = estimate(
+    estimator = load_estimator(use_calibration=not no_measured)
+    est = estimator.estimate(
         wl,
         gpu,
         gpus,
         nodes=nodes,
         inter_node_gbps=inter_node_gbps,
         intra_node_interconnect=interconnect,
-        measurements=cal,
     )
     if as_json:
         from gpurent.cli.common import to_jsonable
 
         doc = to_jsonable(est)
         doc["fits"] = est.fits
+        doc["throughput_low"] = est.throughput_low
+        doc["throughput_high"] = est.throughput_high
+        doc["step_time_low_s"] = est.step_time_low_s
+        doc["step_time_high_s"] = est.step_time_high_s
+        doc["time_to_finish_low_s"] = est.time_to_finish_low_s
+        doc["time_to_finish_high_s"] = est.time_to_finish_high_s
         doc["memory_per_gpu_gib"] = est.memory_per_gpu_gib
         doc["memory"]["total_gib"] = est.memory.total_gib
         doc["memory"]["headroom_gib"] = est.memory.headroom_gib
@@ -413,9 +503,12 @@ def _single(
         f"[bold]{est.model}[/] on {est.num_gpus}x {est.gpu} ({est.precision}, batch "
         f"{est.batch_size_per_gpu}/GPU{f', seq {est.seq_len}' if est.seq_len else ''})"
     )
+    pct = f"{est.interval_coverage:.0%}"
     console.print(
-        f"  throughput     {est.throughput:,.1f} {est.throughput_unit}"
-        f"  ({est.samples_per_s:,.2f} samples/s)"
+        f"  throughput     {est.throughput:,.1f} {est.throughput_unit} ({pct}: "
+        f"{_figure(est.throughput_low)}-{_figure(est.throughput_high)})"
+        f"  ({est.samples_per_s:,.2f} samples/s)",
+        highlight=False,
     )
     console.print(
         f"  step time      {est.step_time_s * 1000:,.1f} ms  (compute "
@@ -427,6 +520,8 @@ def _single(
     if est.mfu is not None:
         console.print(f"  MFU            {100 * est.mfu:.0f}%")
     console.print(f"  bottleneck     {est.bottleneck.value}")
+    if (layout := _layout_line(wl, est.num_gpus)) is not None:
+        console.print(f"  layout         {layout}", highlight=False)
     console.print(f"  memory/GPU     {m.total_gib:.1f} of {m.capacity_gib:g} GiB: {fit}")
     console.print(
         f"    weights {m.weights_gib:.2f}, gradients {m.gradients_gib:.2f}, optimizer "
@@ -434,10 +529,45 @@ def _single(
         f"{m.kv_cache_gib:.2f}, overhead {m.overhead_gib:.2f} GiB"
     )
     if est.time_to_finish_s is not None:
-        console.print(f"  time to finish {format_duration(est.time_to_finish_s)}")
+        lo, hi = est.time_to_finish_low_s, est.time_to_finish_high_s
+        assert lo is not None and hi is not None
+        console.print(
+            f"  time to finish {format_duration(est.time_to_finish_s)} ({pct}: "
+            f"{format_duration(lo)}-{format_duration(hi)})",
+            highlight=False,
+        )
     console.print(f"  basis          {est.basis}")
+    console.print(
+        f"  interval       {pct} range: the estimator's cross-validated error, class "
+        f"{est.interval_class}",
+        highlight=False,
+    )
     for note in est.notes:
         console.print(f"  note: {note}", highlight=False)
+
+
+def _layout_line(wl: Any, num_gpus: int) -> str | None:
+    """The parallel layout and recomputation assumed, with the pipeline bubble, e.g.
+    "TP8 (SP) x PP4 (VP2) x DP1, ZeRO none, recompute selective, bubble 8.6%"; None for a
+    plain single-GPU job."""
+    from gpurent.estimate.estimator import pipeline_bubble_fraction
+    from gpurent.estimate.memory import data_parallel_degree
+
+    tp, pp, cp = wl.tensor_parallel, wl.pipeline_parallel, wl.context_parallel
+    mode = wl.recompute_mode.value
+    if num_gpus == 1 and mode == "none" and wl.sharding.value == "none":
+        return None
+    parts = [f"TP{tp}{' (SP)' if wl.sequence_parallel_on else ''}"]
+    if cp > 1:
+        parts.append(f"CP{cp}")
+    vp = wl.virtual_pipeline_stages
+    parts.append(f"PP{pp}{f' (VP{vp})' if vp > 1 else ''}")
+    parts.append(f"DP{data_parallel_degree(wl, num_gpus)}")
+    line = f"{' x '.join(parts)}, sharding {wl.sharding.value}, recompute {mode}"
+    if pp > 1:
+        bubble = pipeline_bubble_fraction(pp, wl.gradient_accumulation, vp)
+        line += f", {wl.gradient_accumulation} micro-batches, bubble {100 * bubble:.1f}%"
+    return line
 
 
 calibrate_app = typer.Typer(

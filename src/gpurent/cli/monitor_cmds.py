@@ -14,7 +14,6 @@ import typer
 from rich.markup import escape
 
 from gpurent.cli.common import (
-    checked,
     cli_errors,
     console,
     err_console,
@@ -24,7 +23,7 @@ from gpurent.cli.common import (
 )
 from gpurent.errors import DataError, InputError, require
 from gpurent.inputs import files
-from gpurent.inputs import values as v
+from gpurent.textsafe import cells, clean
 
 if TYPE_CHECKING:
     from gpurent.monitor.cost import InstancePrice
@@ -53,7 +52,7 @@ def register(app: typer.Typer) -> None:
 def _print_notes(notes: list[str]) -> None:
     """`note: ...` lines on stderr; the text is escaped (an extra's `[monitor]` is no markup)."""
     for note in notes:
-        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
+        err_console.print(f"[yellow]note:[/] {escape(clean(note))}", highlight=False)
 
 
 def _thresholds(sm_util_low_pct: float, disk_util_high_pct: float, idle_pct: float) -> Thresholds:
@@ -93,7 +92,9 @@ def _detect(provider: str | None, region: str | None) -> DetectedInstance:
     detected = detect_instance(base_urls=base_urls_from_env())
     if detected is None:
         raise InputError(NOT_DETECTED)
-    err_console.print(f"instance: {escape(detected.describe())}", highlight=False, soft_wrap=True)
+    err_console.print(
+        f"instance: {escape(clean(detected.describe()))}", highlight=False, soft_wrap=True
+    )
     return detected
 
 
@@ -161,7 +162,6 @@ PRICE = typer.Option(None, "--price-usd-per-hour", help="Instance price instead 
 
 @monitor_app.callback(invoke_without_command=True)
 @cli_errors
-@checked(retention_days=v.bounded(v.positive, most=365_000))
 def monitor(
     ctx: typer.Context,
     *,
@@ -177,7 +177,26 @@ def monitor(
         False, "--exporter", help="Serve Prometheus metrics at /metrics."
     ),
     port: int = typer.Option(9400, "--port", help="Exporter port (0: any free port)."),
-    listen: str = typer.Option("0.0.0.0", "--listen", help="Exporter address."),
+    listen: str = typer.Option(
+        "127.0.0.1",
+        "--listen",
+        help="Exporter address (default loopback only; any other needs --token or "
+        "--insecure-public).",
+    ),
+    token: str | None = typer.Option(
+        None,
+        "--token",
+        envvar="GPURENT_EXPORTER_TOKEN",
+        show_envvar=True,
+        help="Bearer token scrapers must send (Authorization: Bearer TOKEN); "
+        "16+ characters, e.g. `openssl rand -hex 16`.",
+    ),
+    insecure_public: bool = typer.Option(
+        False,
+        "--insecure-public",
+        help="Serve a non-loopback --listen address without a token (anyone who can connect "
+        "reads the hostname and the cost).",
+    ),
     instance: str | None = INSTANCE_LIVE,
     provider: str | None = PROVIDER,
     region: str | None = REGION,
@@ -215,6 +234,14 @@ def monitor(
         raise InputError(f"--idle-minutes must be positive, got {idle_minutes}")
     if not 0 <= port <= 65535:
         raise InputError(f"--port must be 0..65535, got {port}")
+    from gpurent.monitor.recorder import check_retention_days
+
+    check_retention_days(retention_days)
+    if exporter:
+        require("prometheus_client", "monitor")
+        from gpurent.monitor.exporter import check_listen
+
+        check_listen(listen, token=token or None, insecure_public=insecure_public)
     thresholds = _thresholds(sm_util_low_pct, disk_util_high_pct, idle_pct)
     detected = None
     if instance is not None and instance.strip().lower() == AUTO:
@@ -238,12 +265,18 @@ def monitor(
         from gpurent.monitor.exporter import Exporter
 
         try:
-            server = Exporter(port=port, host=listen).start()
+            server = Exporter(
+                port=port, host=listen, token=token or None, insecure_public=insecure_public
+            ).start()
         except OSError as exc:
             session.close()
             raise InputError(f"--port {port}: cannot listen on {listen} ({exc.strerror})") from None
         session.exporter = server
-        err_console.print(f"exporter: http://{listen}:{server.port}/metrics", highlight=False)
+        shown = f"[{listen}]" if ":" in listen else listen
+        auth = " (Authorization: Bearer token required)" if token else ""
+        err_console.print(
+            f"exporter: http://{escape(shown)}:{server.port}/metrics{auth}", highlight=False
+        )
     try:
         _run(session, interval_s, duration_s, json_out)
     finally:
@@ -351,6 +384,9 @@ def _summary(session: Any, detected: DetectedInstance | None = None) -> dict[str
         "idle_actions": session.state.idle_events,
         "notes": session.state.notes,
         "recorded_rows": session.recorder.written_rows if session.recorder is not None else None,
+        "retention_deleted_rows": session.recorder.retention_deleted_rows
+        if session.recorder is not None
+        else None,
     }
 
 
@@ -477,7 +513,7 @@ def _print_findings(report: Any) -> None:
     for g in d.gpus:
         table.add_row(
             str(g.index),
-            g.name,
+            *cells(g.name),
             "-" if g.mean_activity_pct is None else f"{g.mean_activity_pct:.0f}%",
             g.activity_source,
             "-" if g.mean_busy_pct is None else f"{g.mean_busy_pct:.0f}%",
@@ -490,16 +526,17 @@ def _print_findings(report: Any) -> None:
         console.print(
             f"cost: spent ${c.spent_usd:.2f}, idle waste ${c.idle_wasted_usd:.2f}, under-use "
             f"waste ${c.underused_wasted_usd:.2f} ({c.wasted_share:.0%}); "
-            f"${c.projected_monthly_usd:,.0f}/month ({c.label})",
+            f"${c.projected_monthly_usd:,.0f}/month ({escape(clean(c.label))})",
             highlight=False,
         )
     if not d.findings:
         console.print("no findings: the GPUs were used well in this window")
     for f in d.findings:
-        console.print(f"[bold]{f.severity.value} {f.kind.value}[/]: {f.summary}", highlight=False)
+        summary = escape(clean(f.summary))
+        console.print(f"[bold]{f.severity.value} {f.kind.value}[/]: {summary}", highlight=False)
         for e in f.evidence:
-            console.print(f"    evidence: {e}", highlight=False)
-        console.print(f"    advice: {f.advice}", highlight=False)
+            console.print(f"    evidence: {escape(clean(e))}", highlight=False)
+        console.print(f"    advice: {escape(clean(f.advice))}", highlight=False)
 
 
 @monitor_app.command("diagnose")

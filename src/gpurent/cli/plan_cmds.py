@@ -28,6 +28,7 @@ from gpurent.plan.constraints import (
     Interconnect,
     Objective,
     PricingModel,
+    Risk,
 )
 from gpurent.plan.scenarios import SCENARIOS, Scenario, get_scenario
 from gpurent.pricing.costs import DEFAULT_RESTART_S, DEFAULT_STORAGE_GB_PER_NODE, CostAssumptions
@@ -72,7 +73,7 @@ def parse_duration_s(text: str, flag: str = "--deadline") -> float:
     return value
 
 
-E = TypeVar("E", Objective, PricingModel, Interconnect)
+E = TypeVar("E", Objective, PricingModel, Interconnect, Risk)
 
 
 def _enum_list(kind: type[E], text: str, flag: str) -> tuple[E, ...]:
@@ -161,9 +162,10 @@ def resolve_workload(
 
 
 def _estimator() -> EstimatorFn:
-    from gpurent.plan.estimator import default_estimator
+    """The command's one estimator, with the user's calibration (as `gpurent estimate`)."""
+    from gpurent.estimate.store import load_estimator
 
-    return default_estimator
+    return load_estimator()
 
 
 _H = {
@@ -190,6 +192,8 @@ _H = {
     "objective": "cheapest | fastest | deadline | throughput-per-dollar. Default: deadline "
     "with --deadline, else cheapest (throughput-per-dollar when the workload has no amount).",
     "top": "Rows in the ranked table.",
+    "risk": "median | p90: rank by each estimate (median) or by the pessimistic end of its 80% "
+    "range (p90 time and cost, the low throughput bound).",
     "storage": f"Block storage per node, GB (default {DEFAULT_STORAGE_GB_PER_NODE:g}; "
     "scenarios set their own).",
     "storage_price": "Storage price, USD per GB-month (default: per provider, stated).",
@@ -259,6 +263,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         str | None, typer.Option("--objective", "-o", help=_H["objective"])
     ] = None,
     top: Annotated[int, typer.Option("--top", "-n", help=_H["top"])] = DEFAULT_TOP_N,
+    risk: Annotated[str, typer.Option("--risk", help=_H["risk"])] = "median",
     storage_gb: Annotated[float | None, typer.Option("--storage-gb", help=_H["storage"])] = None,
     storage_price: Annotated[
         float | None, typer.Option("--storage-usd-per-gb-month", help=_H["storage_price"])
@@ -339,6 +344,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         pricing=_enum_list(PricingModel, pricing, "--pricing"),
         objective=goal,
         top_n=top,
+        risk=_enum_one(Risk, risk, "--risk"),
     )
     assumptions = CostAssumptions(
         storage_gb_per_node=(

@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import json
+import math
+import queue
+import signal
 import sys
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from gpurent.cli.common import checked, cli_errors, console
+from gpurent.cli.common import checked, cli_errors, console, fail
 from gpurent.errors import InputError
 from gpurent.inputs import values as v
+
+if TYPE_CHECKING:
+    from gpurent.runtime.health import HealthResult
+    from gpurent.runtime.joblock import RunLock
+    from gpurent.runtime.notices import NoticeWatcher, SigtermWatcher
+    from gpurent.runtime.supervisor import EventLog, Outcome, SupervisorConfig
 
 
 def _echo_human(record: dict[str, Any]) -> None:
@@ -78,6 +88,9 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
         float, typer.Option(help="Fail the disk check below this free space (GiB).")
     ] = 1.0,
     poll: Annotated[float, typer.Option(help="Seconds between process/notice polls.")] = 1.0,
+    grace: Annotated[
+        float, typer.Option(help="Seconds between SIGTERM and SIGKILL when stopping the job.")
+    ] = 30.0,
     as_json: Annotated[
         bool, typer.Option("--json", help="Events as JSON lines on stdout.")
     ] = False,
@@ -86,10 +99,12 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
 
     Example: gpurent run --checkpoint-dir ckpt --heartbeat-file hb --hang-timeout 600 -- python
     train.py. Exit code: 0 when the command succeeded, 75 when stopped by an interruption
-    notice, 1 after the failure limit.
+    notice or a signal (SIGTERM, SIGINT, SIGHUP: forwarded to the job), 1 after the failure
+    limit (the message names the rule that fired), 2 bad input. One supervisor per
+    --checkpoint-dir (a lock); a job left behind by a killed supervisor is stopped first.
     """
-    from gpurent.runtime import health, notices
-    from gpurent.runtime.supervisor import EventLog, Supervisor, SupervisorConfig, torchrun_argv
+    from gpurent.runtime import health, joblock, notices
+    from gpurent.runtime.supervisor import EventLog, SupervisorConfig, torchrun_argv
 
     command = list(ctx.args)
     if not command:
@@ -98,47 +113,113 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
         raise InputError(
             "--max-failures must be >= 1, --health-interval and --poll > 0, --backoff >= 0"
         )
+    if not (math.isfinite(grace) and grace >= 0):
+        raise InputError(f"--grace must be a finite number of seconds >= 0, got {grace}")
     if hang_timeout is not None and heartbeat_file is None:
         raise InputError(
             "--hang-timeout needs --heartbeat-file, the file the job writes its step to"
         )
-    watchers: list[notices.NoticeWatcher] = notices.watchers_for(
-        notice, base_urls=notices.base_urls_from_env()
-    )
-    sigterm = notices.SigtermWatcher().install()
-    watchers.append(sigterm)
-    monitor = notices.NoticeMonitor(watchers, lambda n: None)
+    # From here on SIGTERM, SIGINT and SIGHUP are notices (forwarded to the job's process group,
+    # never a traceback); one that comes before the job starts stops the run before it starts.
+    signals = notices.SigtermWatcher().install((signal.SIGTERM, signal.SIGINT, signal.SIGHUP))
+    try:
+        config = SupervisorConfig(
+            command=tuple(torchrun_argv(command, nproc_per_node)),
+            checkpoint_dir=checkpoint_dir,
+            heartbeat_file=heartbeat_file,
+            health_interval_s=health_interval,
+            hang_timeout_s=hang_timeout,
+            max_failures=max_failures,
+            backoff_base_s=backoff,
+            poll_s=poll,
+            term_grace_s=grace,
+            rebuild_cmd=rebuild_cmd,
+            rebuild_webhook=rebuild_webhook,
+        )
+        watchers = notices.watchers_for(notice, base_urls=notices.base_urls_from_env())
+        checks = _health_checks(health, endpoint or [], checkpoint_dir, min_free_gib)
+        local = checkpoint_dir if _is_local(checkpoint_dir) else None
+        lock = joblock.RunLock(local) if local else None
+        log = EventLog(log_file, echo=_echo_json if as_json else _echo_human)
+        outcome = _supervise(
+            config, log, signals=signals, watchers=watchers, checks=checks, lock=lock
+        )
+    finally:
+        signals.uninstall()
+    if outcome.status in {"gave_up", "rebuilt"}:
+        what = "gave up" if outcome.status == "gave_up" else "ran the rebuild action"
+        raise fail(
+            f"{what} after {outcome.attempts} attempts (rule {outcome.rule}: {outcome.reason})",
+            outcome.cli_exit_code,
+        )
+    raise typer.Exit(outcome.cli_exit_code)
 
+
+def _is_local(checkpoint_dir: str | None) -> bool:
+    return bool(checkpoint_dir) and "://" not in str(checkpoint_dir)
+
+
+def _health_checks(
+    health: Any, endpoints: list[str], checkpoint_dir: str | None, min_free_gib: float
+) -> list[Callable[[], HealthResult]]:
     nvml = health.load_nvml()
     xids = health.XidTracker() if nvml is not None else None
-    checks = [
+    checks: list[Callable[[], HealthResult]] = [
         lambda: health.check_gpus(nvml, new_xids=xids.new_xids() if xids else ()),
-        lambda: health.check_endpoints(endpoint or []),
+        lambda: health.check_endpoints(endpoints),
     ]
-    if checkpoint_dir and "://" not in checkpoint_dir:
+    if checkpoint_dir and _is_local(checkpoint_dir):
         checks.append(
             lambda: health.check_disk(checkpoint_dir, fail_below_bytes=int(min_free_gib * 2**30))
         )
-    config = SupervisorConfig(
-        command=tuple(torchrun_argv(command, nproc_per_node)),
-        checkpoint_dir=checkpoint_dir,
-        heartbeat_file=heartbeat_file,
-        health_interval_s=health_interval,
-        hang_timeout_s=hang_timeout,
-        max_failures=max_failures,
-        backoff_base_s=backoff,
-        poll_s=poll,
-        rebuild_cmd=rebuild_cmd,
-        rebuild_webhook=rebuild_webhook,
-    )
-    log = EventLog(log_file, echo=_echo_json if as_json else _echo_human)
+    return checks
+
+
+def _supervise(
+    config: SupervisorConfig,
+    log: EventLog,
+    *,
+    signals: SigtermWatcher,
+    watchers: list[NoticeWatcher],
+    checks: list[Callable[[], HealthResult]],
+    lock: RunLock | None,
+) -> Outcome:
+    """Run the supervisor: notices on their own thread, the lock held, orphans reaped."""
+    from gpurent.runtime import joblock, notices
+    from gpurent.runtime.supervisor import Supervisor
+
+    pending: queue.SimpleQueue[notices.Notice] = queue.SimpleQueue()
+    # metadata polls run on their own thread: a slow or junk-answering server never delays
+    # noticing that the job exited
+    monitor = notices.NoticeMonitor(watchers, pending.put, poll_s=config.poll_s)
+
+    def poll_notices() -> list[notices.Notice]:
+        out: list[notices.Notice] = []
+        while not pending.empty():
+            out.append(pending.get_nowait())
+        if (received := signals.poll()) is not None:
+            out.append(received)
+        return out
+
+    reap = None
     try:
-        log.emit("watching", notices=[w.name for w in watchers])
-        outcome = Supervisor(config, log=log, checks=checks, poll_notices=monitor.poll_once).run()
+        if lock is not None:
+            lock.acquire()
+        reap = joblock.reap_any if joblock.become_subreaper() else None
+        log.emit("watching", notices=[*(w.name for w in watchers), "signals"])
+        monitor.start()
+        supervisor = Supervisor(
+            config, log=log, checks=checks, poll_notices=poll_notices, lock=lock, reap=reap
+        )
+        return supervisor.run()
     finally:
+        monitor.stop(timeout_s=0.5)
+        if reap is not None:
+            reap()
+            joblock.become_subreaper(False)
+        if lock is not None:
+            lock.release()
         log.close()
-        sigterm.uninstall()
-    raise typer.Exit(outcome.cli_exit_code)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,4 +1,4 @@
-"""The fitted constants of the time model, loaded once from `estimate/data/calibration.json`.
+"""The fitted constants of the time model, read from `estimate/data/calibration.json`.
 
 That file is written by `benchmarks/fit_estimator.py` from the measured tables and records its
 provenance (source files, commits, fit command, date). Nothing here reads the reference data.
@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -198,8 +197,8 @@ def parse_constants(raw: dict[str, Any]) -> Constants:
         raise DataError(f"{_FILE}: malformed estimator constants ({exc!r}); refit them") from None
 
 
-@cache
 def load_constants() -> Constants:
-    """The bundled fitted constants (cached)."""
+    """The bundled fitted constants, parsed afresh on each call (no module-level cache: the
+    edge builds one `Estimator` and it holds them)."""
     text = resources.files("gpurent.estimate.data").joinpath(_FILE).read_text(encoding="utf-8")
     return parse_constants(json.loads(text))

@@ -1,40 +1,54 @@
 """`estimate()`: how fast, how big and how costly one workload is on N GPUs of one kind.
 
-Pure: takes the workload, the GPU spec, the layout and (optionally) user measurements and the
-fitted constants; returns a frozen `Estimate`. No I/O beyond the cached, bundled constants.
+`Estimator` is the estimator as one object (fitted constants, user calibration, GPU specs, its
+own memo); `estimate()` is a one-shot convenience on the bundled constants and GPU table. Pure:
+takes the workload, the GPU spec and the layout; returns a frozen `Estimate`. No I/O, no
+module-level state (the edge builds the object: `gpurent.estimate.store.load_estimator`).
 See docs/estimator.md for the method and its measured accuracy.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.precision import Precision
-from gpurent.errors import InputError
-from gpurent.estimate.constants import Constants, FamilyCoeffs, load_constants
+from gpurent.errors import DataError, InputError
+from gpurent.estimate.constants import CommCoeffs, Constants, load_constants
+from gpurent.estimate.efficiency import efficiency_note, realized_efficiency
 from gpurent.estimate.measured import Calibration, best_match
 from gpurent.estimate.memory import (
     DEFAULT_OUTPUT_TOKENS,
     data_parallel_degree,
+    frozen_base_bytes_per_param,
     lora_params,
     memory_breakdown,
     weights_bytes_for_inference,
+    zero_shard_degree,
 )
+from gpurent.estimate.offload import HOST_DRAM_BYTES_PER_S, OffloadTime, cpu_offload_time
 from gpurent.estimate.perf import (
-    allreduce_time_s,
+    NCCL_BASE_LATENCY_S,
     bandwidth_bps,
     bytes_per_value,
     ddp_allreduce_time_s,
     family_features,
+    group_collective_time_s,
+    in_scale_up_domain,
+    intra_node_link,
     llm_training_features,
+    network_link,
     peak_flops,
+    spans_nodes_domain,
     tp_allreduce_time_s,
 )
 from gpurent.estimate.result import Bottleneck, Estimate
+from gpurent.estimate.uncertainty import IntervalTable, interval_for, load_intervals
 from gpurent.workload.models import custom_llm, get_model
-from gpurent.workload.spec import Sharding, Task, Workload
-from gpurent.workload.zoo import ModelInfo, llm_params
+from gpurent.workload.spec import Recompute, Sharding, Task, Workload
+from gpurent.workload.zoo import ModelInfo, llm_flops_per_token, llm_params
 
 LLM_COMM_OVERLAP = 0.9  # FSDP prefetch hides most gathers behind compute (MosaicML, torchtitan)
 LLM_REFERENCE_GPU = "A100-SXM4-80GB"  # where the MosaicML LLM runs were measured
@@ -43,33 +57,19 @@ TRANSFER_MODEL = "bert-large-squad"  # the transformer the Lambda cross-GPU fit 
 TRANSFER_BATCH = 32
 
 
-def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) -> float:
-    """How much slower than the LLM reference GPU a transformer trains on `gpu`, from the
-    cross-GPU fit of BERT-large (10 GPUs, Volta to Ada): t(gpu) / t(A100-SXM4-80GB).
+def transformer_speed_ratio(
+    gpu: GpuSpec, precision: Precision, k: Constants, reference: GpuSpec
+) -> float:
+    """How much slower than the LLM reference GPU (`reference`, the A100-SXM4-80GB the MosaicML
+    runs were measured on) a transformer trains on `gpu`, from the cross-GPU fit of BERT-large
+    (10 GPUs, Volta to Ada): t(gpu) / t(reference).
 
     MosaicML's runs fix the LLM model's level on the A100 only; this ratio carries it to other
     GPUs with the method that was cross-validated across generations. It is why predicted MFU
-    drops on GPUs whose FLOPs grew faster than their bandwidth (RESEARCH §2)."""
+    drops on GPUs whose FLOPs grew faster than their bandwidth (RESEARCH §2). Pure and uncached:
+    an `Estimator` memoises it per (GPU spec, precision) for its own constants."""
     model = get_model(TRANSFER_MODEL)
     coeffs = k.family(model.key, precision.is_half)
-    # keyed on every spec and constant the ratio reads, not on id(k) (a freed Constants' id is
-    # reused) nor on the GPU's name (a what-if spec may keep it)
-    key = (
-        gpu,
-        precision,
-        coeffs,
-        k.peak_exponent,
-        k.bandwidth_exponent,
-        k.sm_cap_bytes_per_cycle,
-        k.cuda_flops_per_sm_cycle,
-        k.roofline_p,
-    )
-    hit = _RATIO_CACHE.get(key)
-    if hit is not None:
-        return hit
-    from gpurent.catalog.specs import get_gpu
-
-    ref = get_gpu(LLM_REFERENCE_GPU)
 
     def step(g: GpuSpec) -> float:
         xc, xm, xv, xs = family_features(
@@ -89,16 +89,7 @@ def transformer_speed_ratio(gpu: GpuSpec, precision: Precision, k: Constants) ->
             + coeffs.c_sample_s * TRANSFER_BATCH
         )
 
-    ratio = step(gpu) / step(ref)
-    if len(_RATIO_CACHE) > 4096:
-        _RATIO_CACHE.clear()
-    _RATIO_CACHE[key] = ratio
-    return ratio
-
-
-_RATIO_CACHE: dict[
-    tuple[GpuSpec, Precision, FamilyCoeffs, float, float, float, float, float], float
-] = {}
+    return step(gpu) / step(reference)
 
 
 def roofline_s(compute_s: float, memory_s: float, p: float) -> float:
@@ -122,25 +113,112 @@ def resolve_model(workload: Workload) -> ModelInfo:
     return get_model(workload.model)
 
 
-def _validate(workload: Workload, model: ModelInfo, num_gpus: int, nodes: int) -> int | None:
+_CHANGE_LAYOUT = (
+    "(--tp/--pp/--cp, or tensor_parallel/pipeline_parallel/context_parallel in the workload file)"
+)
+
+
+def _validate_layout(
+    workload: Workload, model: ModelInfo, num_gpus: int, nodes: int, gpu: GpuSpec
+) -> None:
+    """GPUs split evenly over the nodes, tensor x context x pipeline parallel divides the GPUs,
+    tensor parallelism stays inside a node (it is priced on the node's own link) or inside an
+    NVL72 scale-up domain, and divides the attention heads, no pipeline stage is empty, virtual
+    stages need a pipeline and divide the layers, sequence parallelism needs tensor parallelism,
+    context parallelism divides the sequence: else one line naming the numbers."""
+    tp, pp, cp = workload.tensor_parallel, workload.pipeline_parallel, workload.context_parallel
+    vp = workload.virtual_pipeline_stages
+    if min(tp, pp, cp, vp) < 1:
+        raise InputError(
+            f"tensor, pipeline and context parallel and virtual pipeline stages must be >= 1, "
+            f"got tp {tp}, pp {pp}, cp {cp}, vp {vp}"
+        )
+    if num_gpus % nodes:
+        raise InputError(
+            f"{num_gpus} GPUs do not split evenly over {nodes} nodes: give a GPU count that is "
+            f"a multiple of {nodes} (--gpus), or another number of nodes (--nodes)"
+        )
+    mp = tp * cp * pp
+    if num_gpus % mp:
+        names, nums = ("tensor x pipeline", f"{tp} x {pp}")
+        if cp > 1:
+            names, nums = ("tensor x context x pipeline", f"{tp} x {cp} x {pp}")
+        raise InputError(
+            f"{num_gpus} GPUs are not a multiple of {names} parallel = {nums} = {mp}: use a "
+            f"multiple of {mp} GPUs or another layout {_CHANGE_LAYOUT}"
+        )
+    per_node = num_gpus // nodes
+    domain = spans_nodes_domain(gpu)
+    in_domain = tp > per_node and tp % per_node == 0 and tp <= domain
+    if per_node % tp and not in_domain:
+        raise InputError(
+            f"tensor parallel {tp} does not divide the {per_node} GPUs per node ({num_gpus} GPUs "
+            f"over {nodes} nodes): tensor parallelism runs inside a node (or an NVL72 domain); "
+            f"use a divisor of {per_node} and pipeline parallel across nodes {_CHANGE_LAYOUT}"
+        )
+    if vp > 1 and pp == 1:
+        raise InputError(
+            f"virtual pipeline stages {vp} need pipeline parallel > 1 (pp is 1): set --pp, or "
+            "drop --vp (virtual_pipeline_stages in the workload file)"
+        )
+    ga = workload.gradient_accumulation
+    if vp > 1 and ga % pp:
+        raise InputError(
+            f"the interleaved schedule ({vp} virtual stages) needs micro-batches per step "
+            f"(gradient accumulation {ga}) to be a multiple of pipeline parallel {pp}, as "
+            f"Megatron-LM requires: use --grad-accum {pp * max(1, -(-ga // pp))} or --vp 1"
+        )
+    if workload.sequence_parallel and tp == 1:
+        raise InputError(
+            "sequence parallel needs tensor parallel > 1 (tp is 1): set --tp, or drop "
+            "--sequence-parallel (sequence_parallel in the workload file)"
+        )
+    if cp > 1 and (model.llm is None or workload.task is Task.INFERENCE):
+        raise InputError(
+            f"context parallel {cp} is modelled for decoder-LLM training only ({model.name}, "
+            f"{workload.task.value}): use --cp 1"
+        )
+    if model.llm is None:
+        return
+    if model.llm.heads % tp:
+        raise InputError(
+            f"tensor parallel {tp} does not divide {model.name}'s {model.llm.heads} attention "
+            f"heads: use a divisor of {model.llm.heads} {_CHANGE_LAYOUT}"
+        )
+    if pp > model.llm.layers:
+        raise InputError(
+            f"pipeline parallel {pp} exceeds {model.name}'s {model.llm.layers} layers (a stage "
+            f"would hold none): use at most {model.llm.layers} stages {_CHANGE_LAYOUT}"
+        )
+    if vp > 1 and model.llm.layers % (pp * vp):
+        raise InputError(
+            f"{model.name}'s {model.llm.layers} layers do not divide into pipeline x virtual "
+            f"stages = {pp} x {vp} = {pp * vp} chunks: use a vp with {model.llm.layers} a "
+            f"multiple of pp x vp (--vp, virtual_pipeline_stages)"
+        )
+
+
+def _validate(
+    workload: Workload, model: ModelInfo, num_gpus: int, nodes: int, gpu: GpuSpec
+) -> int | None:
     if num_gpus < 1:
         raise InputError(f"num_gpus must be >= 1, got {num_gpus}")
     if nodes < 1 or nodes > num_gpus:
         raise InputError(f"nodes must be between 1 and num_gpus ({num_gpus}), got {nodes}")
     if workload.batch_size_per_gpu < 1:
         raise InputError(f"batch size per GPU must be >= 1, got {workload.batch_size_per_gpu}")
-    if workload.tensor_parallel < 1 or workload.pipeline_parallel < 1:
-        raise InputError("tensor_parallel and pipeline_parallel must be >= 1")
-    if num_gpus % (workload.tensor_parallel * workload.pipeline_parallel):
-        raise InputError(
-            f"num_gpus {num_gpus} is not a multiple of tensor x pipeline parallel "
-            f"({workload.tensor_parallel} x {workload.pipeline_parallel})"
-        )
+    _validate_layout(workload, model, num_gpus, nodes, gpu)
     if workload.gradient_accumulation < 1:
         raise InputError("gradient_accumulation must be >= 1")
     seq = workload.seq_len if workload.seq_len is not None else model.default_seq_len
     if seq is not None and seq < 1:
         raise InputError(f"seq_len must be >= 1, got {seq}")
+    cp = workload.context_parallel
+    if cp > 1 and seq is not None and seq % cp:
+        raise InputError(
+            f"context parallel {cp} does not divide the sequence length {seq}: use a seq_len "
+            f"that is a multiple of {cp} or another --cp"
+        )
     if workload.seq_len is not None and not model.uses_seq_len:
         seq = None  # fixed-shape models ignore a sequence length
     return seq
@@ -157,18 +235,213 @@ def estimate(
     measurements: Calibration | None = None,
     constants: Constants | None = None,
 ) -> Estimate:
-    """Estimate `workload` on `num_gpus` GPUs `gpu` spread over `nodes` nodes.
+    """One-shot convenience: `bundled_estimator(measurements, constants).estimate(...)`.
 
-    `inter_node_gbps` is the network bandwidth per node in Gbit/s (default from the constants,
-    100 Gbit/s); `intra_node_interconnect` ("nvlink" | "pcie") overrides the spec's link.
-    `measurements` are user calibration rows: a matching one anchors the estimate ("measured").
-    """
-    k = constants or load_constants()
+    Estimate `workload` on `num_gpus` GPUs `gpu` spread over `nodes` nodes. `inter_node_gbps` is
+    the network bandwidth per node in Gbit/s (default from the constants, 100 Gbit/s);
+    `intra_node_interconnect` ("nvlink" | "pcie") overrides the spec's link. `measurements` are
+    user calibration rows: a matching one anchors the estimate ("measured").
+
+    Each call builds a fresh `Estimator` (no state survives the call); code that asks for many
+    estimates builds one `Estimator` and reuses it (its memo, one constants parse)."""
+    return bundled_estimator(measurements, constants).estimate(
+        workload,
+        gpu,
+        num_gpus,
+        nodes=nodes,
+        inter_node_gbps=inter_node_gbps,
+        intra_node_interconnect=intra_node_interconnect,
+    )
+
+
+def bundled_estimator(
+    calibration: Calibration | None = None, constants: Constants | None = None
+) -> Estimator:
+    """An `Estimator` on the bundled GPU table and (unless given) the bundled constants."""
+    from gpurent.catalog.specs import all_gpus
+
+    return Estimator(
+        constants=constants if constants is not None else load_constants(),
+        gpus=all_gpus(),
+        calibration=calibration,
+    )
+
+
+_EstimateKey = tuple[Workload, GpuSpec, int, int, float | None, str | None]
+
+
+class Estimator:
+    """The estimator as one object: the fitted constants, the user's calibration rows, the GPU
+    specs it knows and its own memo of estimates.
+
+    Build it once at the edge (`gpurent.estimate.store.load_estimator` reads the bundled
+    constants, the bundled GPU table and the user's calibration) and hand the same object to
+    everything that needs figures: `gpurent estimate`, the planner (it is the planner's
+    `EstimatorFn`), bench verdicts. Nothing here reads files, the environment or a module-level
+    cache: two Estimators with different calibrations never share a figure.
+
+    Estimates are pure functions of their arguments and this object's state, so `estimate`
+    memoises them (at most `max_cached`; the memo is cleared when full), as it does the
+    per-GPU transformer speed ratio. Not thread-safe."""
+
+    __slots__ = (
+        "_by_name",
+        "_calibration",
+        "_constants",
+        "_estimates",
+        "_gpus",
+        "_intervals",
+        "_max_cached",
+        "_ratios",
+        "_reference",
+    )
+
+    def __init__(
+        self,
+        *,
+        constants: Constants,
+        gpus: Iterable[GpuSpec],
+        calibration: Calibration | None = None,
+        max_cached: int = 65536,
+        intervals: IntervalTable | None = None,
+    ) -> None:
+        """`max_cached` bounds the memo of estimates (0: no memo, each call computes afresh);
+        `intervals`: the cross-validated error table (default: the bundled one)."""
+        self._constants = constants
+        self._intervals = intervals if intervals is not None else load_intervals()
+        self._calibration = calibration if calibration is not None else Calibration(())
+        self._gpus = tuple(gpus)
+        self._by_name: dict[str, GpuSpec] | None = None  # built on the first `find_gpu`
+        reference = next((g for g in self._gpus if g.name == LLM_REFERENCE_GPU), None)
+        if reference is None:
+            raise DataError(
+                f"the estimator's GPU table lacks {LLM_REFERENCE_GPU}, the GPU its LLM "
+                "constants were measured on; build it on the bundled table (catalog.all_gpus())"
+            )
+        self._reference = reference
+        self._max_cached = max_cached
+        self._estimates: dict[_EstimateKey, Estimate] = {}
+        self._ratios: dict[tuple[GpuSpec, Precision], float] = {}
+
+    @property
+    def constants(self) -> Constants:
+        return self._constants
+
+    @property
+    def calibration(self) -> Calibration:
+        return self._calibration
+
+    @property
+    def intervals(self) -> IntervalTable:
+        return self._intervals
+
+    @property
+    def gpus(self) -> tuple[GpuSpec, ...]:
+        """Every GPU spec this estimator knows, in table order."""
+        return self._gpus
+
+    @property
+    def reference_gpu(self) -> GpuSpec:
+        """The GPU the LLM constants were measured on (`LLM_REFERENCE_GPU`)."""
+        return self._reference
+
+    def find_gpu(self, name: str) -> GpuSpec | None:
+        """The spec named `name` (canonical name or alias, any case) in this estimator's table."""
+        from gpurent.catalog.specs import normalize_name
+
+        if self._by_name is None:
+            index: dict[str, GpuSpec] = {}
+            for spec in self._gpus:
+                for key in (spec.name, *spec.aliases):
+                    index.setdefault(normalize_name(key), spec)
+            self._by_name = index
+        return self._by_name.get(normalize_name(name))
+
+    def with_calibration(self, calibration: Calibration | None) -> Estimator:
+        """The same constants and GPUs with other calibration rows (and an empty memo)."""
+        return Estimator(
+            constants=self._constants,
+            gpus=self._gpus,
+            calibration=calibration,
+            max_cached=self._max_cached,
+            intervals=self._intervals,
+        )
+
+    def speed_ratio(self, gpu: GpuSpec, precision: Precision) -> float:
+        """`transformer_speed_ratio` for this estimator's constants and reference GPU, memoised
+        on the whole spec (a what-if spec may keep a catalog name)."""
+        key = (gpu, precision)
+        hit = self._ratios.get(key)
+        if hit is None:
+            hit = transformer_speed_ratio(gpu, precision, self._constants, self._reference)
+            self._ratios[key] = hit  # bounded: one per distinct GPU spec and precision asked
+        return hit
+
+    def estimate(
+        self,
+        workload: Workload,
+        gpu: GpuSpec,
+        num_gpus: int = 1,
+        *,
+        nodes: int = 1,
+        inter_node_gbps: float | None = None,
+        intra_node_interconnect: str | None = None,
+    ) -> Estimate:
+        """Estimate `workload` on `num_gpus` GPUs `gpu` over `nodes` nodes (see `estimate`); a
+        calibration row of this estimator for the same GPU, model and precision anchors it."""
+        key = (workload, gpu, num_gpus, nodes, inter_node_gbps, intra_node_interconnect)
+        hit = self._estimates.get(key)
+        if hit is not None:
+            return hit
+        est = _estimate(
+            self,
+            workload,
+            gpu,
+            num_gpus,
+            nodes=nodes,
+            inter_node_gbps=inter_node_gbps,
+            interconnect=intra_node_interconnect,
+            anchor=True,
+        )
+        if self._max_cached > 0:
+            if len(self._estimates) >= self._max_cached:
+                self._estimates.clear()
+            self._estimates[key] = est
+        return est
+
+    def __call__(
+        self,
+        workload: Workload,
+        gpu: GpuSpec,
+        num_gpus: int,
+        nodes: int,
+        inter_node_gbps: float | None,
+    ) -> Estimate:
+        """The planner's `EstimatorFn` seam: `estimate` with positional nodes and network."""
+        return self.estimate(workload, gpu, num_gpus, nodes=nodes, inter_node_gbps=inter_node_gbps)
+
+
+def _estimate(
+    engine: Estimator,
+    workload: Workload,
+    gpu: GpuSpec,
+    num_gpus: int,
+    *,
+    nodes: int,
+    inter_node_gbps: float | None,
+    interconnect: str | None,
+    anchor: bool,
+) -> Estimate:
+    """The model behind `Estimator.estimate` (unmemoised); `anchor` applies the calibration."""
+    intra_node_interconnect = interconnect
+    k = engine.constants
     model = resolve_model(workload)
-    seq = _validate(workload, model, num_gpus, nodes)
+    seq = _validate(workload, model, num_gpus, nodes, gpu)
     p = workload.precision
     b = workload.batch_size_per_gpu
-    mem = memory_breakdown(workload, model, num_gpus, gpu.capacity_gib)
+    mem = memory_breakdown(
+        workload, model, num_gpus, gpu.capacity_gib, gpus_per_node=num_gpus // nodes
+    )
     notes: list[str] = []
     if p is Precision.BF16 and not gpu.bf16_supported:
         notes.append(f"{gpu.name} has no bf16 tensor cores: runs at the fp32 rate")
@@ -176,6 +449,8 @@ def estimate(
         notes.append(f"{gpu.name} has no fp8 tensor cores: runs at the fp16 rate")
     if gpu.confidence == "low":
         notes.append(f"{gpu.name}'s specs are low-confidence ({gpu.notes or gpu.source})")
+    if (eff_note := efficiency_note(gpu)) is not None:
+        notes.append(eff_note)
 
     if model.is_llm and workload.task is Task.INFERENCE:
         t_c, t_m, t_comm, step, samples_per_step, mfu = _llm_inference(
@@ -193,7 +468,7 @@ def estimate(
             num_gpus=num_gpus,
             nodes=nodes,
             seq=seq or 2048,
-            k=k,
+            engine=engine,
             inter_node_gbps=inter_node_gbps,
             interconnect=intra_node_interconnect,
         )
@@ -222,21 +497,25 @@ def estimate(
 
     samples_per_s = samples_per_step / step
     basis = "calibrated"
-    if measurements is not None and len(measurements):
+    exact = False
+    measurements = engine.calibration
+    if anchor and len(measurements):
         rows = measurements.matches(gpu.name, model.name, p)
         if rows:
             ref = best_match(rows, num_gpus, b, seq)
             ref_wl = _replace_batch(workload, ref.batch_size, ref.seq_len or workload.seq_len)
-            ref_est = estimate(
+            ref_est = _estimate(
+                engine,
                 ref_wl,
                 gpu,
                 ref.num_gpus,
-                nodes=min(nodes, ref.num_gpus),
+                nodes=_anchor_nodes(nodes, ref.num_gpus),
                 inter_node_gbps=inter_node_gbps,
-                intra_node_interconnect=intra_node_interconnect,
-                constants=k,
+                interconnect=intra_node_interconnect,
+                anchor=False,
             )
             ratio = ref.throughput / ref_est.throughput
+            exact = (ref.num_gpus, ref.batch_size) == (num_gpus, b) and ref.seq_len in (None, seq)
             samples_per_s *= ratio
             step /= ratio
             if mfu is not None:
@@ -248,6 +527,16 @@ def estimate(
             )
     if model.is_llm:
         notes.append(f"software stack assumed: {LLM_STACK}")
+        offload = _llm_offload(
+            workload, model, gpu, num_gpus=num_gpus, nodes=nodes, k=k, compute_s=t_c + t_m
+        )
+        if offload is not None:
+            notes.append(
+                f"CPU offload priced: +{offload.exposed_per_micro_batch_s:.3g} s per step, "
+                f"optimizer on the host (CPU Adam {offload.cpu_adam_s:.3g} s per optimizer "
+                f"step; PCIe gen {gpu.pcie_gen} per GPU, {HOST_DRAM_BYTES_PER_S / 1e9:g} GB/s "
+                "host memory per node assumed)"
+            )
     else:
         st = workload.stack
         notes.append(f"software stack assumed: {st.value} ({st.description})")
@@ -263,6 +552,16 @@ def estimate(
             f"(short by {-mem.headroom_gib:.1f} GiB)"
         )
     throughput = samples_per_s * units_per_sample
+    eff_basis = realized_efficiency(gpu).basis
+    interval = interval_for(
+        engine.intervals,
+        basis=basis,
+        efficiency_basis=eff_basis,
+        num_gpus=num_gpus,
+        model_family=model.family,
+        trains=workload.task.trains,
+        exact_measurement=exact,
+    )
     return Estimate(
         model=model.name,
         gpu=gpu.name,
@@ -285,7 +584,21 @@ def estimate(
         time_to_finish_s=_time_to_finish(workload, model, samples_per_s, throughput),
         basis=basis,
         notes=tuple(notes),
+        efficiency_basis=eff_basis,
+        interval_low=interval.low,
+        interval_high=interval.high,
+        interval_coverage=interval.coverage,
+        interval_class=interval.label,
     )
+
+
+def _anchor_nodes(nodes: int, ref_gpus: int) -> int:
+    """Nodes of the measured configuration's model estimate: as many as asked, at most its GPU
+    count, and a divisor of it (the measured row does not say; GPUs split evenly over nodes)."""
+    n = min(nodes, ref_gpus)
+    while ref_gpus % n:
+        n -= 1
+    return n
 
 
 def _replace_batch(workload: Workload, batch: int, seq: int | None) -> Workload:
@@ -371,6 +684,309 @@ def _family(
     return t_c, t_m, exposed, step, single / step
 
 
+@dataclass(frozen=True, slots=True)
+class Collective:
+    """One data-parallel collective of an LLM training step: `payload_bytes` (of one
+    model-parallel shard) moved `factor` times, (n - 1) / n of it each time: 1 = an all-gather
+    or a reduce-scatter, 2 = an all-reduce (both), 3 = ZeRO-3's two weight all-gathers and one
+    gradient reduce-scatter. `per_micro_batch`: every micro-batch (ZeRO-3/FSDP gathers), else
+    once per optimizer step (DDP/ZeRO-1/2 gradient all-reduce). `scope`: among which ranks,
+    "dp" all the data-parallel (x context-parallel) ranks, "shard" HSDP's shard group (the
+    ranks of one node), "replicas" one rank of each shard group (across nodes)."""
+
+    what: str
+    payload_bytes: float
+    factor: float
+    per_micro_batch: bool
+    scope: str = "dp"
+
+
+def llm_dp_collectives(
+    workload: Workload, model: ModelInfo, shard_group: int = 1
+) -> tuple[Collective, ...]:
+    """The data-parallel collectives of one decoder-LLM training step (see docs/estimator.md).
+
+    - ZeRO-3/FSDP, full training: weights (2 B/param) gathered in forward and in backward,
+      gradients reduce-scattered: 3 x weights, every micro-batch.
+    - ZeRO-3/FSDP, LoRA/QLoRA: the frozen base weights are sharded too, so they are still
+      gathered twice per micro-batch (forward, and backward with reshard-after-forward; 2 B/param
+      bf16, 0.53 B/param QLoRA storage), while only the adapter gradients are reduce-scattered:
+      2 x base weights + 1 x adapter gradients, every micro-batch.
+    - HSDP: the ZeRO-3 collectives inside the shard group of `shard_group` ranks, then the
+      gradient shard (1 / shard_group of the trainable gradients) all-reduced across the
+      replicas once per optimizer step.
+    - DDP, ZeRO-1, ZeRO-2: the trainable gradients (all weights, or only the adapters) all-reduced
+      (reduce-scatter + all-gather) once per optimizer step."""
+    assert model.llm is not None
+    n = llm_params(model.llm)
+    mp = workload.tensor_parallel * workload.pipeline_parallel
+    task = workload.task
+    full = task in (Task.TRAINING, Task.FINETUNE_FULL)
+    p = workload.precision
+    grad_b = 2.0 if p in (Precision.BF16, Precision.FP16, Precision.FP8) else 4.0
+    trainable = n if full else lora_params(model, workload.lora_rank)
+    hsdp = workload.sharding is Sharding.HSDP
+    within = "shard" if hsdp else "dp"
+    across: tuple[Collective, ...] = ()
+    if hsdp:
+        across = (
+            Collective(
+                "gradient shard all-reduced across the replicas",
+                trainable * grad_b / mp / max(1, shard_group),
+                2.0,
+                False,
+                "replicas",
+            ),
+        )
+    if workload.sharding.shards_weights and full:
+        return (
+            Collective(
+                "weights gathered twice, gradients reduce-scattered",
+                n * 2.0 / mp,
+                3.0,
+                True,
+                within,
+            ),
+            *across,
+        )
+    if workload.sharding.shards_weights:
+        return (
+            Collective(
+                "frozen base weights gathered in forward and backward",
+                n * frozen_base_bytes_per_param(task) / mp,
+                2.0,
+                True,
+                within,
+            ),
+            Collective(
+                "adapter gradients reduce-scattered", trainable * grad_b / mp, 1.0, True, within
+            ),
+            *across,
+        )
+    return (Collective("gradients all-reduced", trainable * grad_b / mp, 2.0, False),)
+
+
+@dataclass(frozen=True, slots=True)
+class DpGroup:
+    """Where the data-parallel (x context-parallel) ranks of one model shard sit: `ranks` of
+    them, `per_node` in each node (Megatron's rank order: tensor, context, data, pipeline, so
+    the ranks of one tensor-parallel group are neighbours), over `group_nodes` nodes."""
+
+    ranks: int
+    per_node: int
+    group_nodes: int
+
+    @property
+    def replicas(self) -> int:
+        """HSDP's shard groups (one per node)."""
+        return max(1, self.ranks // self.per_node)
+
+
+def dp_group(workload: Workload, num_gpus: int, nodes: int) -> DpGroup:
+    """The `DpGroup` of `workload` on `num_gpus` GPUs over `nodes` nodes."""
+    ranks = data_parallel_degree(workload, num_gpus) * workload.context_parallel
+    gpus_per_node = num_gpus // max(1, nodes)
+    per_node = max(1, min(ranks, gpus_per_node // workload.tensor_parallel))
+    return DpGroup(ranks, per_node, max(1, math.ceil(ranks / per_node)))
+
+
+def llm_dp_traffic_bytes(workload: Workload, model: ModelInfo, num_gpus: int) -> float:
+    """Bytes each GPU sends for data parallelism per micro-batch step on a ring of the ranks of
+    each collective (all on one node): sum over `llm_dp_collectives` of factor x (n - 1) / n x
+    payload (a once-per-optimizer-step collective spread over the gradient-accumulation
+    steps)."""
+    group = dp_group(workload, num_gpus, 1)
+    if group.ranks <= 1:
+        return 0.0
+    ga = workload.gradient_accumulation
+    total = 0.0
+    for c in llm_dp_collectives(workload, model, group.per_node):
+        n = group.ranks
+        total += c.factor * (n - 1) / n * c.payload_bytes / (1 if c.per_micro_batch else ga)
+    return total
+
+
+def llm_dp_network_bytes(workload: Workload, model: ModelInfo, num_gpus: int, nodes: int) -> float:
+    """Bytes each node's network carries for data parallelism per micro-batch step: a collective
+    over the whole data-parallel group moves factor x (m - 1) / m of its payload through each of
+    the m nodes it spans (NCCL's hierarchical rings); HSDP's replica all-reduce runs for each of
+    the node's g shard ranks at once, g x its payload through the node's network; HSDP's shard
+    collectives stay in the node."""
+    group = dp_group(workload, num_gpus, nodes)
+    if group.ranks <= 1:
+        return 0.0
+    ga = workload.gradient_accumulation
+    total = 0.0
+    for c in llm_dp_collectives(workload, model, group.per_node):
+        if c.scope == "shard":
+            continue
+        m = group.replicas if c.scope == "replicas" else group.group_nodes
+        payload = c.payload_bytes * (group.per_node if c.scope == "replicas" else 1)
+        total += c.factor * (m - 1) / m * payload / (1 if c.per_micro_batch else ga)
+    return total
+
+
+def pipeline_bubble_fraction(stages: int, micro_batches: int, virtual_stages: int = 1) -> float:
+    """Share of a pipelined step that each GPU idles: (p - 1) / (v m + p - 1) for p stages,
+    m micro-batches per optimizer step and v virtual stages (model chunks) per GPU; v = 1 is
+    1F1B (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters
+    Using Megatron-LM", SC21, §2.2: the bubble is (p - 1) / m of the ideal time, (p - 1) / (v m)
+    interleaved)."""
+    if stages <= 1:
+        return 0.0
+    return (stages - 1) / (virtual_stages * micro_batches + stages - 1)
+
+
+# Shares of each layout's communication that hide behind compute (stated assumptions, not fits):
+# FSDP/ZeRO prefetch and DDP buckets hide most of the data-parallel traffic behind the forward
+# and backward (`LLM_COMM_OVERLAP`); ring attention overlaps each KV block's transfer with the
+# previous block's attention (`CP_COMM_OVERLAP` of the attention time); tensor-parallel
+# collectives and pipeline sends sit on the critical path (0).
+CP_COMM_OVERLAP = 1.0
+TP_COMM_OVERLAP = 0.0
+PP_COMM_OVERLAP = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class LlmComm:
+    """Per-micro-batch communication seconds of one LLM training step, by layout."""
+
+    dp_s: float  # data parallel / ZeRO / FSDP / HSDP, before overlap
+    tp_s: float  # tensor (and sequence) parallel
+    pp_s: float  # pipeline point-to-point sends
+    cp_s: float  # context parallel ring attention, before overlap
+
+
+def llm_comm_times(
+    workload: Workload,
+    model: ModelInfo,
+    gpu: GpuSpec,
+    *,
+    num_gpus: int,
+    nodes: int,
+    seq: int,
+    comm: CommCoeffs,
+    inter_node_gbps: float | None,
+    interconnect: str | None,
+) -> LlmComm:
+    """The collectives of each layout, priced by `perf.group_collective_time_s` on the links
+    they cross (see docs/estimator.md, "Communication per layout")."""
+    assert model.llm is not None
+    shape = model.llm
+    b = workload.batch_size_per_gpu
+    tp, pp, cp = workload.tensor_parallel, workload.pipeline_parallel, workload.context_parallel
+    vp = workload.virtual_pipeline_stages
+    ga = workload.gradient_accumulation
+    per_node = num_gpus // nodes
+    act_b = 2.0  # bf16 activations
+    local_seq = seq // cp
+
+    def on(ranks: int, group_nodes: int, payload: float, passes: float) -> float:
+        return group_collective_time_s(
+            payload,
+            gpu,
+            ranks,
+            group_nodes=group_nodes,
+            gpus_per_node=per_node,
+            comm=comm,
+            passes=passes,
+            inter_node_gbps=inter_node_gbps,
+            interconnect=interconnect,
+        )
+
+    group = dp_group(workload, num_gpus, nodes)
+    dp_s = 0.0
+    if group.ranks > 1:
+        for c in llm_dp_collectives(workload, model, group.per_node):
+            if c.scope == "shard":
+                t = on(group.per_node, 1, c.payload_bytes, c.factor)
+            elif c.scope == "replicas":  # the node's g shard ranks share its network
+                t = on(group.replicas, group.replicas, c.payload_bytes * group.per_node, c.factor)
+            else:
+                t = on(group.ranks, group.group_nodes, c.payload_bytes, c.factor)
+            dp_s += t if c.per_micro_batch else t / ga
+    layers_here = math.ceil(shape.layers / pp)
+    tp_s = 0.0
+    if tp > 1:
+        # Megatron: 2 all-reduces of s b h activations per layer forward, 2 backward; with
+        # sequence parallelism each becomes a reduce-scatter + an all-gather (same volume)
+        act = local_seq * b * shape.hidden * act_b
+        tp_nodes = max(1, tp // per_node)
+        if workload.sequence_parallel_on:
+            per = 2.0 * on(tp, tp_nodes, act, 1.0)
+        elif tp_nodes == 1:
+            per = tp_allreduce_time_s(act, gpu, tp, comm, interconnect)
+        else:
+            per = on(tp, tp_nodes, act, 2.0)
+        tp_s = 4.0 * layers_here * per
+    pp_s = 0.0
+    if pp > 1:
+        # each stage boundary sends a micro-batch's activations forward and their gradients
+        # back; interleaving has v boundaries per GPU instead of one (Narayanan et al. 2021)
+        # and the scatter/gather optimisation splits each send over the tp ranks
+        payload = local_seq * b * shape.hidden * act_b / tp
+        # stages are outermost in the rank order: on several nodes some stage boundary crosses
+        # the network (or stays on NVLink inside an NVL72 domain), and the slowest one paces
+        # the pipeline
+        stage_gpus = num_gpus // pp
+        if nodes > 1 and not in_scale_up_domain(gpu, nodes, per_node):
+            link = network_link(inter_node_gbps, comm)
+        else:
+            link = intra_node_link(gpu, 2, comm, interconnect)
+        # a point-to-point send: one step of base latency, the payload over the link (a node's
+        # network is shared by its GPUs sending at once)
+        share = min(per_node, stage_gpus) if link.kind in ("ib/roce", "ethernet") else 1
+        one = NCCL_BASE_LATENCY_S + link.step_latency_s + payload * share / link.bus_bytes_per_s
+        pp_s = 2.0 * vp * one
+    cp_s = 0.0
+    if cp > 1:
+        # ring attention: per layer, cp - 1 steps passing a K and V block of seq / cp tokens in
+        # forward, and K, V and their gradients in backward (3 x the forward bytes in all)
+        kv = (shape.kv_heads or shape.heads) * (shape.hidden // shape.heads)
+        block = 2.0 * local_seq * b * kv * act_b / tp
+        cp_nodes = max(1, (tp * cp) // per_node)
+        cp_s = 3.0 * layers_here * on(cp, cp_nodes, block * cp, 1.0)
+    return LlmComm(dp_s=dp_s, tp_s=tp_s, pp_s=pp_s, cp_s=cp_s)
+
+
+def _llm_offload(
+    workload: Workload,
+    model: ModelInfo,
+    gpu: GpuSpec,
+    *,
+    num_gpus: int,
+    nodes: int,
+    k: Constants,
+    compute_s: float,
+) -> OffloadTime | None:
+    """The CPU-offload time of a decoder-LLM training step of `compute_s` seconds of GPU work
+    (`gpurent.estimate.offload`), None without offload. Each GPU owns the optimizer state of
+    its shard of the trainable parameters (/ tensor x pipeline, and / data parallel when
+    sharded); ZeRO-3/FSDP offload also fetches its shard of the weights for every pass."""
+    if not (workload.cpu_offload and workload.task.trains):
+        return None
+    n = model.num_params
+    task = workload.task
+    full = task in (Task.TRAINING, Task.FINETUNE_FULL)
+    trainable = n if full else lora_params(model, workload.lora_rank)
+    shards = workload.tensor_parallel * workload.pipeline_parallel
+    if workload.sharding is not Sharding.NONE:
+        shards *= zero_shard_degree(workload, num_gpus, max(1, num_gpus // nodes))
+    fetched = 0.0
+    if workload.sharding.shards_weights:
+        fetched = n * (2.0 if full else frozen_base_bytes_per_param(task)) / shards
+    return cpu_offload_time(
+        gpu,
+        k.comm,
+        shard_params=trainable / shards,
+        gpus_per_node=max(1, math.ceil(num_gpus / nodes)),
+        fetched_param_bytes=fetched,
+        compute_s=compute_s,
+        overlap=LLM_COMM_OVERLAP,
+        grad_accum=workload.gradient_accumulation,
+    )
+
+
 def _llm_training(
     workload: Workload,
     model: ModelInfo,
@@ -379,7 +995,7 @@ def _llm_training(
     num_gpus: int,
     nodes: int,
     seq: int,
-    k: Constants,
+    engine: Estimator,
     inter_node_gbps: float | None,
     interconnect: str | None,
 ) -> tuple[float, float, float, float, float, float]:
@@ -387,24 +1003,23 @@ def _llm_training(
     assert model.llm is not None
     shape = model.llm
     p = workload.precision
-    b = workload.batch_size_per_gpu
-    tp, pp = workload.tensor_parallel, workload.pipeline_parallel
-    mp = tp * pp
+    tp, pp, cp = workload.tensor_parallel, workload.pipeline_parallel, workload.context_parallel
+    k = engine.constants
     c = k.llm
-    from gpurent.catalog.specs import get_gpu
-
-    ref = get_gpu(LLM_REFERENCE_GPU)
+    ref = engine.reference_gpu
+    mode = workload.recompute_mode
     x_mm, x_attn, x_mem, model_flops = llm_training_features(
         model,
         ref,
         p,
         workload.task,
-        batch=b,
+        batch=workload.batch_size_per_gpu,
         seq_len=seq,
-        checkpointing=workload.activation_checkpointing,
-        model_parallel=mp,
+        checkpointing=mode is Recompute.FULL,
+        selective=mode is Recompute.SELECTIVE,
+        model_parallel=tp * pp * cp,
     )
-    ratio = transformer_speed_ratio(gpu, p, k)
+    ratio = engine.speed_ratio(gpu, p)
     # never faster than the fitted matmul efficiency at this GPU's own peak (a GPU without
     # bf16 tensor cores, say, is far more compute bound than BERT's transfer ratio says)
     own_peak_s = (x_mm + x_attn) * peak_flops(ref, p) / peak_flops(gpu, p)
@@ -413,56 +1028,39 @@ def _llm_training(
     ga = workload.gradient_accumulation
     n = llm_params(shape)
     # optimizer step: read/write weights, grads and AdamW states once per optimizer step
-    shards = mp * (
-        data_parallel_degree(workload, num_gpus) if workload.sharding is not Sharding.NONE else 1
-    )
+    shards = tp * pp
+    if workload.sharding is not Sharding.NONE:
+        shards *= zero_shard_degree(workload, num_gpus, num_gpus // nodes)
     trainable = (
         n
         if workload.task in (Task.TRAINING, Task.FINETUNE_FULL)
         else lora_params(model, workload.lora_rank)
     )
     t_opt = 28.0 * trainable / shards / bandwidth_bps(gpu) / ga
+    offload = _llm_offload(
+        workload, model, gpu, num_gpus=num_gpus, nodes=nodes, k=k, compute_s=t_c + t_m
+    )
+    if offload is not None:  # the optimizer runs on the host instead
+        t_opt = offload.exposed_per_micro_batch_s
     single = t_c + t_m + c.c_s * ratio + t_opt
-    # communication
-    dp = data_parallel_degree(workload, num_gpus)
-    comm = 0.0
-    if dp > 1:
-        dp_nodes = max(1, min(nodes, dp))
-        if workload.sharding is Sharding.ZERO3 and trainable == n:
-            payload = n * 2.0 / mp
-            comm += allreduce_time_s(
-                payload,
-                gpu,
-                dp,
-                dp_nodes,
-                k.comm,
-                inter_node_gbps=inter_node_gbps,
-                interconnect=interconnect,
-                factor=3.0,
-            )
-        else:
-            grad_b = 2.0 if p in (Precision.BF16, Precision.FP16, Precision.FP8) else 4.0
-            comm += (
-                allreduce_time_s(
-                    trainable * grad_b / mp,
-                    gpu,
-                    dp,
-                    dp_nodes,
-                    k.comm,
-                    inter_node_gbps=inter_node_gbps,
-                    interconnect=interconnect,
-                )
-                / ga
-            )
-    exposed = max(0.0, comm - LLM_COMM_OVERLAP * (t_c + t_m))
-    if tp > 1:  # 4 all-reduces of s*b*h activations per layer, on the critical path
-        act = seq * b * shape.hidden * 2.0
-        # the same NCCL latency + ring bytes as inference's (`perf.tp_allreduce_time_s`)
-        per = tp_allreduce_time_s(act, gpu, tp, k.comm, interconnect)
-        exposed += 4.0 * math.ceil(shape.layers / pp) * per
+    cm = llm_comm_times(
+        workload,
+        model,
+        gpu,
+        num_gpus=num_gpus,
+        nodes=nodes,
+        seq=seq,
+        comm=k.comm,
+        inter_node_gbps=inter_node_gbps,
+        interconnect=interconnect,
+    )
+    exposed = max(0.0, cm.dp_s - LLM_COMM_OVERLAP * (t_c + t_m))
+    # ring attention hides behind the attention compute of the same layer
+    exposed += max(0.0, cm.cp_s - CP_COMM_OVERLAP * t_c * x_attn / max(x_mm + x_attn, 1e-30))
+    exposed += (1.0 - TP_COMM_OVERLAP) * cm.tp_s + (1.0 - PP_COMM_OVERLAP) * cm.pp_s
     step = single + exposed
-    if pp > 1:  # 1F1B bubble: (pp - 1) idle slots per `ga` micro-batches
-        step *= 1.0 + (pp - 1) / ga
+    # pipeline bubble: the step (per micro-batch) stretches by 1 / (1 - bubble share)
+    step /= 1.0 - pipeline_bubble_fraction(pp, ga, workload.virtual_pipeline_stages)
     mfu = model_flops / (step * peak_flops(gpu, p))
     return t_c, t_m, exposed, step, mfu, single / step
 
@@ -499,7 +1097,8 @@ def _llm_inference(
     head_dim = shape.hidden // shape.heads
     kv_bytes = bytes_per_value(p)
     kv_per_token = 2.0 * shape.layers * (shape.kv_heads or shape.heads) * head_dim * kv_bytes / tp
-    prefill_flops = (2.0 * n + 4.0 * shape.layers * shape.hidden * prompt) * prompt * b / tp
+    # the prompt attends causally (`zoo.llm_flops_per_token`); each decoded token sees it all
+    prefill_flops = llm_flops_per_token(shape, prompt, training=False) * prompt * b / tp
     t_prefill = k.llm.a_gemm * prefill_flops / peak + wbytes / bw
     avg_ctx = prompt + out / 2.0
     decode_flops = (2.0 * n + 4.0 * shape.layers * shape.hidden * avg_ctx) * b / tp

@@ -13,14 +13,37 @@ Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
 - Sharding: ZeRO-1 divides optimizer states by the data-parallel degree, ZeRO-2 also gradients,
   ZeRO-3/FSDP also weights; tensor x pipeline parallelism divides all three. CPU offload moves
   the optimizer states (and ZeRO-3 weights) to host memory.
-- Activations: the zoo's stored values per sample x bytes per value x micro-batch, divided by
-  tensor parallelism and pipeline stages' share of layers; with checkpointing LLMs keep only each
-  layer's input (2 s b h bytes) plus one layer's full activations, other models ~1/sqrt(depth)
-  (Chen et al. 2016), taken as 30 %.
+- Activations (decoder LLMs, `llm_layer_activation_values`): the tensors one transformer layer
+  keeps for backward with FlashAttention/SDPA (no s^2 scores), counted from the shape: per token
+  6 h (two norm inputs and outputs, q, attention output) + 2 kv (k, v) + 4 ffn (gate, up,
+  act(gate), product; 2 ffn for a plain MLP), x bytes per value x micro-batch x seq, times a
+  fitted scale: `ACTIVATION_SCALE` for full training, `ADAPTER_ACTIVATION_SCALE` for LoRA/QLoRA
+  (autograd keeps no input of a frozen matmul for its weight gradient, so adapter fine-tunes
+  store less per layer). GPT-2 shapes give 16 h values (32 h bytes), Korthikanti et al.
+  count 34 h bytes with dropout masks. Tensor parallelism is assumed to run with sequence
+  parallelism (Megatron-LM `--sequence-parallel`, torchtitan's TP plan), so every activation,
+  the checkpointed layer inputs included, is divided by tp. With checkpointing each layer keeps
+  only its input (h values per token) and one layer is recomputed at a time (its full
+  activations). Pipeline stages hold their share of layers; 1F1B keeps up to `pp` micro-batches
+  in flight on the first stage. Other models: the zoo's stored values, 30 % of them with
+  checkpointing (~1/sqrt(depth), Chen et al. 2016).
+- Logits: seq x micro-batch x vocab x 6 B (bf16 logits + the fp32 copy the loss reads), divided
+  by tp (vocab-parallel output layer).
+- FSDP/ZeRO-3 gathers each layer's full weights before use: the layer being computed and the
+  one prefetched (2 x one layer's weights) plus one layer's unsharded gradients before the
+  reduce-scatter are counted with the weights.
+- Layouts: ZeRO shards over data x context-parallel ranks (HSDP: over the data-parallel ranks of
+  one node); context parallelism keeps seq / cp tokens of activations per rank; tensor
+  parallelism without sequence parallelism keeps 10/34 of each layer's activations replicated
+  (Korthikanti et al. 2022); pipeline stages' peak is the first stage's in-flight micro-batches
+  (`pipeline_in_flight`) or the last stage's logits, whichever is larger.
 - KV cache (inference): 2 x layers x kv_heads x head_dim x (prompt + output) x batch x 2 B
   (4 B for fp32 runs).
-- Overhead: 0.8 GiB CUDA context + workspace, plus 8 % of the rest for allocator fragmentation.
-  These two numbers are assumptions (typical PyTorch figures), not fitted.
+- Overhead: 0.8 GiB CUDA context + workspace, plus a share of the rest for the caching
+  allocator (reserved minus allocated): `FRAGMENTATION` for training, `INFERENCE_FRAGMENTATION`
+  (8 %, assumed) for serving. The two activation scales and `FRAGMENTATION` are fitted on
+  published measured peaks (benchmarks/data/memory_peaks.csv, fit rows only;
+  `python benchmarks/bench_memory_peaks.py --fit`).
 """
 
 from __future__ import annotations
@@ -32,11 +55,17 @@ from gpurent.estimate.perf import bytes_per_value
 from gpurent.estimate.result import MemoryBreakdown
 from gpurent.units import BYTES_PER_GIB
 from gpurent.workload.spec import Optimizer, Sharding, Task, Workload
-from gpurent.workload.zoo import ModelInfo
+from gpurent.workload.zoo import ModelInfo, llm_layer_params
 
 CONTEXT_OVERHEAD_GIB = 0.8
 DEFAULT_OUTPUT_TOKENS = 256  # generated per request when the workload does not say (inference)
-FRAGMENTATION = 0.08
+# Fitted on the fit rows of benchmarks/data/memory_peaks.csv (bench_memory_peaks.py --fit)
+FRAGMENTATION = 0.0  # training: the fit leaves no room for a share (docs/estimator.md)
+ACTIVATION_SCALE = 1.65
+ADAPTER_ACTIVATION_SCALE = 1.35
+INFERENCE_FRAGMENTATION = 0.08  # inference: an assumption (typical PyTorch figure), not fitted
+LOGIT_BYTES = 6.0  # per logit: bf16 logits + the fp32 copy the cross-entropy reads
+ZERO3_GATHERED_LAYERS = 2  # FSDP: the layer in use and the prefetched one, unsharded
 _OPT_BYTES = {
     Optimizer.ADAMW: 8.0,
     Optimizer.ADAM_8BIT: 2.0,
@@ -58,18 +87,67 @@ def lora_params(model: ModelInfo, rank: int) -> float:
     return float(rank * per_layer * s.layers)
 
 
+def frozen_base_bytes_per_param(task: Task) -> float:
+    """Bytes per parameter of the frozen base weights of a LoRA (bf16) or QLoRA (NF4 storage plus
+    its quantisation constants) fine-tune: what each GPU holds and what ZeRO-3/FSDP gathers."""
+    return 0.53 if task is Task.FINETUNE_QLORA else 2.0
+
+
 def data_parallel_degree(workload: Workload, num_gpus: int) -> int:
-    return max(1, num_gpus // (workload.tensor_parallel * workload.pipeline_parallel))
+    """Model replicas: GPUs / (tensor x pipeline x context parallel)."""
+    mp = workload.tensor_parallel * workload.pipeline_parallel * workload.context_parallel
+    return max(1, num_gpus // mp)
+
+
+def zero_shard_degree(workload: Workload, num_gpus: int, gpus_per_node: int | None) -> int:
+    """Ranks ZeRO/FSDP shards the training state over: the data-parallel ranks times the
+    context-parallel ones (they hold the same weights; Megatron's distributed optimizer and
+    torchtitan's FSDP shard over both); HSDP only over the shard group, the ranks of those one
+    node holds (`gpus_per_node` None: all GPUs on one node)."""
+    ranks = data_parallel_degree(workload, num_gpus) * workload.context_parallel
+    if workload.sharding is Sharding.HSDP:
+        per_node = gpus_per_node if gpus_per_node is not None else num_gpus
+        return max(1, min(ranks, per_node // workload.tensor_parallel))
+    return ranks
+
+
+# Korthikanti et al. 2022, Table 2: of a layer's 34 s b h activation bytes, 10 s b h (layer
+# norms, dropouts, the residual input) lie outside the tensor-parallel GEMM regions and are
+# replicated on every tensor-parallel rank unless sequence parallelism splits them.
+TP_REPLICATED_SHARE = 10.0 / 34.0
+
+
+def pipeline_in_flight(workload: Workload) -> float:
+    """Micro-batches whose activations the first pipeline stage holds at its peak: 1F1B keeps
+    min(pp, m) in flight (Narayanan et al. 2021, SC21, §2.2); the interleaved schedule with v
+    model chunks per rank holds (1 + (pp - 1) / (pp v)) times that (Korthikanti et al. 2022,
+    §4.2.3)."""
+    pp, vp = workload.pipeline_parallel, workload.virtual_pipeline_stages
+    if pp <= 1:
+        return 1.0
+    return min(pp, workload.gradient_accumulation) * (1.0 + (pp - 1) / (pp * vp) if vp > 1 else 1.0)
 
 
 def memory_breakdown(
-    workload: Workload, model: ModelInfo, num_gpus: int, capacity_gib: float
+    workload: Workload,
+    model: ModelInfo,
+    num_gpus: int,
+    capacity_gib: float,
+    *,
+    gpus_per_node: int | None = None,
+    activation_scale: float = ACTIVATION_SCALE,
+    adapter_activation_scale: float = ADAPTER_ACTIVATION_SCALE,
+    fragmentation: float | None = None,
 ) -> MemoryBreakdown:
-    """Per-GPU memory of `workload` on `num_gpus` GPUs with `capacity_gib` each."""
+    """Per-GPU memory of `workload` on `num_gpus` GPUs with `capacity_gib` each
+    (`gpus_per_node`: HSDP's shard group; None: one node).
+
+    `activation_scale` (full training), `adapter_activation_scale` (LoRA, QLoRA) and
+    `fragmentation` (training jobs) default to the fitted values; the
+    memory benchmark passes others to fit them. Inference keeps INFERENCE_FRAGMENTATION."""
     p = workload.precision
     n = model.num_params
     mp = workload.tensor_parallel * workload.pipeline_parallel
-    dp = data_parallel_degree(workload, num_gpus)
     half_store = p in (Precision.BF16, Precision.FP16, Precision.FP8)
     task = workload.task
     b = workload.batch_size_per_gpu
@@ -95,9 +173,8 @@ def memory_breakdown(
         weights /= mp
     else:
         if task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA):
-            base = 0.53 if task is Task.FINETUNE_QLORA else 2.0
             trainable = lora_params(model, workload.lora_rank)
-            weights = n * base + trainable * 4.0
+            weights = n * frozen_base_bytes_per_param(task) + trainable * 4.0
             grads = trainable * 4.0
             optim = trainable * _OPT_BYTES[workload.optimizer]
         else:
@@ -108,20 +185,29 @@ def memory_breakdown(
         weights /= mp
         grads /= mp
         optim /= mp
-        if workload.sharding in (Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3):
-            optim /= dp
-        if workload.sharding in (Sharding.ZERO2, Sharding.ZERO3):
-            grads /= dp
-        if workload.sharding is Sharding.ZERO3:
-            weights /= dp
+        zero = zero_shard_degree(workload, num_gpus, gpus_per_node)
+        if workload.sharding is not Sharding.NONE:
+            optim /= zero
+        if workload.sharding is not Sharding.NONE and workload.sharding is not Sharding.ZERO1:
+            grads /= zero
+        if workload.sharding.shards_weights:
+            weights /= zero
         if workload.cpu_offload:
             optim = 0.0
-            if workload.sharding is Sharding.ZERO3:
+            if workload.sharding.shards_weights:
                 weights = 0.0
-        activations = _training_activations(workload, model, seq, b, act_bytes_per_value)
+        if workload.sharding.shards_weights and zero > 1:
+            weights += _zero3_gathered_bytes(workload, model, half_store)
+        adapters = task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA)
+        scale = adapter_activation_scale if adapters else activation_scale
+        # context parallelism: each rank keeps the activations of seq / cp tokens
+        seq_cp = seq // workload.context_parallel if seq is not None else None
+        activations = scale * _training_activations(workload, model, seq_cp, b, act_bytes_per_value)
 
+    if fragmentation is None:
+        fragmentation = INFERENCE_FRAGMENTATION if task is Task.INFERENCE else FRAGMENTATION
     tensors = weights + grads + optim + activations + kv_cache
-    overhead = CONTEXT_OVERHEAD_GIB * BYTES_PER_GIB + FRAGMENTATION * tensors
+    overhead = CONTEXT_OVERHEAD_GIB * BYTES_PER_GIB + fragmentation * tensors
     return MemoryBreakdown(
         weights_gib=weights / BYTES_PER_GIB,
         gradients_gib=grads / BYTES_PER_GIB,
@@ -133,6 +219,29 @@ def memory_breakdown(
     )
 
 
+def llm_layer_activation_values(model: ModelInfo) -> float:
+    """Values one decoder layer keeps for backward per token (FlashAttention, no dropout):
+    norms' inputs and outputs, q, k, v, attention output, and the MLP's intermediates."""
+    s = model.llm
+    if s is None:
+        raise ValueError(f"{model.name} is not a decoder LLM")
+    h = s.hidden
+    kv = (s.kv_heads or s.heads) * (h // s.heads)
+    ffn = s.ffn_hidden or 4 * h
+    return 6.0 * h + 2.0 * kv + (4.0 if s.gated_mlp else 2.0) * ffn
+
+
+def _zero3_gathered_bytes(workload: Workload, model: ModelInfo, half_store: bool) -> float:
+    """FSDP's unsharded buffers: ZERO3_GATHERED_LAYERS layers' full weights and one layer's
+    full gradients, per GPU (divided by tensor x pipeline parallelism)."""
+    if model.llm is None:
+        return 0.0
+    layer = llm_layer_params(model.llm) / (workload.tensor_parallel * workload.pipeline_parallel)
+    value = 2.0 if half_store or workload.task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA) else 4.0
+    grads = 0.0 if workload.task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA) else layer * value
+    return ZERO3_GATHERED_LAYERS * layer * value + grads
+
+
 def _training_activations(
     workload: Workload, model: ModelInfo, seq: int | None, b: int, bytes_per_value: int
 ) -> float:
@@ -141,14 +250,20 @@ def _training_activations(
         s = model.llm
         seq_len = seq or 2048
         layers = math.ceil(s.layers / pp)
-        full_layer = seq_len * b * s.hidden * 34.0 / tp  # Korthikanti, FlashAttention
-        logits = seq_len * b * s.vocab * 6.0 / tp  # bf16 logits + fp32 for the loss
+        tokens = seq_len * b
+        # tensor parallelism with sequence parallelism: every activation is split over tp
+        full_layer = tokens * llm_layer_activation_values(model) * bytes_per_value / tp
+        logits = tokens * s.vocab * LOGIT_BYTES / tp
         if workload.activation_checkpointing:
-            acts = layers * 2.0 * seq_len * b * s.hidden + full_layer
+            acts = layers * tokens * s.hidden * bytes_per_value / tp + full_layer
         else:
             acts = layers * full_layer
-        # pipeline: 1F1B keeps up to `pp` micro-batches in flight on the first stage
-        acts *= min(pp, workload.gradient_accumulation) if pp > 1 else 1
+        if tp > 1 and not workload.sequence_parallel_on:
+            acts *= 1.0 + (tp - 1) * TP_REPLICATED_SHARE
+        # pipeline: the first stage holds `pipeline_in_flight` micro-batches, the last one a
+        # single micro-batch and the logits; the peak is the larger of the two stages
+        if pp > 1:
+            return max(acts * pipeline_in_flight(workload), acts + logits)
         return acts + logits
     acts = model.activation_values(seq) * b * bytes_per_value / tp
     if workload.activation_checkpointing:
@@ -164,8 +279,15 @@ def weights_bytes_for_inference(model: ModelInfo, precision: Precision) -> float
 
 
 __all__ = [
+    "ACTIVATION_SCALE",
+    "ADAPTER_ACTIVATION_SCALE",
     "DEFAULT_OUTPUT_TOKENS",
+    "FRAGMENTATION",
     "data_parallel_degree",
+    "frozen_base_bytes_per_param",
+    "llm_layer_activation_values",
     "lora_params",
     "memory_breakdown",
+    "pipeline_in_flight",
+    "zero_shard_degree",
 ]

@@ -71,10 +71,50 @@ class Estimate:
     time_to_finish_s: float | None  # total work / throughput, when the workload gives the work
     basis: str  # "measured" | "calibrated" | "roofline": where the efficiency came from
     notes: tuple[str, ...] = ()
+    # where the architecture's realized efficiency comes from (`gpurent.estimate.efficiency`):
+    # "reference" (the constants were fitted on it), "checked" (public measurements check the
+    # constants on it), "fitted" (a factor fitted on public measurements of it), "assumed" (no
+    # public training measurement of the architecture at all)
+    efficiency_basis: str = "reference"
+    # the 80% interval (`gpurent.estimate.uncertainty`): multipliers on `throughput` from the
+    # estimator's cross-validated error for this estimate's class (`interval_class`);
+    # interval_low <= 1 <= interval_high. Time bounds are the inverse of throughput bounds.
+    interval_low: float = 1.0
+    interval_high: float = 1.0
+    interval_coverage: float = 0.8
+    interval_class: str = ""
 
     @property
     def fits(self) -> bool:
         return self.memory.fits
+
+    @property
+    def throughput_low(self) -> float:
+        return self.throughput * self.interval_low
+
+    @property
+    def throughput_high(self) -> float:
+        return self.throughput * self.interval_high
+
+    @property
+    def step_time_low_s(self) -> float:
+        """Optimistic step time: the high throughput bound."""
+        return self.step_time_s / self.interval_high
+
+    @property
+    def step_time_high_s(self) -> float:
+        """Pessimistic step time (the 90th percentile): the low throughput bound."""
+        return self.step_time_s / self.interval_low
+
+    @property
+    def time_to_finish_low_s(self) -> float | None:
+        t = self.time_to_finish_s
+        return None if t is None else t / self.interval_high
+
+    @property
+    def time_to_finish_high_s(self) -> float | None:
+        t = self.time_to_finish_s
+        return None if t is None else t / self.interval_low
 
     @property
     def memory_per_gpu_gib(self) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpurent.errors import DataError, InputError
+from gpurent.estimate.estimator import Estimator, bundled_estimator
 from gpurent.estimate.measured import Calibration, MeasuredRow, parse_measurements, rows_to_csv
 from gpurent.inputs import files
 from gpurent.userdata import data_home
@@ -26,6 +27,12 @@ def load_calibration(path: Path | None = None) -> Calibration:
         return Calibration(parse_measurements(text, files.shown(p)))
     except InputError as exc:
         raise DataError(f"{exc.message}; fix or run `gpurent calibrate clear`") from None
+
+
+def load_estimator(*, use_calibration: bool = True, path: Path | None = None) -> Estimator:
+    """The one estimator of a command: bundled constants and GPU table, and the user's stored
+    calibration rows (none with `use_calibration=False`, e.g. `estimate --no-measured`)."""
+    return bundled_estimator(load_calibration(path) if use_calibration else None)
 
 
 def add_measurements(source: Path) -> tuple[MeasuredRow, ...]:

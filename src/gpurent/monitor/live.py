@@ -9,6 +9,7 @@ from rich.text import Text
 from gpurent.monitor.cost import CostReport
 from gpurent.monitor.rules import Diagnosis, Severity
 from gpurent.monitor.sample import Sample
+from gpurent.textsafe import cells, clean
 from gpurent.units import format_usd
 
 
@@ -22,7 +23,7 @@ def render(sample: Sample, diagnosis: Diagnosis, cost: CostReport | None) -> Ren
         table.add_column(column, justify="right" if column not in ("name",) else "left")
     for g in sample.gpus:
         if g.lost:
-            table.add_row(str(g.index), g.name, Text("LOST", style="bold red"), *["-"] * 6)
+            table.add_row(str(g.index), *cells(g.name), Text("LOST", style="bold red"), *["-"] * 6)
             continue
         memory = (
             "-"
@@ -36,7 +37,7 @@ def render(sample: Sample, diagnosis: Diagnosis, cost: CostReport | None) -> Ren
         )
         table.add_row(
             str(g.index),
-            g.name,
+            *cells(g.name),
             _pct(g.sm_util_pct) if g.sm_util_pct is not None else Text("n/a (no GPM)", style="dim"),
             _pct(g.gpu_busy_pct),
             _pct(g.mem_copy_util_pct),
@@ -61,10 +62,10 @@ def render(sample: Sample, diagnosis: Diagnosis, cost: CostReport | None) -> Ren
                 f"cost: {format_usd(cost.spent_usd)} spent, "
                 f"{format_usd(cost.idle_wasted_usd + cost.underused_wasted_usd)} wasted "
                 f"({cost.wasted_share:.0%}), {format_usd(cost.projected_monthly_usd)}/month "
-                f"({cost.label})"
+                f"({clean(cost.label)})"
             )
         )
     styles = {Severity.CRITICAL: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
     for f in diagnosis.findings:
-        parts.append(Text(f"{f.severity.value}: {f.summary}", style=styles[f.severity]))
+        parts.append(Text(clean(f"{f.severity.value}: {f.summary}"), style=styles[f.severity]))
     return Group(*parts)

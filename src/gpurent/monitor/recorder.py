@@ -7,11 +7,24 @@ what failed, and retries on the next flush.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from pathlib import Path
 from typing import Any
 
+from gpurent.errors import InputError
 from gpurent.monitor.sample import Sample, to_rows
+
+
+def check_retention_days(days: float) -> float:
+    """`days` when it is a positive finite number; else InputError (a retention of 0 or less
+    would delete the whole history, NaN or infinity none of it while saying otherwise)."""
+    if not (math.isfinite(days) and days > 0):
+        raise InputError(
+            f"--retention-days must be a positive number of days, got {days}; records older "
+            "than that are deleted (e.g. --retention-days 30)"
+        )
+    return days
 
 
 class Recorder:
@@ -25,6 +38,8 @@ class Recorder:
     ) -> None:
         from gpurent.store import open_engine
 
+        if retention_s is not None:
+            check_retention_days(retention_s / 86400.0)
         self.target = str(target)
         self._engine = engine if engine is not None else open_engine(target)
         self._retention_s = retention_s
@@ -32,6 +47,7 @@ class Recorder:
         self._ready = False
         self.written_rows = 0
         self.dropped_rows = 0
+        self.retention_deleted_rows = 0
         self.last_error = ""
 
     def add(self, sample: Sample) -> None:
@@ -55,6 +71,7 @@ class Recorder:
         if not self._buffer and (now_s is None or self._retention_s is None):
             return None
         rows = list(self._buffer)
+        deleted = 0
         try:
             if not self._ready:
                 self._prepare_path()
@@ -63,7 +80,7 @@ class Recorder:
             with self._engine.begin() as conn:
                 insert_rows(conn, rows)
                 if now_s is not None and self._retention_s is not None:
-                    delete_before(conn, now_s - self._retention_s)
+                    deleted = delete_before(conn, now_s - self._retention_s)
         except (sa.exc.SQLAlchemyError, OSError) as exc:
             message = str(getattr(exc, "orig", None) or exc).splitlines()[0]
             self.last_error = message
@@ -73,6 +90,7 @@ class Recorder:
             )
         self._buffer.clear()
         self.written_rows += len(rows)
+        self.retention_deleted_rows += deleted
         self.last_error = ""
         return None
 

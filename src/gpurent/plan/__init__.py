@@ -2,8 +2,9 @@
 
 Public API: `make_plan(workload, offers, constraints, assumptions, estimator, scenario=...)`
 returns a frozen `Plan`; `Constraints`, `Objective`, `PricingModel`, `Interconnect` describe the
-request; `SCENARIOS`/`get_scenario` hold the guide's scenario matrix; `default_estimator` wraps
-`gpurent.estimate.estimate` for `make_plan`.
+request; `SCENARIOS`/`get_scenario` hold the guide's scenario matrix. The estimator is passed
+in: a `gpurent.estimate.Estimator` (built once at the edge, with the user's calibration, by
+`gpurent.estimate.store.load_estimator`) or any `EstimatorFn`.
 
 The planner proper (and through it the estimator) is imported on first use, so that importing
 the constraints (as every `gpurent` start-up does, for the CLI's defaults) stays cheap.
@@ -18,13 +19,11 @@ from gpurent.plan.constraints import Constraints, Interconnect, Objective, Prici
 from gpurent.plan.scenarios import SCENARIOS, Scenario, get_scenario
 
 if TYPE_CHECKING:
-    from gpurent.plan.estimator import default_estimator
     from gpurent.plan.layouts import EstimatorFn, Layout
     from gpurent.plan.planner import make_plan
     from gpurent.plan.result import Candidate, Explanation, Plan
 
 _LAZY = {
-    "default_estimator": "gpurent.plan.estimator",
     "EstimatorFn": "gpurent.plan.layouts",
     "Layout": "gpurent.plan.layouts",
     "make_plan": "gpurent.plan.planner",
@@ -53,7 +52,6 @@ __all__ = [
     "Plan",
     "PricingModel",
     "Scenario",
-    "default_estimator",
     "get_scenario",
     "make_plan",
 ]

@@ -20,6 +20,13 @@ class Objective(StrEnum):
     THROUGHPUT_PER_DOLLAR = "throughput-per-dollar"  # most work per dollar of running cost
 
 
+class Risk(StrEnum):
+    """Which end of each estimate's 80% interval the ranking uses."""
+
+    MEDIAN = "median"  # the estimate itself
+    P90 = "p90"  # the pessimistic end: the 90th percentile time and cost (low throughput bound)
+
+
 class PricingModel(StrEnum):
     """How an instance is paid for."""
 
@@ -62,6 +69,7 @@ class Constraints:
     pricing: tuple[PricingModel, ...] = (PricingModel.ON_DEMAND, PricingModel.SPOT)
     objective: Objective = Objective.CHEAPEST
     top_n: int = DEFAULT_TOP_N
+    risk: Risk = Risk.MEDIAN
 
     def __post_init__(self) -> None:
         if self.deadline_s is not None and not self.deadline_s > 0:
@@ -89,6 +97,10 @@ class Constraints:
         from gpurent.units import format_duration, format_usd
 
         lines = [f"objective: {self.objective.value}"]
+        if self.risk is not Risk.MEDIAN:
+            lines.append(
+                f"risk: {self.risk.value} (ranked by the pessimistic end of the 80% range)"
+            )
         if self.deadline_s is not None:
             lines.append(f"deadline: {format_duration(self.deadline_s)}")
         if self.budget_usd is not None:

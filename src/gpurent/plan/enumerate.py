@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.offer import Offer
-from gpurent.catalog.specs import find_gpu
 from gpurent.estimate.result import Estimate
 from gpurent.plan.constraints import Constraints, Interconnect, PricingModel
 from gpurent.plan.layouts import EstimatorFn, LayoutChoice, choose_layout
@@ -91,9 +90,13 @@ def _interconnect_ok(offer: Offer, need: Interconnect) -> bool:
 
 
 def filter_offers(
-    offers: Sequence[Offer], constraints: Constraints, assumptions: CostAssumptions
+    offers: Sequence[Offer],
+    constraints: Constraints,
+    assumptions: CostAssumptions,
+    find_gpu: Callable[[str], GpuSpec | None],
 ) -> FilterReport:
-    """Apply the offer-level constraints in order, stopping with reasons at the first empty one."""
+    """Apply the offer-level constraints in order, stopping with reasons at the first empty one;
+    offers whose GPU `find_gpu` (the estimator's spec lookup) does not know cannot be estimated."""
     c = constraints
     discount = assumptions.commit_discount
     providers = {p.lower() for p in c.providers}
@@ -199,6 +202,21 @@ class Context:
     coef_b: float
     work_units_per_s: float  # estimator throughput, in its throughput_unit
     storage_usd_per_hour: float  # block storage of all nodes, per hour of wall time
+    # the 80% interval's ends: wall time and cost coefficients at the estimate's high
+    # throughput bound (`_low`: optimistic) and at its low bound (`_high`: the p90 time/cost)
+    wall_s_low: float
+    wall_s_high: float
+    coef_a_low: float
+    coef_b_low: float
+    coef_a_high: float
+    coef_b_high: float
+
+    def cost_range_usd(self, price_usd_per_hour: float) -> tuple[float, float]:
+        """(optimistic, pessimistic) cost of one offer of this context at `price`."""
+        return (
+            self.coef_a_low * price_usd_per_hour + self.coef_b_low,
+            self.coef_a_high * price_usd_per_hour + self.coef_b_high,
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -221,8 +239,9 @@ def _reserved_term_hours(offer: Offer, pricing: PricingModel) -> float:
     return term.term_months * HOURS_PER_MONTH
 
 
-def _context(
+def _timing(
     *,
+    compute_s: float,
     config: Config,
     est: Estimate,
     pricing: PricingModel,
@@ -230,10 +249,9 @@ def _context(
     term_h: float,
     assumptions: CostAssumptions,
     trains: bool,
-) -> Context:
-    """Wall time, spot overhead and cost coefficients shared by every offer of one sub-group."""
+) -> tuple[float, SpotOverhead | None, float, float]:
+    """(wall s, spot overhead, cost coefficients a, b) of one sub-group at `compute_s`."""
     nodes = config.nodes
-    compute_s = est.time_to_finish_s or UNSPECIFIED_WORK_S
     spot = None
     wall_s = compute_s
     if pricing is PricingModel.SPOT:
@@ -255,6 +273,45 @@ def _context(
         assumptions=assumptions,
         min_billed_hours=term_h,
     )
+    return wall_s, spot, a, b
+
+
+def _context(
+    *,
+    config: Config,
+    est: Estimate,
+    pricing: PricingModel,
+    offer: Offer,
+    term_h: float,
+    assumptions: CostAssumptions,
+    trains: bool,
+) -> Context:
+    """Wall time, spot overhead and cost coefficients shared by every offer of one sub-group,
+    at the estimate and at both ends of its 80% interval (a fixed amount of work: the time
+    bounds are the inverse of the throughput bounds; with no amount given, the hour of running
+    is fixed and only the work done in it varies)."""
+    nodes = config.nodes
+    compute_s = est.time_to_finish_s or UNSPECIFIED_WORK_S
+    fixed_work = est.time_to_finish_s is not None
+
+    def at(seconds: float) -> tuple[float, SpotOverhead | None, float, float]:
+        return _timing(
+            compute_s=seconds,
+            config=config,
+            est=est,
+            pricing=pricing,
+            offer=offer,
+            term_h=term_h,
+            assumptions=assumptions,
+            trains=trains,
+        )
+
+    wall_s, spot, a, b = at(compute_s)
+    wall_lo, a_lo, b_lo = wall_s, a, b
+    wall_hi, a_hi, b_hi = wall_s, a, b
+    if fixed_work:
+        wall_lo, _, a_lo, b_lo = at(compute_s / est.interval_high)
+        wall_hi, _, a_hi, b_hi = at(compute_s / est.interval_low)
     return Context(
         config=config,
         estimate=est,
@@ -272,6 +329,12 @@ def _context(
         * assumptions.storage_gb_per_node
         * assumptions.storage_rate(offer.provider)
         / HOURS_PER_MONTH,
+        wall_s_low=wall_lo,
+        wall_s_high=wall_hi,
+        coef_a_low=a_lo,
+        coef_b_low=b_lo,
+        coef_a_high=a_hi,
+        coef_b_high=b_hi,
     )
 
 
@@ -312,7 +375,7 @@ def enumerate_candidates(
     trains = workload.task.trains
     need_nvlink = constraints.interconnect is Interconnect.NVLINK
     for (gpu_name, count, network), subgroups in groups.items():
-        gpu = find_gpu(gpu_name)
+        gpu = estimator.find_gpu(gpu_name)
         if gpu is None:
             continue
         max_nodes = min(constraints.max_nodes, constraints.max_gpus // count)

@@ -3,8 +3,10 @@ pick departs from the guide's scenario matrix. Pure text from result objects, nu
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gpurent.estimate.result import Bottleneck
-from gpurent.plan.constraints import Objective, PricingModel
+from gpurent.plan.constraints import Objective, PricingModel, Risk
 from gpurent.plan.result import Candidate, Explanation, MatrixComparison, Tradeoff
 from gpurent.plan.scenarios import Scenario
 from gpurent.units import format_duration, format_usd
@@ -39,12 +41,39 @@ def tradeoff(alt: Candidate, best: Candidate, role: str) -> Tradeoff:
     )
 
 
-def _why(best: Candidate, objective: Objective, runner: Candidate | None, n: int) -> list[str]:
+def _why_p90(best: Candidate, objective: Objective, runner: Candidate | None, n: int) -> list[str]:
+    """The first lines under `--risk p90`: the pick and the runner-up at the pessimistic end."""
+    if objective is Objective.FASTEST:
+        lines = [f"fastest at the p90 of {n} candidates: {format_duration(best.time_high_s)}"]
+        if runner is not None:
+            lines.append(
+                f"{format_duration(runner.time_high_s - best.time_high_s)} ahead of the "
+                f"runner-up at the p90 ({runner.gpus_label}, {runner.label})"
+            )
+        return lines
+    lines = [f"cheapest at the p90 of {n} candidates: {format_usd(best.cost_high_usd)}"]
+    if runner is not None:
+        lines.append(
+            f"{format_usd(runner.cost_high_usd - best.cost_high_usd)} cheaper at the p90 than "
+            f"the runner-up ({runner.gpus_label}, {runner.label})"
+        )
+    return lines
+
+
+def _why(
+    best: Candidate,
+    objective: Objective,
+    runner: Candidate | None,
+    n: int,
+    risk: Risk = Risk.MEDIAN,
+) -> list[str]:
     per_unit = f"${best.cost_per_unit_usd:.3g} per {best.cost_unit}"
     if best.cost_per_epoch_usd is not None:
         per_unit += f", ${best.cost_per_epoch_usd:.3g} per epoch"
     lines: list[str]
-    if objective is Objective.FASTEST:
+    if risk is Risk.P90 and objective is not Objective.THROUGHPUT_PER_DOLLAR:
+        lines = _why_p90(best, objective, runner, n)
+    elif objective is Objective.FASTEST:
         lines = [f"fastest of {n} candidates: {format_duration(best.time_s)}"]
     elif objective is Objective.THROUGHPUT_PER_DOLLAR:
         lines = [
@@ -55,7 +84,9 @@ def _why(best: Candidate, objective: Objective, runner: Candidate | None, n: int
         lines = [f"cheapest of {n} candidates that finish within the deadline ({per_unit})"]
     else:
         lines = [f"cheapest of {n} candidates meeting the constraints ({per_unit})"]
-    if runner is not None:
+    if runner is not None and not (
+        risk is Risk.P90 and objective is not Objective.THROUGHPUT_PER_DOLLAR
+    ):
         if objective is Objective.THROUGHPUT_PER_DOLLAR and runner.work_per_usd > 0:
             ratio = best.work_per_usd / runner.work_per_usd
             lines.append(
@@ -79,9 +110,45 @@ def _why(best: Candidate, objective: Objective, runner: Candidate | None, n: int
             if best.layout.gradient_accumulation > 1
             else ""
         )
-        + f"; throughput {best.throughput:,.0f} {best.throughput_unit}"
+        + f"; throughput {best.throughput:,.0f} {best.throughput_unit} (80%: "
+        f"{best.throughput_low:,.0f}-{best.throughput_high:,.0f})"
     )
     return lines
+
+
+def _range(c: Candidate, objective: Objective) -> tuple[float, float]:
+    """The candidate's 80% range on the objective's axis."""
+    if objective is Objective.FASTEST:
+        return c.time_low_s, c.time_high_s
+    if objective is Objective.THROUGHPUT_PER_DOLLAR:
+        scale = c.work_per_usd / c.throughput if c.throughput > 0 else 0.0
+        return c.throughput_low * scale, c.throughput_high * scale
+    return c.cost_low_usd, c.cost_high_usd
+
+
+def overlap_note(top: Sequence[Candidate], objective: Objective) -> str | None:
+    """When the best pick's 80% range (cost; time for fastest; work per dollar for
+    throughput-per-dollar) overlaps the next picks' ranges, say the ranking between them is
+    within the estimate's error (None when the runner-up's range is clear of it)."""
+    if len(top) < 2:
+        return None
+    lo, hi = _range(top[0], objective)
+    n = 1
+    for c in top[1:]:
+        c_lo, c_hi = _range(c, objective)
+        if c_lo > hi or c_hi < lo:
+            break
+        n += 1
+    if n < 2:
+        return None
+    what = {
+        Objective.FASTEST: "time",
+        Objective.THROUGHPUT_PER_DOLLAR: "work-per-dollar",
+    }.get(objective, "cost")
+    return (
+        f"the top {n} picks' 80% {what} ranges overlap: the ranking between them is within "
+        "the estimate's error"
+    )
 
 
 def _memory(best: Candidate) -> list[str]:
@@ -191,8 +258,11 @@ def explain(
     best_on_demand: Candidate | None,
     feasible_count: int,
     matrix: MatrixComparison | None,
+    top: Sequence[Candidate] = (),
+    risk: Risk = Risk.MEDIAN,
 ) -> Explanation:
-    """The explanation panel for `best` (see the module doc)."""
+    """The explanation panel for `best` (see the module doc); `top`: the ranked picks, whose
+    overlapping 80% ranges the explanation names (`overlap_note`)."""
     alternatives: list[Tradeoff] = []
     seen = {(best.label, best.nodes)}
     for alt, role in (
@@ -210,9 +280,13 @@ def explain(
         f"Rent {best.gpus_label} as {best.label}: {format_duration(best.time_s)}, "
         f"{format_usd(best.cost_usd)} to finish"
     )
+    why = _why(best, objective, runner_up, feasible_count, risk)
+    note = overlap_note(top, objective)
+    if note is not None:
+        why.append(note)
     return Explanation(
         headline=headline,
-        why=tuple(_why(best, objective, runner_up, feasible_count)),
+        why=tuple(why),
         memory=tuple(_memory(best)),
         limits=tuple(_limits(best)),
         risks=best.notes,

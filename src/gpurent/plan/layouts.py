@@ -3,12 +3,17 @@
 Layouts are tried in order of communication cost, and the first one that fits is kept (not all
 of them: the planner needs one good layout per configuration, and each try is an estimator call):
 
-training: plain data parallel; ZeRO-1 (optimizer states sharded), ZeRO-2 (+ gradients), ZeRO-3 /
-FSDP (+ weights); ZeRO-3 with activation recomputation; tensor parallel inside a node (2, 4, 8,
-dividing the GPUs per node and the attention heads) with ZeRO-1 across replicas; tensor parallel
-over the node and pipeline parallel across nodes (big models). If none fits, the micro-batch is
-halved (gradient accumulation doubled, so the global batch is unchanged) and the most
-memory-frugal layouts are tried again, down to a micro-batch of 1.
+training: plain data parallel; ZeRO-1 (optimizer states sharded), ZeRO-2 (+ gradients), on
+several nodes HSDP (FSDP inside each node, replicas across: less network traffic than ZeRO-3),
+ZeRO-3 / FSDP (+ weights); HSDP and ZeRO-3 with activation recomputation; tensor parallel inside
+a node (2, 4, 8, dividing the GPUs per node and the attention heads; sequence parallel on, as
+Megatron-LM and torchtitan run it) with ZeRO-1 across replicas; on several nodes, tensor parallel
+over the node and pipeline parallel across nodes (big models), each micro-batch split into
+single sequences so the 1F1B pipeline has micro-batches to fill its bubble, interleaved with 2
+virtual stages first where the layers divide (a smaller bubble, slightly more memory), then
+plain 1F1B. If none fits, the micro-batch is halved (gradient accumulation doubled, so the
+global batch is unchanged) and the most memory-frugal layouts are tried again, down to a
+micro-batch of 1.
 inference: replicas; tensor parallel inside a node; pipeline across nodes.
 """
 
@@ -21,11 +26,14 @@ from typing import Protocol
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.errors import GpurentError
 from gpurent.estimate.result import Estimate
-from gpurent.workload.spec import Sharding, Workload
+from gpurent.workload.spec import Recompute, Sharding, Workload
 
 
 class EstimatorFn(Protocol):
-    """The estimator seam: how fast and how big `workload` is on `num_gpus` GPUs over `nodes`."""
+    """The estimator seam: how fast and how big `workload` is on `num_gpus` GPUs over `nodes`,
+    and which GPU specs it knows (the planner looks offers' GPUs up here, never in a global
+    table). `gpurent.estimate.Estimator` is one; the CLI builds it once, with the user's
+    calibration, and passes it to `make_plan`."""
 
     def __call__(
         self,
@@ -35,6 +43,10 @@ class EstimatorFn(Protocol):
         nodes: int,
         inter_node_gbps: float | None,
     ) -> Estimate: ...
+
+    def find_gpu(self, name: str) -> GpuSpec | None:
+        """The spec of the GPU named `name`, or None when the estimator has none for it."""
+        ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,6 +60,7 @@ class Layout:
     activation_checkpointing: bool
     batch_size_per_gpu: int
     gradient_accumulation: int
+    virtual_pipeline_stages: int = 1
 
     @property
     def data_parallel(self) -> int:
@@ -57,12 +70,16 @@ class Layout:
     def label(self) -> str:
         """Short description, e.g. 'ZeRO-3 DP8 +recompute' or 'TP4 PP2 DP1'."""
         parts = []
-        if self.sharding is not Sharding.NONE:
+        if self.sharding is Sharding.HSDP:
+            parts.append("HSDP")
+        elif self.sharding is not Sharding.NONE:
             parts.append(f"ZeRO-{self.sharding.value[-1]}")
         if self.tensor_parallel > 1:
             parts.append(f"TP{self.tensor_parallel}")
         if self.pipeline_parallel > 1:
             parts.append(f"PP{self.pipeline_parallel}")
+        if self.virtual_pipeline_stages > 1:
+            parts.append(f"VP{self.virtual_pipeline_stages}")
         if self.data_parallel > 1 or not parts:
             parts.append(f"DP{self.data_parallel}")
         if self.activation_checkpointing:
@@ -70,14 +87,25 @@ class Layout:
         return " ".join(parts)
 
     def apply(self, workload: Workload) -> Workload:
+        """`workload` laid out this way (its recomputation follows the layout's, its sequence
+        parallel setting is dropped where the layout has no tensor parallelism)."""
+        recompute = workload.recompute
+        if self.activation_checkpointing:
+            recompute = Recompute.FULL
+        elif recompute is Recompute.FULL:
+            recompute = Recompute.NONE
+        sp = workload.sequence_parallel if self.tensor_parallel > 1 else None
         return replace(
             workload,
+            recompute=recompute,
+            sequence_parallel=sp,
             sharding=self.sharding,
             tensor_parallel=self.tensor_parallel,
             pipeline_parallel=self.pipeline_parallel,
             activation_checkpointing=self.activation_checkpointing,
             batch_size_per_gpu=self.batch_size_per_gpu,
             gradient_accumulation=self.gradient_accumulation,
+            virtual_pipeline_stages=self.virtual_pipeline_stages,
         )
 
 
@@ -100,6 +128,24 @@ def _tp_degrees(workload: Workload, gpus_per_node: int) -> list[int]:
     ]
 
 
+def _layers(workload: Workload) -> int | None:
+    """Decoder layers of the workload's LLM (None: not an LLM, or not a model the zoo knows)."""
+    if workload.shape is not None:
+        return workload.shape.layers
+    from gpurent.errors import GpurentError
+    from gpurent.estimate.estimator import resolve_model
+
+    try:
+        llm = resolve_model(workload).llm
+    except GpurentError:
+        return None
+    return llm.layers if llm is not None else None
+
+
+# (sharding, tp, pp, recompute, virtual stages, micro-batch, accumulation); 0 = the loop's own
+_Option = tuple[Sharding, int, int, bool, int, int, int]
+
+
 def candidate_layouts(workload: Workload, gpus_per_node: int, nodes: int) -> Iterator[Layout]:
     """Layouts to try, cheapest communication first (see the module doc)."""
     num_gpus = gpus_per_node * nodes
@@ -107,34 +153,55 @@ def candidate_layouts(workload: Workload, gpus_per_node: int, nodes: int) -> Ite
     batch = max(1, workload.batch_size_per_gpu)
     accumulation = max(1, workload.gradient_accumulation)
     trains = workload.task.trains
+    layers = _layers(workload) if nodes > 1 else None
     first = True
     while True:
-        options: list[tuple[Sharding, int, int, bool]] = []
+        options: list[_Option] = []
         if first and (workload.tensor_parallel > 1 or workload.pipeline_parallel > 1):
             tp, pp = workload.tensor_parallel, workload.pipeline_parallel
             if tp <= gpus_per_node and num_gpus % (tp * pp) == 0:
-                options.append((workload.sharding, tp, pp, workload.activation_checkpointing))
+                options.append(
+                    (
+                        workload.sharding,
+                        tp,
+                        pp,
+                        workload.activation_checkpointing,
+                        workload.virtual_pipeline_stages,
+                        0,
+                        0,
+                    )
+                )
         if trains:
             ckpt = workload.activation_checkpointing
             shardings = [Sharding.NONE]
             if num_gpus > 1:
-                shardings += [Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3]
+                shardings += [Sharding.ZERO1, Sharding.ZERO2]
+                shardings += [Sharding.HSDP] if nodes > 1 else []
+                shardings += [Sharding.ZERO3]
             if first:
-                options += [(s, 1, 1, ckpt) for s in shardings]
-            options.append((shardings[-1], 1, 1, True))
+                options += [(s, 1, 1, ckpt, 1, 0, 0) for s in shardings]
+            if nodes > 1:
+                options.append((Sharding.HSDP, 1, 1, True, 1, 0, 0))
+            options.append((shardings[-1], 1, 1, True, 1, 0, 0))
             for tp in _tp_degrees(workload, gpus_per_node):
                 dp_sharding = Sharding.ZERO1 if num_gpus // tp > 1 else Sharding.NONE
-                options.append((dp_sharding, tp, 1, True))
+                options.append((dp_sharding, tp, 1, True, 1, 0, 0))
             if nodes > 1:
-                options.append((Sharding.NONE, gpus_per_node, nodes, True))
+                # one sequence per micro-batch, as many micro-batches as the step had sequences
+                mb, acc = 1, batch * accumulation
+                if layers is not None and layers % (2 * nodes) == 0 and acc % nodes == 0:
+                    options.append((Sharding.NONE, gpus_per_node, nodes, True, 2, mb, acc))
+                options.append((Sharding.NONE, gpus_per_node, nodes, True, 1, mb, acc))
+                options.append((Sharding.NONE, gpus_per_node, nodes, True, 1, 0, 0))
         else:
-            options.append((Sharding.NONE, 1, 1, False))
+            options.append((Sharding.NONE, 1, 1, False, 1, 0, 0))
             options += [
-                (Sharding.NONE, tp, 1, False) for tp in _tp_degrees(workload, gpus_per_node)
+                (Sharding.NONE, tp, 1, False, 1, 0, 0)
+                for tp in _tp_degrees(workload, gpus_per_node)
             ]
             if nodes > 1:
-                options.append((Sharding.NONE, gpus_per_node, nodes, False))
-        for sharding, tp, pp, ckpt in options:
+                options.append((Sharding.NONE, gpus_per_node, nodes, False, 1, 0, 0))
+        for sharding, tp, pp, ckpt, vp, mb, acc in options:
             if tp > 1 and gpus_per_node % tp:
                 continue
             layout = Layout(
@@ -143,8 +210,9 @@ def candidate_layouts(workload: Workload, gpus_per_node: int, nodes: int) -> Ite
                 tensor_parallel=tp,
                 pipeline_parallel=pp,
                 activation_checkpointing=ckpt,
-                batch_size_per_gpu=batch,
-                gradient_accumulation=accumulation,
+                batch_size_per_gpu=mb or batch,
+                gradient_accumulation=acc or accumulation,
+                virtual_pipeline_stages=vp if pp > 1 else 1,
             )
             if layout not in seen:
                 seen.add(layout)

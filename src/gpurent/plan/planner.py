@@ -12,7 +12,7 @@ from operator import itemgetter
 
 from gpurent.catalog.offer import Offer
 from gpurent.estimate.result import Estimate
-from gpurent.plan.constraints import Constraints, Objective, PricingModel
+from gpurent.plan.constraints import Constraints, Objective, PricingModel, Risk
 from gpurent.plan.enumerate import (
     UNSPECIFIED_WORK_S,
     Config,
@@ -24,7 +24,15 @@ from gpurent.plan.enumerate import (
 )
 from gpurent.plan.explain import compare_with_matrix, explain
 from gpurent.plan.layouts import EstimatorFn
-from gpurent.plan.rank import distinct, objective_key, pareto_front, rank_rows, within
+from gpurent.plan.rank import (
+    RowKey,
+    distinct,
+    objective_key,
+    pareto_front,
+    rank_rows,
+    risk_key,
+    within,
+)
 from gpurent.plan.result import Candidate, Plan, WorkloadSummary
 from gpurent.plan.scenarios import Scenario
 from gpurent.pricing.costs import CostAssumptions, cost_breakdown
@@ -121,6 +129,29 @@ class _Builder:
         usd_per_h = (row[4] * c.config.nodes + c.storage_usd_per_hour) * (c.wall_s / c.compute_s)
         return c.work_units_per_s * SECONDS_PER_HOUR / usd_per_h if usd_per_h > 0 else math.inf
 
+    def cost_high(self, row: Row) -> float:
+        """The row's 90th-percentile cost (at its estimate's low throughput bound)."""
+        return self.ctx(row).cost_range_usd(row[4])[1]
+
+    def wall_high(self, row: Row) -> float:
+        return self.ctx(row).wall_s_high
+
+    def work_per_usd_low(self, row: Row) -> float:
+        """`work_per_usd` at the low throughput bound (its slower wall time included)."""
+        c = self.ctx(row)
+        usd_per_h = (row[4] * c.config.nodes + c.storage_usd_per_hour) * (
+            c.wall_s_high / c.compute_s
+        )
+        work = c.work_units_per_s * c.estimate.interval_low
+        return work * SECONDS_PER_HOUR / usd_per_h if usd_per_h > 0 else math.inf
+
+    def key(self) -> RowKey:
+        """The ranking key for the constraints' objective and risk."""
+        objective = self.constraints.objective
+        if self.constraints.risk is Risk.P90:
+            return risk_key(objective, self.cost_high, self.wall_high, self.work_per_usd_low)
+        return objective_key(objective, self.work_per_usd)
+
     def describe(self, row: Row) -> str:
         o, c = self.offer(row), self.ctx(row)
         nodes = f"{c.config.nodes}x " if c.config.nodes > 1 else ""
@@ -186,6 +217,10 @@ class _Builder:
         per_unit, cost_unit = readable_unit(unit, scale, cost.total_usd, work_units)
         epochs = self.workload.epochs if self.workload.dataset_samples else None
         c = self.constraints
+        cost_low, cost_high = ctx.cost_range_usd(row[4])
+        # the bounds bracket the median exactly (a bound computed by another route can differ
+        # from it in the last bit when the interval is degenerate)
+        cost_low, cost_high = min(cost_low, cost.total_usd), max(cost_high, cost.total_usd)
         return Candidate(
             rank=rank,
             provider=offer.provider,
@@ -222,6 +257,13 @@ class _Builder:
             within_budget=None if c.budget_usd is None else row[0] <= c.budget_usd,
             as_of=offer.as_of,
             notes=self.notes(offer, ctx),
+            throughput_low=est.throughput_low,
+            throughput_high=est.throughput_high,
+            time_low_s=min(ctx.wall_s_low, ctx.wall_s),
+            time_high_s=max(ctx.wall_s_high, ctx.wall_s),
+            cost_low_usd=cost_low,
+            cost_high_usd=cost_high,
+            interval_class=est.interval_class,
         )
 
 
@@ -271,7 +313,7 @@ def make_plan(
 ) -> Plan:
     """Rank every way to run `workload` on `offers` under `constraints` (see the package doc)."""
     summary = summarize_workload(workload)
-    filtered = filter_offers(offers, constraints, assumptions)
+    filtered = filter_offers(offers, constraints, assumptions, estimator.find_gpu)
     providers = tuple(sorted({o.provider for o in filtered.kept}))
     assumption_lines = _assumptions(assumptions, providers, summary, filtered.unknown_gpus)
 
@@ -279,6 +321,7 @@ def make_plan(
         base: dict[str, object] = {
             "workload": summary,
             "objective": constraints.objective,
+            "risk": constraints.risk,
             "scenario": scenario.name if scenario else None,
             "constraints": constraints.describe(),
             "catalog_offers": len(offers),
@@ -323,7 +366,7 @@ def make_plan(
         )
     b = _Builder(en, workload, constraints, assumptions)
     estimator_notes = tuple(f"estimator: {n}" for n in sorted(b.common_notes))
-    key = objective_key(constraints.objective, b.work_per_usd)
+    key = b.key()
     ranking = rank_rows(en.rows, constraints, key, b.describe)
     shown = distinct(ranking.ranked, b.identity, constraints.top_n)
     top = tuple(
@@ -362,6 +405,8 @@ def make_plan(
             best_on_demand=b.candidate(on_demand, 0) if on_demand else None,
             feasible_count=len(ranked),
             matrix=matrix,
+            top=top,
+            risk=constraints.risk,
         )
     return plan(
         feasible=ranking.feasible,

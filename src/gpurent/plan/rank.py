@@ -27,6 +27,21 @@ def objective_key(objective: Objective, work_per_usd: Callable[[Row], float]) ->
     return None  # CHEAPEST, and DEADLINE once filtered: rows sort natively by (cost, time)
 
 
+def risk_key(
+    objective: Objective,
+    cost_high: Callable[[Row], float],
+    wall_high: Callable[[Row], float],
+    work_per_usd_low: Callable[[Row], float],
+) -> Callable[[Row], Any]:
+    """Sort key for `--risk p90`: `objective` on the pessimistic end of each row's 80% range
+    (its 90th-percentile cost and wall time, its work per dollar at the low throughput bound)."""
+    if objective is Objective.FASTEST:
+        return lambda r: (wall_high(r), cost_high(r))
+    if objective is Objective.THROUGHPUT_PER_DOLLAR:
+        return lambda r: (-work_per_usd_low(r), cost_high(r))
+    return lambda r: (cost_high(r), wall_high(r))
+
+
 def pareto_front(rows: Iterable[Row]) -> list[Row]:
     """Rows not dominated in (wall time, cost): none other is at least as fast and as cheap and
     strictly better in one. Returned fastest first (and so most expensive first)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpurent.estimate.result import Bottleneck, MemoryBreakdown
-from gpurent.plan.constraints import Objective, PricingModel
+from gpurent.plan.constraints import Objective, PricingModel, Risk
 from gpurent.plan.layouts import Layout
 from gpurent.pricing.costs import CostBreakdown, SpotOverhead
 
@@ -52,6 +52,15 @@ class Candidate:
     within_budget: bool | None  # None when no budget was given
     as_of: str
     notes: tuple[str, ...]  # risks and caveats
+    # the estimate's 80% interval (`Estimate.interval_*`) carried to throughput, wall time and
+    # cost: `_low` time/cost at the high throughput bound, `_high` (the p90) at the low one
+    throughput_low: float
+    throughput_high: float
+    time_low_s: float
+    time_high_s: float
+    cost_low_usd: float
+    cost_high_usd: float
+    interval_class: str
 
     @property
     def num_gpus(self) -> int:
@@ -138,6 +147,7 @@ class Plan:
     candidates_evaluated: int  # offer x nodes x pricing combinations priced
     price_as_of: tuple[str, ...]
     assumptions: tuple[str, ...]
+    risk: Risk = Risk.MEDIAN  # which end of the 80% ranges the ranking used
 
     @property
     def best(self) -> Candidate | None:

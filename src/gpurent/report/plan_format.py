@@ -44,6 +44,29 @@ def unit_cost_cell(c: Candidate) -> str:
     return f"{small_usd(c.cost_per_unit_usd)}/{c.cost_unit}"
 
 
+def duration_range(low_s: float, high_s: float) -> str:
+    """ "4.3-6.1 h" (one unit when both ends share it), else "50.0 min-1.2 h"."""
+    lo, hi = format_duration(low_s), format_duration(high_s)
+    lo_num, _, lo_unit = lo.partition(" ")
+    _, _, hi_unit = hi.partition(" ")
+    return f"{lo_num}-{hi}" if lo_unit == hi_unit else f"{lo}-{hi}"
+
+
+def usd_range(low: float, high: float) -> str:
+    """ "$1,100-1,500": the second end without its dollar sign."""
+    return f"{format_usd(low)}-{format_usd(high).lstrip('$')}"
+
+
+def time_cell(c: Candidate) -> str:
+    """The wall time and, on a second line, its 80% range."""
+    return f"{format_duration(c.time_s)}\n({duration_range(c.time_low_s, c.time_high_s)})"
+
+
+def cost_cell(c: Candidate) -> str:
+    """The cost to finish and, on a second line, its 80% range."""
+    return f"{format_usd(c.cost_usd)}\n({usd_range(c.cost_low_usd, c.cost_high_usd)})"
+
+
 def pricing_cell(c: Candidate) -> str:
     return f"{c.pricing.value} {format_usd(c.price_usd_per_hour)}/h"
 
@@ -75,8 +98,8 @@ def candidate_row(c: Candidate) -> tuple[str, ...]:
         gpus_cell(c),
         c.layout.label,
         pricing_cell(c),
-        format_duration(c.time_s),
-        format_usd(c.cost_usd),
+        time_cell(c),
+        cost_cell(c),
         unit_cost_cell(c),
         c.bottleneck.value,
         notes_cell(c),

@@ -36,7 +36,8 @@ def _table(headers: Iterable[str], rows: Iterable[tuple[str, ...]], best: bool =
     body = []
     for i, row in enumerate(rows):
         cls = ' class="best"' if best and i == 0 else ""
-        body.append(f"<tr{cls}>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>")
+        cells = "".join(f"<td>{escape(c).replace(chr(10), '<br>')}</td>" for c in row)
+        body.append(f"<tr{cls}>{cells}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from gpurent.estimate.uncertainty import COVERAGE
 from gpurent.plan.result import Candidate, Explanation, Plan
 
 SCHEMA_VERSION = "1"
@@ -58,6 +59,7 @@ def candidate_to_dict(c: Candidate) -> dict[str, Any]:
             "data_parallel": lay.data_parallel,
             "tensor_parallel": lay.tensor_parallel,
             "pipeline_parallel": lay.pipeline_parallel,
+            "virtual_pipeline_stages": lay.virtual_pipeline_stages,
             "sharding": lay.sharding.value,
             "activation_checkpointing": lay.activation_checkpointing,
             "batch_size_per_gpu": lay.batch_size_per_gpu,
@@ -100,6 +102,16 @@ def candidate_to_dict(c: Candidate) -> dict[str, Any]:
         "within_budget": c.within_budget,
         "as_of": c.as_of,
         "notes": list(c.notes),
+        "interval": {
+            "coverage": COVERAGE,
+            "class": c.interval_class,
+            "throughput_low": _num(c.throughput_low),
+            "throughput_high": _num(c.throughput_high),
+            "time_low_s": _num(c.time_low_s),
+            "time_high_s": _num(c.time_high_s),
+            "cost_low_usd": _num(c.cost_low_usd),
+            "cost_high_usd": _num(c.cost_high_usd),
+        },
     }
 
 
@@ -151,6 +163,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         },
         "scenario": plan.scenario,
         "objective": plan.objective.value,
+        "risk": plan.risk.value,
         "constraints": list(plan.constraints),
         "feasible": plan.feasible,
         "infeasible_reasons": list(plan.infeasible_reasons),

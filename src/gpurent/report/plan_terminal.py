@@ -12,6 +12,7 @@ from gpurent.report.plan_format import (
     PARETO_HEADERS,
     TABLE_HEADERS,
     candidate_row,
+    cost_cell,
     explanation_sections,
     gpus_cell,
     pareto_row,
@@ -19,11 +20,12 @@ from gpurent.report.plan_format import (
     pricing_cell,
     region_cell,
     stats_line,
+    time_cell,
     title,
     top_heading,
     unit_cost_cell,
 )
-from gpurent.units import format_duration, format_usd
+from gpurent.textsafe import cells, clean
 
 _RIGHT = {"#", "time", "cost", "$/unit"}
 WIDE_COLUMNS = 140  # below this, a narrower table (layout, bottleneck, notes are in the panel)
@@ -37,20 +39,20 @@ def narrow_row(c: Candidate) -> tuple[str, ...]:
         f"{c.provider} {c.instance_type}{nodes}\n{region_cell(c)}",
         gpus_cell(c),
         pricing_cell(c).replace(" ", "\n", 1),
-        format_duration(c.time_s),
-        format_usd(c.cost_usd),
+        time_cell(c),
+        cost_cell(c),
         unit_cost_cell(c),
     )
 
 
 def render_terminal(plan: Plan, console: Console) -> None:
     """Print the plan: what to rent first, then the evidence, then the assumptions."""
-    console.print(Text(title(plan), style="bold"))
-    console.print(Text("  " + " | ".join(plan.constraints), style="dim"))
+    console.print(Text(clean(title(plan)), style="bold"))
+    console.print(Text(clean("  " + " | ".join(plan.constraints)), style="dim"))
     if not plan.feasible:
         console.print(
             Panel(
-                "\n".join(f"- {r}" for r in plan.infeasible_reasons),
+                Text(clean("\n".join(f"- {r}" for r in plan.infeasible_reasons))),
                 title="No plan meets the request",
                 border_style="red",
             )
@@ -74,8 +76,8 @@ def render_terminal(plan: Plan, console: Console) -> None:
                 overflow="fold",
                 max_width=40 if h == "notes" else None,
             )
-        for n, cells in enumerate(rows):
-            table.add_row(*cells, style="bold green" if n == 0 and plan.feasible else None)
+        for n, row in enumerate(rows):
+            table.add_row(*cells(*row), style="bold green" if n == 0 and plan.feasible else None)
         console.print(table)
     if plan.pareto:
         front = Table(
@@ -86,18 +88,18 @@ def render_terminal(plan: Plan, console: Console) -> None:
         for h in PARETO_HEADERS:
             front.add_column(h, justify="right" if h in _RIGHT else "left")
         for c in plan.pareto:
-            front.add_row(*pareto_row(c))
+            front.add_row(*cells(*pareto_row(c)))
         console.print(front)
     e = plan.explanation
     if e is not None:
-        parts: list[Text] = [Text(e.headline, style="bold green")]
+        parts: list[Text] = [Text(clean(e.headline), style="bold green")]
         for name, lines in explanation_sections(e):
             if lines:
                 parts.append(Text(f"\n{name}", style="bold"))
-                parts += [Text(f"  - {line}") for line in lines]
+                parts += [Text(clean(f"  - {line}")) for line in lines]
         console.print(Panel(Group(*parts), title="Recommendation", border_style="green"))
-    console.print(Text(price_age_line(plan), style="yellow"))
-    console.print(Text(stats_line(plan), style="dim"))
+    console.print(Text(clean(price_age_line(plan)), style="yellow"))
+    console.print(Text(clean(stats_line(plan)), style="dim"))
     console.print(Text("Assumptions:", style="bold"))
     for line in plan.assumptions:
-        console.print(Text(f"  - {line}", style="dim"))
+        console.print(Text(clean(f"  - {line}"), style="dim"))

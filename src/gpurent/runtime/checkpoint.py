@@ -5,7 +5,11 @@ the files, write a manifest (step, time, sizes, sha256 per file, library version
 make it visible atomically (local: rename + fsync of the parent; object stores: the manifest's
 presence is the commit, see `storage.py`), and delete old checkpoints only after the new one is
 committed. `load_latest` walks newest to oldest and returns the first that verifies, logging why
-the others were skipped.
+the others were skipped; nothing a checkpoint directory holds makes it raise.
+
+Rotation keeps the newest `keep_last` checkpoints that verify. A checkpoint that does not verify
+(and every checkpoint newer than the one `load_latest` resumed from) is moved aside into
+`moved-aside/` with a reason file, never deleted and never counted as one of the kept.
 
 Async saves follow CheckFreq's snapshot-then-persist (FAST'21) and PyTorch DCP's async save: the
 training loop is blocked only while tensors are copied into host buffers; the write, fsync and
@@ -16,11 +20,9 @@ from __future__ import annotations
 
 import dataclasses
 import errno
-import json
 import logging
 import os
 import platform
-import re
 import shutil
 import sys
 import threading
@@ -31,16 +33,22 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from gpurent import __version__
-from gpurent.errors import DataError, DeviceError, InputError
+from gpurent.errors import DataError, DeviceError, InputError, MissingExtraError
+from gpurent.runtime import manifest as mf
 from gpurent.runtime import serialize
-from gpurent.runtime.storage import MANIFEST_NAME, TMP_PREFIX, LocalStorage, Storage, open_storage
+from gpurent.runtime.manifest import FORMAT, MAX_STEP_DIGITS, check_step
+from gpurent.runtime.storage import (
+    MANIFEST_NAME,
+    MOVED_ASIDE_DIR,
+    LocalStorage,
+    Storage,
+    open_storage,
+)
 from gpurent.spot.interval import daly_interval_s
 
 log = logging.getLogger("gpurent.runtime")
 
-FORMAT = "gpurent-checkpoint/1"
 DEFAULT_INTERVAL_S = 15 * 60.0  # the guide's "checkpoint every 15 minutes"
-_NAME_RE = re.compile(r"^step-(\d{12})-([0-9a-f]{8})$")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,6 +68,20 @@ class Skipped:
 
     name: str
     reason: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Entry:
+    """One `step-*` directory as listed: its manifest, or why it has none that is valid."""
+
+    step: int
+    name: str
+    manifest: mf.Manifest | None
+    problem: str | None  # None with no manifest: never committed (or a deletion cut short)
+
+    @property
+    def created_unix_s(self) -> float:
+        return self.manifest.created_unix_s if self.manifest else 0.0
 
 
 def _versions() -> dict[str, str]:
@@ -132,6 +154,10 @@ class CheckpointManager:
         self._executor: ThreadPoolExecutor | None = None
         self._hash_pool: ThreadPoolExecutor | None = None
         self._in_flight: Future[CheckpointInfo] | None = None
+        self._in_flight_step: int | None = None
+        self.last_async_error: BaseException | None = None
+        # name -> None (verifies) or why not; filled by saves, load_latest and rotation
+        self._verdicts: dict[str, str | None] = {}
         self._snapshots = serialize.SnapshotCache()
         self._stop = threading.Event()
         self._early = threading.Event()
@@ -185,8 +211,11 @@ class CheckpointManager:
     # ---- saving ---------------------------------------------------------------------------
 
     def save(self, state: Mapping[str, Any], step: int) -> CheckpointInfo:
-        """Save `state` as checkpoint `step`, blocking until it is committed."""
-        self._raise_previous_failure(wait=True)
+        """Save `state` as checkpoint `step` (a non-negative integer), blocking until committed.
+
+        A failed earlier `save_async` is logged here, once, and does not stop this save."""
+        step = check_step(step)
+        self._settle_previous(step)
         started = self._clock()
         plain, tensors, kinds = serialize.split_state(state)
         serialize.check_loadable(tensors)
@@ -198,10 +227,12 @@ class CheckpointManager:
         """Snapshot `state` to host memory and save it in the background; return the future.
 
         Blocks only for the snapshot (and, if a save is still in flight, until it finishes: at
-        most one save is in flight). A failure of the previous async save is raised here.
+        most one save is in flight). The future holds this save's error; a failure of the
+        previous async save is logged here, once, and this step is saved anyway.
         """
+        step = check_step(step)
         started = self._clock()
-        self._raise_previous_failure(wait=True)
+        self._settle_previous(step)
         plain, tensors, kinds = serialize.split_state(state)
         serialize.check_loadable(tensors)
         plain_bytes = serialize.encode_plain(plain)
@@ -210,6 +241,7 @@ class CheckpointManager:
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="gpurent-ckpt")
         future = self._executor.submit(self._write, plain_bytes, snapshot, kinds, step, started)
         self._in_flight = future
+        self._in_flight_step = step
         self._mark_saved(step, started)
         return future
 
@@ -258,15 +290,21 @@ class CheckpointManager:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _raise_previous_failure(self, *, wait: bool) -> None:
-        future = self._in_flight
+    def _settle_previous(self, step: int) -> None:
+        """Wait for the in-flight async save; if it failed, log that once and go on: its error
+        stays in its future, and raising it again here would cost `step` too."""
+        future, self._in_flight = self._in_flight, None
         if future is None:
             return
-        if wait:
-            future.exception()
-        if future.done():
-            self._in_flight = None
-            future.result()  # re-raises the background save's error in the training loop
+        exc = future.exception()
+        if exc is not None:
+            self.last_async_error = exc
+            log.warning(
+                "checkpoint of step %s failed in the background (%s); saving step %d",
+                self._in_flight_step,
+                exc,
+                step,
+            )
 
     def _write(
         self,
@@ -279,36 +317,35 @@ class CheckpointManager:
         if self._hash_pool is None:
             self._hash_pool = ThreadPoolExecutor(1, thread_name_prefix="gpurent-sha256")
         name = f"step-{step:012d}-{uuid.uuid4().hex[:8]}"
-        staging = self.storage.begin(name)
-        files: dict[str, dict[str, Any]] = {}
+        staging: str | None = None
+        files: dict[str, mf.FileEntry] = {}
         try:
+            staging = self.storage.begin(name)
             with self.storage.open_write(staging, serialize.JSON_FILE) as raw:
                 writer = serialize.HashingWriter(raw, self._hash_pool)
                 writer.write(plain_bytes)
-            files[serialize.JSON_FILE] = {
-                "size_bytes": writer.size_bytes,
-                "sha256": writer.hexdigest(),
-            }
+            files[serialize.JSON_FILE] = mf.FileEntry(
+                size_bytes=writer.size_bytes, sha256=writer.hexdigest()
+            )
             if tensors:
                 with self.storage.open_write(staging, serialize.TORCH_FILE) as raw:
                     writer = serialize.HashingWriter(raw, self._hash_pool)
                     serialize.torch_save(dict(tensors), writer)
-                files[serialize.TORCH_FILE] = {
-                    "size_bytes": writer.size_bytes,
-                    "sha256": writer.hexdigest(),
-                }
+                files[serialize.TORCH_FILE] = mf.FileEntry(
+                    size_bytes=writer.size_bytes, sha256=writer.hexdigest()
+                )
             created = self._wall_clock()
-            manifest = {
-                "format": FORMAT,
-                "step": step,
-                "created_unix_s": created,
-                "keys": dict(kinds),
-                "files": files,
-                "versions": _versions(),
-            }
-            self.storage.commit(staging, name, json.dumps(manifest, indent=1).encode())
+            manifest = mf.build(
+                step=step,
+                created_unix_s=created,
+                keys=dict(kinds),
+                files=files,
+                versions=_versions(),
+            )
+            self.storage.commit(staging, name, manifest)
         except BaseException as exc:
-            self.storage.abort(staging)
+            if staging is not None:
+                self.storage.abort(staging)
             if _is_enospc(exc):
                 raise DeviceError(
                     f"checkpoint step {step} not saved: no space left on device at "
@@ -316,9 +353,13 @@ class CheckpointManager:
                     "free space or point the checkpoint directory elsewhere"
                 ) from exc
             raise
+        self._verdicts[name] = None
         duration_s = self._clock() - started
-        self._rotate(keep=name)
-        size = sum(int(f["size_bytes"]) for f in files.values())
+        try:
+            self._rotate(keep=name)
+        except Exception as exc:  # committed is committed: a failed rotation must not undo it
+            log.warning("checkpoint rotation in %s failed: %s", self.storage.location, exc)
+        size = sum(f.size_bytes for f in files.values())
         log.info(
             "checkpoint step %d committed: %s (%d bytes, %.2f s)", step, name, size, duration_s
         )
@@ -340,84 +381,139 @@ class CheckpointManager:
 
     # ---- listing, rotation, loading -------------------------------------------------------
 
-    def _names_newest_first(self) -> list[tuple[int, str]]:
+    def _entry(self, step: int, name: str) -> _Entry:
+        try:
+            raw = self.storage.read_manifest(name)
+            if raw is None:
+                return _Entry(step, name, None, None)
+            return _Entry(step, name, mf.parse(raw, name_step=step), None)
+        except MissingExtraError:
+            raise
+        except Exception as exc:  # DataError, OSError (EIO, EACCES, ...): does not verify
+            return _Entry(step, name, None, f"manifest unusable: {_why(exc)}")
+
+    def _entries(self) -> list[_Entry]:
+        """Every `step-*` directory, newest first (by step, then by manifest time)."""
         found: list[tuple[int, str]] = []
         for name in self.storage.list_names():
-            match = _NAME_RE.match(name)
-            if match:
-                found.append((int(match.group(1)), name))
-        return sorted(found, reverse=True)
-
-    def _manifest(self, name: str) -> dict[str, Any]:
-        raw = self.storage.read_manifest(name)
-        if raw is None:
-            raise DataError("no manifest (never committed)")
-        try:
-            manifest = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise DataError(f"manifest is not valid JSON ({exc})") from None
-        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-            raise DataError(f"manifest format is not {FORMAT}")
-        return manifest
+            step = mf.step_of_name(name)
+            if step is not None:
+                found.append((step, name))
+        entries = [self._entry(step, name) for step, name in found]
+        entries.sort(key=lambda e: (e.step, e.created_unix_s, e.name), reverse=True)
+        return entries
 
     def committed(self) -> list[CheckpointInfo]:
-        """Committed checkpoints (manifest present and readable), newest first; not re-hashed."""
-        out: list[CheckpointInfo] = []
-        for step, name in self._names_newest_first():
-            try:
-                manifest = self._manifest(name)
-            except DataError:
-                continue
-            out.append(
-                CheckpointInfo(
-                    name=name,
-                    step=step,
-                    created_unix_s=float(manifest.get("created_unix_s", 0.0)),
-                    size_bytes=sum(int(f["size_bytes"]) for f in manifest["files"].values()),
-                    save_duration_s=0.0,
-                )
+        """Checkpoints whose manifest is valid, newest first; not re-hashed. Never raises on
+        what the directory holds."""
+        return [
+            CheckpointInfo(
+                name=e.name,
+                step=e.step,
+                created_unix_s=e.manifest.created_unix_s,
+                size_bytes=e.manifest.size_bytes,
+                save_duration_s=0.0,
             )
-        out.sort(key=lambda c: (c.step, c.created_unix_s), reverse=True)
-        return out
+            for e in self._entries()
+            if e.manifest is not None
+        ]
 
-    def _rotate(self, keep: str) -> None:
-        """Keep the newest `keep_last` committed checkpoints; drop debris of crashed saves."""
-        committed = self.committed()
-        for old in committed[self.keep_last :]:
-            if old.name != keep:
-                self.storage.delete(old.name)
-        newest_step = committed[0].step if committed else -1
-        committed_names = {c.name for c in committed}
-        for step, name in self._names_newest_first():
-            if name not in committed_names and step < newest_step:
-                self.storage.delete(name)  # an uncommitted leftover of a crashed save
-        if isinstance(self.storage, LocalStorage):
-            for entry in self.storage.list_names():
-                if entry.startswith(TMP_PREFIX):
-                    shutil.rmtree(self.storage.root / entry, ignore_errors=True)
-
-    def _verify(self, name: str, manifest: Mapping[str, Any]) -> None:
-        files = manifest.get("files")
-        if not isinstance(files, dict) or serialize.JSON_FILE not in files:
-            raise DataError("manifest lists no files")
-        for filename, meta in files.items():
+    def _verify(self, name: str, manifest: mf.Manifest) -> None:
+        for filename, meta in manifest.files.items():
             size = self.storage.size_bytes(name, filename)
             if size is None:
                 raise DataError(f"{filename} is missing")
-            if size != int(meta["size_bytes"]):
-                raise DataError(f"{filename} has {size} bytes, manifest says {meta['size_bytes']}")
+            if size != meta.size_bytes:
+                raise DataError(f"{filename} has {size} bytes, manifest says {meta.size_bytes}")
             with self.storage.open_read(name, filename) as fh:
                 _, digest = serialize.sha256_of(fh)
-            if digest != meta["sha256"]:
+            if digest != meta.sha256:
                 raise DataError(f"{filename} sha256 mismatch (file damaged)")
 
-    def _read(self, name: str, manifest: Mapping[str, Any]) -> dict[str, Any]:
+    def _verdict(self, entry: _Entry) -> str | None:
+        """None when `entry` verifies (hashing it once per manager), else why not."""
+        if entry.manifest is None:
+            return entry.problem or "no manifest (never committed)"
+        if entry.name not in self._verdicts:
+            try:
+                self._verify(entry.name, entry.manifest)
+                self._verdicts[entry.name] = None
+            except MissingExtraError:
+                raise
+            except Exception as exc:
+                self._verdicts[entry.name] = _why(exc)
+        return self._verdicts[entry.name]
+
+    def _rotate(self, keep: str) -> None:
+        """Keep the newest `keep_last` checkpoints that verify; move aside those that do not
+        (and those newer than the resumed one, see `load_latest`); drop crash debris.
+
+        Checkpoints are hashed only when something is to be deleted, and each at most once
+        per manager (the one just written and the one resumed from are known good)."""
+        entries = self._entries()
+        need_verify = sum(e.manifest is not None for e in entries) > self.keep_last
+        kept = 0
+        for entry in entries:
+            if entry.manifest is None and entry.problem is None:
+                continue  # not committed: debris, below
+            if entry.name == keep:
+                kept += 1
+                continue
+            reason = self._verdicts.get(entry.name) or entry.problem
+            if reason is None and kept >= self.keep_last:
+                self._try("delete", entry.name, self.storage.delete, entry.name)
+                continue
+            if reason is None and need_verify:
+                reason = self._verdict(entry)
+            if reason is None:
+                kept += 1
+            elif self._still_committed(entry):
+                self._move_aside(entry.name, reason)
+        newest = max((e.step for e in entries if e.manifest is not None), default=-1)
+        for entry in entries:
+            if entry.manifest is None and entry.problem is None and entry.step < newest:
+                self._try("delete", entry.name, self.storage.delete, entry.name)  # debris
+        names = {e.name for e in entries}
+        for name in [n for n in self._verdicts if n not in names]:
+            self._verdicts.pop(name, None)  # deleted or moved: forget it, the map stays small
+        if isinstance(self.storage, LocalStorage):
+            self.storage.remove_stale_staging()
+
+    def _move_aside(self, name: str, reason: str) -> None:
+        note = (
+            f"checkpoint {name} moved aside (not deleted) by gpurent pid {os.getpid()} at "
+            f"unix time {self._wall_clock():.0f}: {reason}"
+        )
+        if self._try("move aside", name, self.storage.move_aside, name, note):
+            self._verdicts.pop(name, None)
+            log.warning("moved checkpoint %s aside into %s/: %s", name, MOVED_ASIDE_DIR, reason)
+
+    def _still_committed(self, entry: _Entry) -> bool:
+        """Whether `entry` still has its manifest (another writer may be deleting it)."""
+        try:
+            return self.storage.read_manifest(entry.name) is not None
+        except Exception:
+            return True  # present but unreadable: it is damaged, move it aside
+
+    def _try(self, what: str, name: str, op: Callable[..., None], *args: str) -> bool:
+        """Run one rotation step; a failure is logged and the rest of the rotation goes on."""
+        try:
+            op(*args)
+        except Exception as exc:
+            log.warning("could not %s checkpoint %s: %s", what, name, exc)
+            return False
+        return True
+
+    def _read(self, name: str, manifest: mf.Manifest) -> dict[str, Any]:
         with self.storage.open_read(name, serialize.JSON_FILE) as fh:
             state = serialize.decode_plain(fh.read())
-        if serialize.TORCH_FILE in manifest["files"]:
+        if serialize.TORCH_FILE in manifest.files:
             with self.storage.open_read(name, serialize.TORCH_FILE) as fh:
-                state.update(serialize.torch_load(fh))
-        missing = set(manifest.get("keys", {})) - set(state)
+                tensors = serialize.torch_load(fh)
+            if set(tensors) & set(state):
+                raise DataError("data.json and torch.pt hold the same entry")
+            state.update(tensors)
+        missing = set(manifest.keys) - set(state)
         if missing:
             raise DataError(f"entries {sorted(missing)} are missing")
         return state
@@ -428,32 +524,60 @@ class CheckpointManager:
         """The newest checkpoint that verifies, as (step, state), or None when there is none.
 
         Every file is checked against the manifest's size and sha256 before it is deserialized;
-        checkpoints that fail are skipped with a logged reason (also in `last_skipped`). With
-        `into`, objects with `load_state_dict` (modules, optimizers, schedulers) are restored in
-        place from the entries of the same key. Resets the save timer.
+        checkpoints that fail (any damage, any crafted content) are skipped with a logged
+        reason (also in `last_skipped`), never raised. The next save moves the skipped ones
+        that are newer than the returned step aside. With `into`, objects with
+        `load_state_dict` (modules, optimizers, schedulers) are restored in place from the
+        entries of the same key. Resets the save timer.
         """
         self.last_skipped = []
-        candidates: list[tuple[int, float, str, dict[str, Any]]] = []
-        for step, name in self._names_newest_first():
-            try:
-                manifest = self._manifest(name)
-            except DataError as exc:
-                self._skip(name, str(exc))
+        entries = self._entries()
+        for i, entry in enumerate(entries):
+            self._verdicts.pop(entry.name, None)  # re-hash: it may have changed since
+            reason = self._verdict(entry)
+            if reason is None:
+                assert entry.manifest is not None
+                try:
+                    state = self._read(entry.name, entry.manifest)
+                except MissingExtraError:
+                    raise
+                except Exception as exc:
+                    reason = self._verdicts[entry.name] = _why(exc)
+            if reason is not None:
+                self._skip(entry.name, reason)
                 continue
-            candidates.append((step, float(manifest.get("created_unix_s", 0.0)), name, manifest))
-        candidates.sort(key=lambda c: (c[0], c[1]), reverse=True)
-        for step, _, name, manifest in candidates:
-            try:
-                self._verify(name, manifest)
-                state = self._read(name, manifest)
-            except (DataError, OSError, EOFError, RuntimeError, ValueError) as exc:
-                self._skip(name, str(exc) or type(exc).__name__)
-                continue
+            self._supersede(entries[:i], entry.step)
             if into is not None:
                 serialize.restore(state, into)
             self._last_save_time = self._clock()
-            self._last_save_step = step
-            return step, state
+            self._last_save_step = entry.step
+            return entry.step, state
+        return None
+
+    def _supersede(self, skipped: list[_Entry], step: int) -> None:
+        """Mark the committed checkpoints newer than the resumed `step` (they did not verify)
+        to be moved aside by the next save, saying why."""
+        for entry in skipped:
+            if entry.step > step and (entry.manifest is not None or entry.problem is not None):
+                why = self._verdicts.get(entry.name) or entry.problem
+                self._verdicts[entry.name] = (
+                    f"superseded: this run resumed from step {step}, older than this one, "
+                    f"which does not verify ({why})"
+                )
+
+    def newest_verified(self) -> CheckpointInfo | None:
+        """The newest checkpoint whose files match its manifest (hashed, not deserialized), or
+        None; never raises on what the directory holds."""
+        for entry in self._entries():
+            self._verdicts.pop(entry.name, None)
+            if entry.manifest is not None and self._verdict(entry) is None:
+                return CheckpointInfo(
+                    name=entry.name,
+                    step=entry.step,
+                    created_unix_s=entry.manifest.created_unix_s,
+                    size_bytes=entry.manifest.size_bytes,
+                    save_duration_s=0.0,
+                )
         return None
 
     def _skip(self, name: str, reason: str) -> None:
@@ -461,4 +585,34 @@ class CheckpointManager:
         log.warning("skipping checkpoint %s in %s: %s", name, self.storage.location, reason)
 
 
-__all__ = ["MANIFEST_NAME", "CheckpointInfo", "CheckpointManager", "Skipped"]
+def _why(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return text[:200] or type(exc).__name__
+
+
+def newest_verified_step(
+    directory_or_url: str | os.PathLike[str],
+    storage_options: Mapping[str, Any] | None = None,
+) -> int | None:
+    """The step of the newest checkpoint in a directory or URL that verifies (every file's size
+    and sha256 match its valid manifest), or None: none there, or it cannot be read. Never
+    raises; hashes the files, so poll it sparingly for large checkpoints."""
+    try:
+        mgr = CheckpointManager(directory_or_url, interval=None, storage_options=storage_options)
+        info = mgr.newest_verified()
+    except Exception as exc:
+        log.warning("cannot read checkpoints in %s: %s", os.fspath(directory_or_url), exc)
+        return None
+    return None if info is None else info.step
+
+
+__all__ = [
+    "FORMAT",
+    "MANIFEST_NAME",
+    "MAX_STEP_DIGITS",
+    "MOVED_ASIDE_DIR",
+    "CheckpointInfo",
+    "CheckpointManager",
+    "Skipped",
+    "newest_verified_step",
+]

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import os
 import re
 import shutil
 import socket
+import stat
 import subprocess
 import time
 import urllib.parse
@@ -237,10 +239,26 @@ def _parse_step(text: str) -> int | None:
         return None
 
 
+HEARTBEAT_MAX_BYTES = 4096
+
+
+def _read_heartbeat(path: str | Path) -> str:
+    """The text of a heartbeat file: a regular file only (a FIFO would block the supervisor),
+    its first 4 KiB, bytes that are not UTF-8 replaced (a torn write is "no step", not a crash).
+    Raises OSError when it cannot be read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return os.read(fd, HEARTBEAT_MAX_BYTES).decode("utf-8", errors="replace")
+    finally:
+        os.close(fd)
+
+
 def read_step(heartbeat_file: str | Path) -> int | None:
     """The step a job last wrote to its heartbeat file, if the file holds an integer."""
     try:
-        return _parse_step(Path(heartbeat_file).read_text())
+        return _parse_step(_read_heartbeat(heartbeat_file))
     except OSError:
         return None
 
@@ -278,7 +296,7 @@ class ProgressTracker:
     def check(self) -> HealthResult:
         now = self._clock()
         try:
-            mark = (self.path.read_text().strip(), self.path.stat().st_mtime)
+            mark = (_read_heartbeat(self.path).strip(), self.path.stat().st_mtime)
         except OSError:
             mark = None
         if mark is not None and mark != self._last_mark:

@@ -18,6 +18,7 @@ HTTP goes through one seam, `Http`.
 from __future__ import annotations
 
 import dataclasses
+import http.client
 import json
 import logging
 import os
@@ -41,6 +42,7 @@ GCP_GRACE_S = 30.0
 AZURE_GRACE_S = 30.0
 SIGTERM_GRACE_S = 30.0  # torchrun's SIGTERM-to-SIGKILL delay
 DEFAULT_POLL_S = 5.0  # AWS recommends polling instance-action every 5 s
+MAX_BODY_BYTES = 64 * 1024  # metadata answers are tiny; more is junk
 # Environment variables that point a provider's metadata base URL elsewhere (tests, proxies);
 # read by `gpurent run` (notices) and `gpurent monitor --instance auto` (instance detection).
 METADATA_URL_ENV = {
@@ -80,6 +82,10 @@ class Http(Protocol):
     ) -> tuple[int, bytes]: ...
 
 
+class JunkAnswerError(ValueError):
+    """A metadata service answered something that is not what its documentation says."""
+
+
 def urllib_http(
     method: str,
     url: str,
@@ -87,21 +93,47 @@ def urllib_http(
     timeout_s: float,
     body: bytes | None = None,
 ) -> tuple[int, bytes]:
-    """`Http` over urllib, ignoring proxies (metadata services are link-local)."""
+    """`Http` over urllib, ignoring proxies (metadata services are link-local).
+
+    The body is read within `timeout_s` in all (not per read, so a server that trickles bytes
+    cannot hold a poll for long) and at most `MAX_BODY_BYTES`; a truncated or broken answer is an
+    `OSError` like an unreachable server."""
     request = urllib.request.Request(url, data=body, method=method, headers=dict(headers))
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    deadline = time.monotonic() + timeout_s
     try:
         with opener.open(request, timeout=timeout_s) as response:
-            return int(response.status), bytes(response.read())
+            return int(response.status), _read_bounded(response, deadline)
     except urllib.error.HTTPError as exc:
-        return int(exc.code), bytes(exc.read() or b"")
+        try:
+            return int(exc.code), _read_bounded(exc, deadline)
+        except (OSError, http.client.HTTPException, ValueError):
+            return int(exc.code), b""
+    except (http.client.HTTPException, ValueError) as exc:  # truncated, bad status line, ...
+        raise OSError(f"broken HTTP answer from {url}: {type(exc).__name__}: {exc}") from None
+
+
+def _read_bounded(response: Any, deadline: float) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        if time.monotonic() > deadline:
+            raise OSError("metadata answer too slow (read deadline passed)")
+        chunk = bytes(response.read1(4096) if hasattr(response, "read1") else response.read(4096))
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise JunkAnswerError(f"metadata answer over {MAX_BODY_BYTES} bytes")
+        chunks.append(chunk)
 
 
 class NoticeWatcher(Protocol):
     name: str
 
     def poll(self) -> Notice | None:
-        """A notice if one is pending now; None otherwise. May raise OSError."""
+        """A notice if one is pending now; None otherwise. May raise OSError (unreachable) or
+        JunkAnswerError (an answer that does not follow the service's format)."""
         ...
 
 
@@ -137,7 +169,11 @@ class AwsWatcher:
             )
             if status != 200:
                 raise OSError(f"IMDSv2 token request answered HTTP {status}")
-            self._token = body.decode().strip()
+            token = body.strip()
+            # a token goes into a header: printable ASCII only (no CR/LF, no header injection)
+            if not token or len(token) > 1024 or any(not 0x21 <= b <= 0x7E for b in token):
+                raise JunkAnswerError("IMDSv2 token is empty or not printable ASCII")
+            self._token = token.decode("ascii")
             self._token_expiry = self._clock() + self._token_ttl_s * 0.9
         return self._token
 
@@ -153,14 +189,14 @@ class AwsWatcher:
     def poll(self) -> Notice | None:
         status, body = self._get("/latest/meta-data/spot/instance-action")
         if status == 200:
-            try:
-                action = json.loads(body)
-            except json.JSONDecodeError:
-                action = {"action": "unknown", "time": body.decode(errors="replace")}
+            action = _json_object(body, "spot/instance-action")
+            name, when = action.get("action"), action.get("time", "?")
+            if not isinstance(name, str) or not name.isascii() or not name.isalnum():
+                raise JunkAnswerError(f"spot/instance-action has no valid action: {body[:80]!r}")
             return Notice(
                 provider="aws",
-                kind=f"spot-{action.get('action', 'unknown')}",
-                detail=f"instance-action at {action.get('time', '?')}",
+                kind=f"spot-{name.lower()}",
+                detail=f"instance-action at {_printable(str(when))}",
                 grace_s=AWS_GRACE_S,
             )
         status, body = self._get("/latest/meta-data/events/recommendations/rebalance")
@@ -168,7 +204,7 @@ class AwsWatcher:
             return Notice(
                 provider="aws",
                 kind="rebalance",
-                detail=body.decode(errors="replace").strip(),
+                detail=_printable(body.decode(errors="replace").strip()),
                 grace_s=AWS_GRACE_S,
                 terminating=False,
             )
@@ -201,10 +237,15 @@ class GcpWatcher(_MetadataWatcher):
         status, body = self._fetch(
             "/computeMetadata/v1/instance/preempted", {"Metadata-Flavor": "Google"}
         )
-        if status == 200 and body.strip().upper() == b"TRUE":
+        if status != 200:
+            return None
+        answer = body.strip().upper()
+        if answer == b"TRUE":
             return Notice(
                 provider="gcp", kind="preempted", detail="preempted=TRUE", grace_s=GCP_GRACE_S
             )
+        if answer != b"FALSE":
+            raise JunkAnswerError(f"instance/preempted is neither TRUE nor FALSE: {body[:80]!r}")
         return None
 
 
@@ -224,20 +265,35 @@ class AzureWatcher(_MetadataWatcher):
         )
         if status != 200:
             return None
-        try:
-            events = json.loads(body).get("Events", [])
-        except (json.JSONDecodeError, AttributeError):
-            return None
+        events = _json_object(body, "scheduledevents").get("Events", [])
+        if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
+            raise JunkAnswerError(f"scheduledevents Events is not a list of objects: {body[:80]!r}")
         for event in events:
-            if isinstance(event, dict) and event.get("EventType") == "Preempt":
+            if event.get("EventType") == "Preempt":
                 return Notice(
                     provider="azure",
                     kind="preempt",
-                    detail=f"event {event.get('EventId', '?')} not before "
-                    f"{event.get('NotBefore', '?')}",
+                    detail=_printable(
+                        f"event {event.get('EventId', '?')} not before "
+                        f"{event.get('NotBefore', '?')}"
+                    ),
                     grace_s=AZURE_GRACE_S,
                 )
         return None
+
+
+def _json_object(body: bytes, what: str) -> dict[str, Any]:
+    try:
+        data = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise JunkAnswerError(f"{what} is not JSON: {body[:80]!r}") from None
+    if not isinstance(data, dict):
+        raise JunkAnswerError(f"{what} is not a JSON object: {body[:80]!r}")
+    return data
+
+
+def _printable(text: str, limit: int = 200) -> str:
+    return "".join(c if c.isprintable() else "?" for c in text[:limit])
 
 
 class SigtermWatcher:
@@ -296,7 +352,7 @@ def watchers_for(
             watcher = make[name]()
             try:
                 watcher.poll()
-            except OSError:
+            except (OSError, JunkAnswerError):  # unreachable, or not this provider's answers
                 continue
             found.append(watcher)
             break
@@ -319,16 +375,33 @@ class NoticeMonitor:
         self._poll_s = poll_s
         self._stop = threading.Event()
         self._seen: set[tuple[str, str]] = set()
+        self._warned: set[tuple[str, str]] = set()
         self._thread: threading.Thread | None = None
 
+    def _failed(self, watcher: NoticeWatcher, what: str, exc: BaseException) -> None:
+        key = (watcher.name, what)
+        level = logging.DEBUG if key in self._warned else logging.WARNING
+        self._warned.add(key)
+        log.log(
+            level,
+            "notice source %s %s (%s); treated as no notice",
+            watcher.name,
+            what,
+            _printable(str(exc) or type(exc).__name__),
+        )
+
     def poll_once(self) -> list[Notice]:
-        """Poll every watcher once; return the notices not reported before."""
+        """Poll every watcher once; return the notices not reported before. A source that is
+        unreachable or answers junk is logged once (then at debug level) and means no notice."""
         new: list[Notice] = []
         for watcher in self.watchers:
             try:
                 notice = watcher.poll()
             except OSError as exc:
-                log.debug("notice watcher %s unreachable: %s", watcher.name, exc)
+                self._failed(watcher, "is unreachable", exc)
+                continue
+            except Exception as exc:  # junk answers, and any bug in a watcher: never a crash
+                self._failed(watcher, "answered junk", exc)
                 continue
             if notice is not None and (notice.provider, notice.kind) not in self._seen:
                 self._seen.add((notice.provider, notice.kind))
@@ -346,10 +419,12 @@ class NoticeMonitor:
             self.poll_once()
             self._stop.wait(self._poll_s)
 
-    def stop(self) -> None:
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Stop polling; waits at most `timeout_s` for a poll in progress (the thread is a
+        daemon, so a stuck poll never keeps the process alive)."""
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(timeout=5.0)
+            self._thread.join(timeout=timeout_s)
 
 
 class _StopTarget(Protocol):

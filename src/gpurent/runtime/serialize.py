@@ -37,6 +37,8 @@ KIND_JSON = "json"
 KIND_TORCH = "torch"
 KIND_STATE_DICT = "state_dict"
 _TUPLE_TAG = "__tuple__"
+_FLOAT_TAG = "__float__"
+_NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 _CHUNK_BYTES = 16 * 2**20
 _READ_CHUNK_BYTES = 8 * 2**20
 
@@ -48,7 +50,7 @@ def is_plain(value: Any) -> bool:
     if isinstance(value, list | tuple):
         return all(is_plain(v) for v in value)
     if isinstance(value, dict):
-        return all(isinstance(k, str) and k != _TUPLE_TAG for k in value) and all(
+        return all(isinstance(k, str) and k not in (_TUPLE_TAG, _FLOAT_TAG) for k in value) and all(
             is_plain(v) for v in value.values()
         )
     return False
@@ -62,20 +64,27 @@ def _encode(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _encode(v) for k, v in value.items()}
     if isinstance(value, float) and not math.isfinite(value):
-        return {"__float__": repr(value)}
+        return {_FLOAT_TAG: repr(value)}
     return value
 
 
 def _decode(value: Any) -> Any:
+    """The inverse of `_encode`; a tag holding anything `_encode` never writes is damage."""
     if isinstance(value, list):
         return [_decode(v) for v in value]
     if isinstance(value, dict):
-        if set(value) == {_TUPLE_TAG}:
-            return tuple(_decode(v) for v in value[_TUPLE_TAG])
-        if set(value) == {"__float__"}:
-            return float(value["__float__"])
+        if _TUPLE_TAG in value or _FLOAT_TAG in value:
+            return _decode_tagged(value)
         return {k: _decode(v) for k, v in value.items()}
     return value
+
+
+def _decode_tagged(value: dict[str, Any]) -> Any:
+    if set(value) == {_TUPLE_TAG} and isinstance(value[_TUPLE_TAG], list):
+        return tuple(_decode(v) for v in value[_TUPLE_TAG])
+    if set(value) == {_FLOAT_TAG} and value[_FLOAT_TAG] in _NON_FINITE:
+        return _NON_FINITE[value[_FLOAT_TAG]]
+    raise DataError(f"checkpoint data.json holds a malformed tag {str(value)[:60]}")
 
 
 def split_state(state: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
@@ -132,7 +141,12 @@ def encode_plain(plain: Mapping[str, Any]) -> bytes:
 
 
 def decode_plain(data: bytes) -> dict[str, Any]:
-    decoded = _decode(json.loads(data))
+    """`data.json` back to plain data; anything `encode_plain` could not have written is a
+    `DataError` (bad UTF-8 or JSON, nesting too deep, an integer too long, a malformed tag)."""
+    try:
+        decoded = _decode(json.loads(data))
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError too
+        raise DataError(f"checkpoint data.json cannot be decoded ({type(exc).__name__})") from None
     if not isinstance(decoded, dict):
         raise DataError("checkpoint data.json is not an object; the checkpoint is damaged")
     return decoded
@@ -191,8 +205,18 @@ def torch_save(obj: Any, fh: Any) -> None:
 
 
 def torch_load(data: IO[bytes]) -> dict[str, Any]:
+    """`torch.pt` through `torch.load(weights_only=True)`; what that loader refuses (a pickle of
+    other objects, a damaged archive) is a `DataError`."""
     torch: Any = require("torch", "bench")  # the extra that installs torch
-    loaded = torch.load(data, map_location="cpu", weights_only=True)
+    try:
+        loaded = torch.load(data, map_location="cpu", weights_only=True)
+    except MemoryError:
+        raise
+    except Exception as exc:  # UnpicklingError, RuntimeError, EOFError, ...: not a checkpoint
+        first = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else ""
+        raise DataError(
+            f"checkpoint torch.pt cannot be loaded ({type(exc).__name__}: {first})"
+        ) from None
     if not isinstance(loaded, dict):
         raise DataError("checkpoint torch.pt does not hold a dict; the checkpoint is damaged")
     return loaded

@@ -12,22 +12,53 @@ A checkpoint is a directory of files plus `MANIFEST.json`. The two back ends com
 
 Deletion runs in the opposite order: the manifest goes first (the checkpoint is de-committed),
 then the data, so a deletion cut short never leaves something that looks valid.
+
+What a checkpoint directory may make the reader open is bounded: only plain file names
+(`safe_filename`) directly inside the checkpoint's own directory; locally only regular files, never
+through a symlink (`O_NOFOLLOW`), and a symlinked checkpoint directory is not listed; a manifest
+is at most `MAX_MANIFEST_BYTES`. Checkpoints that do not verify are moved aside into
+`MOVED_ASIDE_DIR` with a reason file, never deleted.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
 import shutil
+import stat
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from gpurent.errors import require
+from gpurent.errors import DataError, require
 
 MANIFEST_NAME = "MANIFEST.json"
 TMP_PREFIX = ".tmp-"
+MOVED_ASIDE_DIR = "moved-aside"
+REASON_SUFFIX = ".reason.txt"
+MAX_MANIFEST_BYTES = 1 << 20  # ours are under 1 kB; a bigger one is not a manifest of ours
+_SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_STAGING_PID_RE = re.compile(r"-p(\d+)-[0-9a-f]{8}$")
+
+
+def safe_filename(name: object) -> bool:
+    """Whether `name` is a plain file name (no directory part, no `..`, not hidden)."""
+    return isinstance(name, str) and bool(_SAFE_NAME_RE.match(name)) and name != MANIFEST_NAME
+
+
+def _pid_alive(pid: int) -> bool:
+    if not 0 < pid <= 2**22:  # Linux's largest pid_max
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, owned by another user
+        return True
+    return True
 
 
 class Storage(Protocol):
@@ -76,6 +107,10 @@ class Storage(Protocol):
         """Delete a checkpoint: manifest first, then the rest."""
         ...
 
+    def move_aside(self, name: str, reason: str) -> None:
+        """Move checkpoint `name` into `MOVED_ASIDE_DIR` (not deleted) with a reason file."""
+        ...
+
 
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
@@ -83,6 +118,51 @@ def _fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _open_dir(directory: Path) -> int:
+    """A descriptor of a checkpoint directory, refusing a symlink in its place."""
+    try:
+        return os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and directory.is_symlink():
+            raise DataError(f"{directory.name} is a symlink; symlinks are not followed") from None
+        raise
+
+
+def _open_regular(directory: Path, filename: str) -> int:
+    """A read-only descriptor of a regular file directly in `directory`, refusing symlinks (for
+    the directory and the file), FIFOs and devices.
+
+    Opened relative to the directory's own descriptor with O_NOFOLLOW, so nothing is reached
+    through a link even if one is swapped in after listing; O_NONBLOCK keeps a FIFO from
+    blocking the open.
+    """
+    dir_fd = _open_dir(directory)
+    try:
+        fd = os.open(
+            filename, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd
+        )
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise DataError(f"{filename} is a symlink; symlinks are not followed") from None
+        raise
+    finally:
+        os.close(dir_fd)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise DataError(f"{filename} is not a regular file")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _checked(filename: str) -> str:
+    if not safe_filename(filename):
+        raise DataError(f"file name {filename!r} is not a plain name inside the checkpoint")
+    return filename
 
 
 class LocalStorage:
@@ -97,7 +177,8 @@ class LocalStorage:
 
     def begin(self, name: str) -> str:
         self.root.mkdir(parents=True, exist_ok=True)
-        staging = self.root / f"{TMP_PREFIX}{name}-{uuid.uuid4().hex[:8]}"
+        # the writer's pid in the name: another writer's cleanup leaves a live save alone
+        staging = self.root / f"{TMP_PREFIX}{name}-p{os.getpid()}-{uuid.uuid4().hex[:8]}"
         staging.mkdir()
         return str(staging)
 
@@ -119,33 +200,75 @@ class LocalStorage:
         shutil.rmtree(staging, ignore_errors=True)
 
     def list_names(self) -> list[str]:
-        if not self.root.is_dir():
+        """Real directories only: a symlinked entry is neither loaded nor rotated."""
+        try:
+            with os.scandir(self.root) as entries:
+                return [e.name for e in entries if e.is_dir(follow_symlinks=False)]
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        return [p.name for p in self.root.iterdir() if p.is_dir()]
 
     def read_manifest(self, name: str) -> bytes | None:
         try:
-            return (self.root / name / MANIFEST_NAME).read_bytes()
+            fd = _open_regular(self.root / name, MANIFEST_NAME)
         except (FileNotFoundError, NotADirectoryError):
             return None
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read(MAX_MANIFEST_BYTES + 1)
+        if len(data) > MAX_MANIFEST_BYTES:
+            raise DataError(f"manifest is over {MAX_MANIFEST_BYTES} bytes")
+        return data
 
     @contextlib.contextmanager
     def open_read(self, name: str, filename: str) -> Iterator[IO[bytes]]:
-        with open(self.root / name / filename, "rb") as fh:
+        fd = _open_regular(self.root / name, _checked(filename))
+        with os.fdopen(fd, "rb") as fh:
             yield fh
 
     def size_bytes(self, name: str, filename: str) -> int | None:
         try:
-            return (self.root / name / filename).stat().st_size
-        except FileNotFoundError:
+            dir_fd = _open_dir(self.root / name)
+        except (FileNotFoundError, NotADirectoryError):
             return None
+        try:
+            st = os.stat(_checked(filename), dir_fd=dir_fd, follow_symlinks=False)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        finally:
+            os.close(dir_fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise DataError(f"{filename} is not a regular file")
+        return st.st_size
 
     def delete(self, name: str) -> None:
         path = self.root / name
-        with contextlib.suppress(FileNotFoundError):
+        if path.is_symlink():  # never reach through a link into someone else's files
+            path.unlink()
+            return
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
             (path / MANIFEST_NAME).unlink()
             _fsync_dir(path)
         shutil.rmtree(path, ignore_errors=True)
+
+    def move_aside(self, name: str, reason: str) -> None:
+        aside = self.root / MOVED_ASIDE_DIR
+        aside.mkdir(exist_ok=True)
+        target = aside / name
+        if target.exists() or target.is_symlink():
+            target = aside / f"{name}-{uuid.uuid4().hex[:8]}"
+        os.rename(self.root / name, target)
+        _fsync_dir(self.root)
+        with contextlib.suppress(OSError):  # the move is what matters; the note is best effort
+            (aside / f"{target.name}{REASON_SUFFIX}").write_text(reason.rstrip("\n") + "\n")
+
+    def remove_stale_staging(self) -> None:
+        """Remove staging directories of saves that died (their writer's pid is gone)."""
+        for entry in self.list_names():
+            if not entry.startswith(TMP_PREFIX):
+                continue
+            match = _STAGING_PID_RE.search(entry)
+            if match and _pid_alive(int(match.group(1))):
+                continue  # a save in progress, maybe of another writer
+            shutil.rmtree(self.root / entry, ignore_errors=True)
 
 
 class FsspecStorage:
@@ -197,20 +320,23 @@ class FsspecStorage:
         ]
 
     def read_manifest(self, name: str) -> bytes | None:
+        path = self._path(name, MANIFEST_NAME)
         try:
-            data = self.fs.cat_file(self._path(name, MANIFEST_NAME))
+            if int(self.fs.size(path)) > MAX_MANIFEST_BYTES:
+                raise DataError(f"manifest is over {MAX_MANIFEST_BYTES} bytes")
+            data = self.fs.cat_file(path)
         except FileNotFoundError:
             return None
         return bytes(data)
 
     @contextlib.contextmanager
     def open_read(self, name: str, filename: str) -> Iterator[IO[bytes]]:
-        with self.fs.open(self._path(name, filename), "rb") as fh:
+        with self.fs.open(self._path(name, _checked(filename)), "rb") as fh:
             yield fh
 
     def size_bytes(self, name: str, filename: str) -> int | None:
         try:
-            return int(self.fs.size(self._path(name, filename)))
+            return int(self.fs.size(self._path(name, _checked(filename))))
         except FileNotFoundError:
             return None
 
@@ -220,6 +346,15 @@ class FsspecStorage:
         with contextlib.suppress(FileNotFoundError, OSError):
             self.fs.rm(self._path(name), recursive=True)
         self.fs.invalidate_cache(self.root)
+
+    def move_aside(self, name: str, reason: str) -> None:
+        # No rename on object stores: copy, write the note, then delete the original (manifest
+        # first), so a move cut short leaves a copy aside and the original still in place.
+        target = self._path(MOVED_ASIDE_DIR, f"{name}-{uuid.uuid4().hex[:8]}")
+        self.fs.copy(self._path(name), target, recursive=True)
+        with self.fs.open(f"{target}{REASON_SUFFIX}", "wb") as fh:
+            fh.write(reason.rstrip("\n").encode() + b"\n")
+        self.delete(name)
 
 
 def open_storage(directory_or_url: str | os.PathLike[str], **storage_options: Any) -> Storage:

@@ -5,7 +5,13 @@ from the newest valid checkpoint through `CheckpointManager`), back off between 
 after 3 consecutive failed attempts run the rebuild action (a shell command or a webhook) and
 stop. An attempt that made progress (its heartbeat step or newest checkpoint went past the best
 seen before it) starts a new streak, so a long job preempted many times is not "rebuilt" for
-failures that each lost only minutes.
+failures that each lost only minutes. A rebuild replaces the machine, so it needs a reason to
+blame the machine (a failed health check, a hang, a checkpoint that went back); a streak of
+identical fast exits is a bug in the job and ends supervision without a rebuild.
+
+With a `RunLock` (what `gpurent run --checkpoint-dir DIR` passes) there is one supervisor per
+checkpoint directory, the failure streak survives restarts, and a job left behind by a
+supervisor that died is stopped before a new one starts (`gpurent.runtime.joblock`).
 
 The clock, the sleep, the process spawner and the checks are injected; the supervisor is a
 deterministic loop under test.
@@ -16,17 +22,34 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import logging
 import os
 import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from gpurent.errors import GpurentError, InputError
 from gpurent.runtime.health import HealthResult, ProgressTracker, Status, read_step, worst
+from gpurent.runtime.joblock import (
+    ENV_RUN_ID,
+    AttemptRecord,
+    ChildRecord,
+    RunLock,
+    RunState,
+    boot_id,
+    start_ticks,
+    stop_left_behind,
+    stop_marked,
+)
 from gpurent.runtime.notices import Http, Notice, urllib_http
+from gpurent.runtime.redact import open_private_log, redact
+
+log_ = logging.getLogger("gpurent.runtime")
 
 ENV_CHECKPOINT_DIR = "GPURENT_CHECKPOINT_DIR"
 ENV_HEARTBEAT_FILE = "GPURENT_HEARTBEAT_FILE"
@@ -48,17 +71,22 @@ class SupervisorConfig:
     backoff_max_s: float = 600.0
     poll_s: float = 1.0
     term_grace_s: float = 30.0
+    fast_exit_s: float = 60.0  # identical exits faster than this are a bug in the job
     rebuild_cmd: str | None = None
     rebuild_webhook: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Outcome:
-    """How supervision ended: `succeeded`, `interrupted`, `rebuilt` or `gave_up`."""
+    """How supervision ended: `succeeded`, `interrupted`, `rebuilt` or `gave_up`; for the last
+    two, the rule that fired (`health_check_failed`, `progress_lost`, `hung`,
+    `repeated_failures`, `same_fast_exit`) and a one-line reason."""
 
     status: str
     attempts: int
     exit_code: int | None
+    rule: str | None = None
+    reason: str = ""
 
     @property
     def cli_exit_code(self) -> int:
@@ -84,6 +112,7 @@ class _GroupProcess:
     def __init__(self, popen: subprocess.Popen[bytes]) -> None:
         self._popen = popen
         self.pid = popen.pid
+        self.pgid = popen.pid  # leader of its own session and group
 
     def poll(self) -> int | None:
         return self._popen.poll()
@@ -97,6 +126,10 @@ class _GroupProcess:
 
     def kill(self) -> None:
         self._signal(signal.SIGKILL)
+
+    def send_signal(self, sig: signal.Signals) -> None:
+        """Forward `sig` to the child's whole process group."""
+        self._signal(sig)
 
 
 def popen_spawner(argv: Sequence[str], env: Mapping[str, str]) -> Process:
@@ -127,8 +160,7 @@ class EventLog:
     ) -> None:
         self._file: IO[str] | None = None
         if path is not None:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
+            self._file = open_private_log(path)  # 0600; closed in close()
         self._echo = echo
         self._wall_clock = wall_clock
         self.events: list[dict[str, Any]] = []
@@ -136,11 +168,12 @@ class EventLog:
     def emit(self, event: str, **fields: Any) -> dict[str, Any]:
         record = {"time_unix_s": round(self._wall_clock(), 3), "event": event, **fields}
         self.events.append(record)
+        shown = redact(record)  # the file and the terminal never see a secret
         if self._file is not None:
-            self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
+            self._file.write(json.dumps(shown, separators=(",", ":")) + "\n")
             self._file.flush()
         if self._echo is not None:
-            self._echo(record)
+            self._echo(shown)
         return record
 
     def close(self) -> None:
@@ -149,16 +182,33 @@ class EventLog:
             self._file = None
 
 
-def _newest_checkpoint_step(checkpoint_dir: str | None) -> int | None:
-    if checkpoint_dir is None:
-        return None
-    from gpurent.runtime.checkpoint import CheckpointManager
+class _CheckpointProgress:
+    """The step of the newest checkpoint in a directory that verifies (size and sha256 of every
+    file against its manifest, `CheckpointManager.newest_verified`); hashed again only when the
+    list of committed checkpoints changed."""
 
-    try:
-        committed = CheckpointManager(checkpoint_dir).committed()
-    except (OSError, ValueError):
-        return None
-    return committed[0].step if committed else None
+    def __init__(self, checkpoint_dir: str | None) -> None:
+        self._dir = checkpoint_dir
+        self._seen: tuple[str, ...] | None = None
+        self._step: int | None = None
+
+    def newest_step(self) -> int | None:
+        if self._dir is None:
+            return None
+        from gpurent.runtime.checkpoint import CheckpointManager
+
+        try:
+            mgr = CheckpointManager(self._dir, interval=None)
+            names = tuple(info.name for info in mgr.committed())
+            if names != self._seen:
+                newest = mgr.newest_verified()
+                self._seen, self._step = names, None if newest is None else newest.step
+        except GpurentError:  # a missing extra, a bad URL: the user's to fix, before starting
+            raise
+        except Exception as exc:  # a damaged or unreachable directory must not stop supervision
+            log_.warning("cannot read checkpoints in %s: %s", self._dir, exc)
+            return None
+        return self._step
 
 
 def _max_opt(a: int | None, b: int | None) -> int | None:
@@ -181,6 +231,8 @@ class Supervisor:
         http: Http = urllib_http,
         base_env: Mapping[str, str] | None = None,
         run_shell: Callable[[str], int] | None = None,
+        lock: RunLock | None = None,
+        reap: Callable[[], None] | None = None,
     ) -> None:
         self.config = config
         self.log = log
@@ -199,6 +251,11 @@ class Supervisor:
             if config.heartbeat_file and config.hang_timeout_s
             else None
         )
+        self._lock = lock
+        self._reap = reap
+        self._checkpoints = _CheckpointProgress(config.checkpoint_dir)
+        self.run_id = uuid.uuid4().hex
+        self._boot_id = boot_id()
 
     def _env(self, attempt: int) -> dict[str, str]:
         env = dict(self._base_env)
@@ -207,20 +264,49 @@ class Supervisor:
         if self.config.heartbeat_file:
             env[ENV_HEARTBEAT_FILE] = self.config.heartbeat_file
         env[ENV_ATTEMPT] = str(attempt)
+        env[ENV_RUN_ID] = self.run_id
         return env
 
-    def _best_progress(self) -> int | None:
+    def _heartbeat_progress(self) -> int | None:
         if self._progress is not None:
-            heartbeat = self._progress.best_step
-        elif self.config.heartbeat_file:
-            heartbeat = read_step(self.config.heartbeat_file)
-        else:
-            heartbeat = None
-        return _max_opt(heartbeat, _newest_checkpoint_step(self.config.checkpoint_dir))
+            return self._progress.best_step
+        if self.config.heartbeat_file:
+            return read_step(self.config.heartbeat_file)
+        return None
 
-    def _stop_child(self, proc: Process, grace_s: float) -> int | None:
-        """SIGTERM, wait up to `grace_s`, then SIGKILL; the exit code if it exited."""
-        proc.terminate()
+    def _save(self, state: RunState) -> None:
+        if self._lock is not None:
+            try:
+                self._lock.write_state(state)
+            except OSError as exc:  # a full disk must not orphan the child
+                log_.warning("cannot write %s: %s", self._lock.state_path, exc)
+
+    def _take_notices(self, attempt: int) -> Notice | None:
+        """Log every pending notice; the first that stops the job, if any."""
+        stop: Notice | None = None
+        for notice in self._poll_notices():
+            self.log.emit(
+                "notice",
+                attempt=attempt,
+                provider=notice.provider,
+                kind=notice.kind,
+                detail=notice.detail,
+                grace_s=notice.grace_s,
+                terminating=notice.terminating,
+            )
+            if notice.terminating and stop is None:
+                stop = notice
+        return stop
+
+    def _stop_child(
+        self, proc: Process, grace_s: float, sig: signal.Signals = signal.SIGTERM
+    ) -> int | None:
+        """`sig` (SIGTERM), wait up to `grace_s`, then SIGKILL; the exit code if it exited."""
+        send = getattr(proc, "send_signal", None)
+        if sig is signal.SIGTERM or send is None:
+            proc.terminate()
+        else:
+            send(sig)
         deadline = self._clock() + grace_s
         while (code := proc.poll()) is None and self._clock() < deadline:
             self._sleep(min(self.config.poll_s, 0.2))
@@ -230,24 +316,20 @@ class Supervisor:
                 self._sleep(0.05)
         return code
 
+    def _stop_for_notice(self, proc: Process, notice: Notice) -> int | None:
+        if notice.provider == "signal":  # forward SIGTERM, SIGINT or SIGHUP as it came
+            sig = getattr(signal.Signals, notice.kind.upper(), signal.SIGTERM)
+            return self._stop_child(proc, self.config.term_grace_s, sig)
+        # leave the child most of the grace period to write its emergency checkpoint
+        return self._stop_child(proc, max(notice.grace_s - 5.0, 1.0))
+
     def _watch(self, proc: Process, attempt: int) -> tuple[int | None, str | None, Notice | None]:
         """Wait for the attempt to end; (exit code, reason we stopped it, notice)."""
         next_health = self._clock() + self.config.health_interval_s
         while (code := proc.poll()) is None:
-            for notice in self._poll_notices():
-                self.log.emit(
-                    "notice",
-                    attempt=attempt,
-                    provider=notice.provider,
-                    kind=notice.kind,
-                    detail=notice.detail,
-                    grace_s=notice.grace_s,
-                    terminating=notice.terminating,
-                )
-                if notice.terminating:
-                    # leave the child most of the grace period to write its emergency checkpoint
-                    code = self._stop_child(proc, max(notice.grace_s - 5.0, 1.0))
-                    return code, "notice", notice
+            notice = self._take_notices(attempt)
+            if notice is not None:
+                return self._stop_for_notice(proc, notice), "notice", notice
             if self._progress is not None:
                 result = self._progress.check()
                 if result.status is Status.FAIL:
@@ -262,6 +344,18 @@ class Supervisor:
             self._sleep(self.config.poll_s)
         return code, None, None
 
+    def _backoff(self, seconds: float, attempt: int) -> Notice | None:
+        """Sleep `seconds` in slices of the poll period; a terminating notice cuts it short."""
+        deadline = self._clock() + seconds
+        while True:
+            notice = self._take_notices(attempt)
+            if notice is not None:
+                return notice
+            left = deadline - self._clock()
+            if left <= 0:
+                return None
+            self._sleep(min(left, self.config.poll_s))
+
     def _emit_health(self, attempt: int, results: Sequence[HealthResult]) -> None:
         self.log.emit(
             "health",
@@ -272,30 +366,114 @@ class Supervisor:
             ],
         )
 
+    def _clean_up_after(self, proc: Process) -> list[int]:
+        """Stop what the attempt left running: its process group, then every process that
+        carries this run's id (background and `setsid` grandchildren)."""
+        pgid = getattr(proc, "pgid", None)
+        if pgid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGTERM)
+        left = stop_marked(self.run_id, grace_s=min(self.config.term_grace_s, 5.0))
+        if pgid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+        if self._reap is not None:
+            self._reap()
+        return left
+
     def run(self) -> Outcome:
+        state = RunState()
+        if self._lock is not None:
+            state = self._lock.read_state()
+            stopped: list[int] = []
+            if state.child is not None:
+                stopped += stop_left_behind(state.child, grace_s=self.config.term_grace_s)
+            if state.run_id is not None:
+                stopped += stop_marked(state.run_id, grace_s=self.config.term_grace_s)
+            if state.child is not None or stopped:
+                self.log.emit(
+                    "left_behind",
+                    pid=state.child.pid if state.child else None,
+                    stopped=sorted(set(stopped)),
+                )
+            if state.streak:
+                self.log.emit("resumed_streak", consecutive_failures=len(state.streak))
+        state = dataclasses.replace(state, run_id=self.run_id, child=None)
+        self._save(state)
+        return self._loop(state)
+
+    def _interrupted(self, attempt: int, exit_code: int | None, reason: str) -> Outcome:
+        self.log.emit("stopped", reason=reason, attempts=attempt)
+        return Outcome(status="interrupted", attempts=attempt, exit_code=exit_code, reason=reason)
+
+    def _loop(self, state: RunState) -> Outcome:
         config = self.config
         attempt = 0
-        failures = 0
-        exit_code: int | None = None
         while True:
+            notice = self._take_notices(attempt)
+            if notice is not None:
+                return self._interrupted(attempt, None, "interruption notice")
             attempt += 1
-            best_before = self._best_progress()
-            proc = self._spawn(config.command, self._env(attempt))
+            ckpt_before = self._checkpoints.newest_step()
+            best_before = _max_opt(
+                state.best_progress, _max_opt(self._heartbeat_progress(), ckpt_before)
+            )
+            try:
+                proc = self._spawn(config.command, self._env(attempt))
+            except OSError as exc:  # not found, not executable, no memory for a fork
+                raise InputError(
+                    f"cannot start {config.command[0]!r}: {exc.strerror or exc}; check the "
+                    "command after `--`"
+                ) from None
+            started = self._clock()
+            child = ChildRecord(
+                pid=proc.pid,
+                pgid=getattr(proc, "pgid", None),
+                start_ticks=start_ticks(proc.pid),
+                run_id=self.run_id,
+                boot_id=self._boot_id,
+            )
+            state = dataclasses.replace(state, child=child, best_progress=best_before)
+            self._save(state)
             self.log.emit("start", attempt=attempt, pid=proc.pid, command=list(config.command))
             if self._progress is not None:
                 self._progress.reset()
             exit_code, stopped_for, notice = self._watch(proc, attempt)
-            self.log.emit("exit", attempt=attempt, exit_code=exit_code, stopped_for=stopped_for)
+            runtime_s = self._clock() - started
+            left = self._clean_up_after(proc)
+            extra = {"left_running": left} if left else {}
+            self.log.emit(
+                "exit", attempt=attempt, exit_code=exit_code, stopped_for=stopped_for, **extra
+            )
+            state = dataclasses.replace(state, child=None)
             if notice is not None:
-                self.log.emit("stopped", reason="interruption notice", attempts=attempt)
-                return Outcome(status="interrupted", attempts=attempt, exit_code=exit_code)
+                self._save(state)
+                return self._interrupted(attempt, exit_code, "interruption notice")
+            if stopped_for is None and exit_code == EXIT_INTERRUPTED:
+                self._save(state)
+                return self._interrupted(attempt, exit_code, f"the job exited {EXIT_INTERRUPTED}")
             if stopped_for is None and exit_code == 0:
+                self._save(RunState(run_id=self.run_id))
                 self.log.emit("done", attempts=attempt)
                 return Outcome(status="succeeded", attempts=attempt, exit_code=0)
-            progressed = _max_opt(best_before, self._best_progress()) != best_before
-            failures = 1 if progressed else failures + 1
+            ckpt_after = self._checkpoints.newest_step()
+            best_after = _max_opt(self._heartbeat_progress(), ckpt_after)
+            progressed = _max_opt(best_before, best_after) != best_before
+            lost = ckpt_before is not None and (ckpt_after is None or ckpt_after < ckpt_before)
+            record = AttemptRecord(
+                exit_code=exit_code,
+                runtime_s=round(runtime_s, 3),
+                stopped_for=stopped_for,
+                progress_lost=lost,
+            )
+            streak = (record,) if progressed else (*state.streak, record)
+            state = dataclasses.replace(
+                state, streak=streak, best_progress=_max_opt(best_before, best_after)
+            )
+            self._save(state)
+            failures = len(streak)
             if failures >= config.max_failures:
-                return self._rebuild(attempt, failures, exit_code)
+                return self._rebuild(attempt, state, exit_code)
             backoff_s = min(config.backoff_base_s * 2 ** (failures - 1), config.backoff_max_s)
             self.log.emit(
                 "restart",
@@ -304,22 +482,44 @@ class Supervisor:
                 progressed=progressed,
                 backoff_s=backoff_s,
             )
-            self._sleep(backoff_s)
+            if self._backoff(backoff_s, attempt) is not None:
+                return self._interrupted(attempt, exit_code, "interruption notice")
 
-    def _rebuild(self, attempts: int, failures: int, exit_code: int | None) -> Outcome:
+    def _rebuild(self, attempts: int, state: RunState, exit_code: int | None) -> Outcome:
         config = self.config
-        if not (config.rebuild_cmd or config.rebuild_webhook):
+        rule, reason = rebuild_rule(state.streak, fast_exit_s=config.fast_exit_s)
+        failures = len(state.streak)
+        # the next supervisor starts a new streak (on the rebuilt machine, or after a fix)
+        self._save(dataclasses.replace(state, streak=()))
+        if rule == "same_fast_exit" or not (config.rebuild_cmd or config.rebuild_webhook):
             self.log.emit(
-                "gave_up", attempts=attempts, consecutive_failures=failures, rebuild="none"
+                "gave_up",
+                attempts=attempts,
+                consecutive_failures=failures,
+                rebuild="none",
+                rule=rule,
+                reason=reason,
             )
-            return Outcome(status="gave_up", attempts=attempts, exit_code=exit_code)
+            return Outcome(
+                status="gave_up", attempts=attempts, exit_code=exit_code, rule=rule, reason=reason
+            )
         if config.rebuild_cmd:
-            self.log.emit("rebuild", action="command", command=config.rebuild_cmd)
+            self.log.emit(
+                "rebuild", action="command", command=config.rebuild_cmd, rule=rule, reason=reason
+            )
             rc = self._run_shell(config.rebuild_cmd)
             self.log.emit("rebuild_result", action="command", exit_code=rc)
         if config.rebuild_webhook:
-            self.log.emit("rebuild", action="webhook", url=config.rebuild_webhook)
-            payload = {"event": "rebuild", "attempts": attempts, "last_exit_code": exit_code}
+            self.log.emit(
+                "rebuild", action="webhook", url=config.rebuild_webhook, rule=rule, reason=reason
+            )
+            payload = {
+                "event": "rebuild",
+                "attempts": attempts,
+                "last_exit_code": exit_code,
+                "rule": rule,
+                "reason": reason,
+            }
             try:
                 status, _ = self._http(
                     "POST",
@@ -329,9 +529,33 @@ class Supervisor:
                     json.dumps(payload).encode(),
                 )
                 self.log.emit("rebuild_result", action="webhook", http_status=status)
-            except OSError as exc:
+            except (OSError, ValueError) as exc:
                 self.log.emit("rebuild_result", action="webhook", error=str(exc))
-        return Outcome(status="rebuilt", attempts=attempts, exit_code=exit_code)
+        return Outcome(
+            status="rebuilt", attempts=attempts, exit_code=exit_code, rule=rule, reason=reason
+        )
+
+
+def rebuild_rule(streak: Sequence[AttemptRecord], *, fast_exit_s: float) -> tuple[str, str]:
+    """Which rule a streak of failed attempts fires, and why, in one line. Only
+    `same_fast_exit` (two or more attempts that fail the same way within seconds: a bug, not
+    the machine) does not rebuild; a single failure (`--max-failures 1`) is not a pattern."""
+    n = len(streak)
+    health = sum(a.stopped_for == "health" for a in streak)
+    if health:
+        return "health_check_failed", f"{health} of {n} failed attempts failed a health check"
+    if any(a.progress_lost for a in streak):
+        return "progress_lost", "the newest verified checkpoint went back or vanished"
+    hung = sum(a.stopped_for == "hang" for a in streak)
+    if hung:
+        return "hung", f"{hung} of {n} failed attempts stopped making progress (hang)"
+    codes = {a.exit_code for a in streak}
+    if n >= 2 and len(codes) == 1 and all(a.runtime_s < fast_exit_s for a in streak):
+        return "same_fast_exit", (
+            f"{n} attempts each exited {next(iter(codes))} within {fast_exit_s:g} s: "
+            "a bug in the job, not the machine; not rebuilding"
+        )
+    return "repeated_failures", f"{n} consecutive failed attempts without progress"
 
 
 def _run_shell(command: str) -> int:

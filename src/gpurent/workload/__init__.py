@@ -1,7 +1,7 @@
 """What the user wants to run: workloads, the model zoo and presets.
 
-Public API: `Workload`, `Task`, `Optimizer`, `Sharding`, `Stack` (+ `parse_sharding`,
-`parse_stack`), `LlmShape`, `ModelInfo`, `get_model`, `list_models`, `preset`,
+Public API: `Workload`, `Task`, `Optimizer`, `Sharding`, `Recompute`, `Stack` (+ `parse_sharding`,
+`parse_recompute`, `parse_stack`), `LlmShape`, `ModelInfo`, `get_model`, `list_models`, `preset`,
 `list_presets`, `load_workload`, `workload_from_mapping`.
 """
 
@@ -11,10 +11,12 @@ from gpurent.workload.presets import list_presets, preset
 from gpurent.workload.spec import (
     LlmShape,
     Optimizer,
+    Recompute,
     Sharding,
     Stack,
     Task,
     Workload,
+    parse_recompute,
     parse_sharding,
     parse_stack,
 )
@@ -24,6 +26,7 @@ __all__ = [
     "LlmShape",
     "ModelInfo",
     "Optimizer",
+    "Recompute",
     "Sharding",
     "Stack",
     "Task",
@@ -32,6 +35,7 @@ __all__ = [
     "list_models",
     "list_presets",
     "load_workload",
+    "parse_recompute",
     "parse_shape",
     "parse_sharding",
     "parse_stack",

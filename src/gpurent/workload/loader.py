@@ -32,6 +32,7 @@ from gpurent.workload.spec import (
     Optimizer,
     Task,
     Workload,
+    parse_recompute,
     parse_sharding,
     parse_stack,
 )
@@ -44,6 +45,8 @@ FIELD_CHECKS: dict[str, Validator] = {
     "output_tokens": v.bounded(v.positive_int, most=v.MAX_SEQ_LEN),
     "tensor_parallel": v.bounded(v.positive_int, most=v.MAX_PARALLEL),
     "pipeline_parallel": v.bounded(v.positive_int, most=v.MAX_PARALLEL),
+    "virtual_pipeline_stages": v.bounded(v.positive_int, most=v.MAX_PARALLEL),
+    "context_parallel": v.bounded(v.positive_int, most=v.MAX_PARALLEL),
     "gradient_accumulation": v.bounded(v.positive_int, most=v.MAX_BATCH),
     "lora_rank": v.bounded(v.positive_int, most=v.MAX_BATCH),
     "epochs": v.bounded(v.positive, least=v.MIN_EPOCHS, most=v.MAX_EPOCHS),
@@ -59,8 +62,17 @@ _SHAPE_CHECKS: dict[str, Validator] = {
     "kv_heads": v.bounded(v.positive_int, most=1_000_000),
     "ffn_hidden": v.bounded(v.positive_int, most=100_000_000),
 }
-_BOOL = {"activation_checkpointing", "cpu_offload"}
-_ALIASES = {"batch_size": "batch_size_per_gpu", "batch": "batch_size_per_gpu"}
+_BOOL = {"activation_checkpointing", "cpu_offload", "sequence_parallel"}
+_ALIASES = {
+    "batch_size": "batch_size_per_gpu",
+    "batch": "batch_size_per_gpu",
+    "tp": "tensor_parallel",
+    "pp": "pipeline_parallel",
+    "vp": "virtual_pipeline_stages",
+    "cp": "context_parallel",
+    "sp": "sequence_parallel",
+    "grad_accum": "gradient_accumulation",
+}
 
 
 def _enum(cls: Any, value: Any, key: str, where: str) -> Any:
@@ -130,6 +142,11 @@ def workload_from_mapping(raw: dict[str, Any], where: str) -> Workload:
             elif key == "sharding":
                 try:
                     fields[key] = parse_sharding(str(value))
+                except ValueError as exc:
+                    raise InputError(f"{where}: {exc}") from None
+            elif key == "recompute":
+                try:
+                    fields[key] = parse_recompute(str(value))
                 except ValueError as exc:
                     raise InputError(f"{where}: {exc}") from None
             elif key == "precision":

@@ -39,6 +39,25 @@ class Sharding(StrEnum):
     ZERO1 = "zero1"  # optimizer states
     ZERO2 = "zero2"  # + gradients
     ZERO3 = "zero3"  # + weights (FSDP FULL_SHARD)
+    # hybrid sharding (FSDP HYBRID_SHARD): ZeRO-3 inside a shard group of the data-parallel
+    # ranks one node holds, plain replicas (gradient all-reduce) across the groups
+    HSDP = "hsdp"
+
+    @property
+    def shards_weights(self) -> bool:
+        """ZeRO-3 or HSDP: weights (and gradients and optimizer states) are sharded."""
+        return self in (Sharding.ZERO3, Sharding.HSDP)
+
+
+class Recompute(StrEnum):
+    """Activation recomputation in backward (Korthikanti et al. 2022, "Reducing Activation
+    Recomputation in Large Transformer Models"): `full` keeps each layer's input and recomputes
+    the whole layer; `selective` recomputes only attention's core (scores, softmax, dropout);
+    `none` keeps everything."""
+
+    NONE = "none"
+    SELECTIVE = "selective"
+    FULL = "full"
 
 
 class Stack(StrEnum):
@@ -93,11 +112,26 @@ def parse_sharding(value: str) -> Sharding:
     """`Sharding` from its name (case-insensitive; "fsdp" and "full_shard" mean zero3).
     Raises ValueError listing the choices."""
     v = value.strip().lower()
+    aliases = {"fsdp": "zero3", "full_shard": "zero3", "hybrid_shard": "hsdp", "hybrid": "hsdp"}
     try:
-        return Sharding("zero3" if v in ("fsdp", "full_shard") else v)
+        return Sharding(aliases.get(v, v))
     except ValueError:
         raise ValueError(
             f"sharding {value!r}: one of {', '.join(s.value for s in Sharding)}"
+        ) from None
+
+
+def parse_recompute(value: str) -> Recompute:
+    """`Recompute` from its name (case-insensitive; true/false mean full/none, as the older
+    `activation_checkpointing` flag). Raises ValueError listing the choices."""
+    v = value.strip().lower()
+    aliases = {"true": "full", "yes": "full", "1": "full"}
+    aliases |= {"false": "none", "no": "none", "0": "none"}
+    try:
+        return Recompute(aliases.get(v, v))
+    except ValueError:
+        raise ValueError(
+            f"recompute {value!r}: one of {', '.join(r.value for r in Recompute)}"
         ) from None
 
 
@@ -118,7 +152,16 @@ class LlmShape:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Workload:
-    """One job. `batch_size_per_gpu` is the micro-batch per GPU (samples or sequences)."""
+    """One job. `batch_size_per_gpu` is the micro-batch per GPU (samples or sequences).
+
+    Layout: GPUs = tensor_parallel x context_parallel x pipeline_parallel x data parallel.
+    `virtual_pipeline_stages` > 1 is Megatron's interleaved 1F1B schedule (model chunks per
+    pipeline rank); `sequence_parallel` splits the activations outside the tensor-parallel GEMMs
+    over the tensor-parallel ranks (None: on with tensor parallelism, as Megatron-LM and
+    torchtitan run it and as the estimator always assumed); `context_parallel` splits each
+    sequence over that many GPUs (ring attention). `recompute` is the activation
+    recomputation; `activation_checkpointing` = true is the older spelling of
+    `recompute = "full"` and the two always agree on full (`recompute_mode`)."""
 
     model: str  # a model-zoo name, or "custom" with `shape`
     task: Task = Task.TRAINING
@@ -138,8 +181,30 @@ class Workload:
     cpu_offload: bool = False
     tensor_parallel: int = 1
     pipeline_parallel: int = 1
+    virtual_pipeline_stages: int = 1
+    sequence_parallel: bool | None = None  # None: on wherever tensor_parallel > 1
+    context_parallel: int = 1
+    recompute: Recompute = Recompute.NONE
     gradient_accumulation: int = 1
     lora_rank: int = 16
     # software stack of non-LLM training (LLMs: llm-foundry whatever this says)
     stack: Stack = Stack.NGC_24
     name: str = ""  # a label for reports (preset name or file stem)
+
+    def __post_init__(self) -> None:
+        # recompute = full and activation_checkpointing = true are one setting (older files and
+        # flags say the latter): keep the bool true for full so every reader of either agrees
+        if self.recompute is Recompute.FULL and not self.activation_checkpointing:
+            object.__setattr__(self, "activation_checkpointing", True)
+
+    @property
+    def sequence_parallel_on(self) -> bool:
+        """Whether the tensor-parallel ranks also split the activations outside their GEMMs:
+        with tensor parallelism, unless `sequence_parallel` is false (None means the Megatron /
+        torchtitan default, on)."""
+        return self.tensor_parallel > 1 and self.sequence_parallel is not False
+
+    @property
+    def recompute_mode(self) -> Recompute:
+        """The recomputation in effect: full when `activation_checkpointing`, else `recompute`."""
+        return Recompute.FULL if self.activation_checkpointing else self.recompute

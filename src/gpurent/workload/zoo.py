@@ -13,7 +13,10 @@ them into time. Conventions:
 - Transformers use Korthikanti et al. 2022 ("Reducing activation recomputation"): per layer and
   token, h x (17 + 2.5 a s / h) values without FlashAttention (the 34 sbh + 5 a s^2 b bytes of
   the paper at 2 bytes/value); FlashAttention drops the 2.5 a s / h score term. Forward FLOPs per
-  token: 2 x (non-embedding parameters) + 4 x L x s x h (attention scores and values).
+  token: 2 x (parameters) + attention. Attention over the full s x s scores and values is
+  4 x L x s x h per token (QK^T and PV, 2 FLOPs per multiply-add); a causal decoder computes only
+  the lower triangle, half of it, 2 x L x s x h (`llm_attention_flops_per_token`). Encoders (BERT,
+  ViT) attend both ways and keep the full count.
 - `units_per_sample`: how many of the customary throughput unit one sample holds (tokens per
   GNMT sentence pair, mel frames per Tacotron 2 utterance, audio samples per WaveGlow segment).
 """
@@ -114,14 +117,30 @@ def llm_params(shape: LlmShape) -> float:
     return shape.layers * llm_layer_params(shape) + emb
 
 
+def llm_attention_flops_per_token(shape: LlmShape, seq_len: int, *, training: bool = True) -> float:
+    """Attention-score and -value FLOPs per token of a causal decoder: 2 x L x s x h forward
+    (x 3 for training), half of the full 4 x L x s x h.
+
+    Token i attends to i + 1 keys, so QK^T and PV of a sequence cost 2 x 2 x h x s (s + 1) / 2
+    per layer, ~2 L h s per token. FlashAttention-2 (Dao 2023, arXiv:2307.08691, section 3.1.1 on
+    causal masking) skips the key blocks above the diagonal, about half of them, and its
+    benchmarks (section 4.1) count causal attention as half of the non-causal 4 s^2 d heads
+    forward FLOPs; every current LLM stack runs such a kernel. PaLM's appendix B MFU formula
+    (6 N + 12 L h s, Chowdhery et al. 2022) counts the full square; it is not used here."""
+    fwd = 2.0 * shape.layers * shape.hidden * seq_len
+    return 3.0 * fwd if training else fwd
+
+
 def llm_flops_per_token(shape: LlmShape, seq_len: int, *, training: bool = True) -> float:
-    """Model FLOPs per token, PaLM/MosaicML convention: 6 N + 12 L h s for training
-    (forward 2 N + 4 L h s, backward twice that), N = all parameters including the embedding
-    used as output head. Megatron's 72 B s L h^2 (1 + s/6h + V/12Lh) per iteration is the same
-    count for a GPT shape."""
+    """Model FLOPs per token with causal attention: 6 N + 6 L h s for training (forward
+    2 N + 2 L h s, backward twice that), N = all parameters including the embedding used as the
+    output head. This is the convention of every figure gpurent reports, MFU included (the
+    FlashAttention-2 count; PaLM's appendix B and MosaicML's 6 N + 12 L h s count the full
+    s x s square and give a higher MFU at long context: at s = 8192, +12 % for llama3-8b)."""
     n = llm_params(shape)
-    fwd = 2 * n + 4 * shape.layers * shape.hidden * seq_len
-    return 3 * fwd if training else fwd
+    return (6.0 if training else 2.0) * n + llm_attention_flops_per_token(
+        shape, seq_len, training=training
+    )
 
 
 @cache

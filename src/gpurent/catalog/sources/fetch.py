@@ -93,7 +93,10 @@ def update_catalogs(
     fetch: Callable[..., bytes] = fetch_url,
     on_progress: Progress | None = None,
 ) -> UpdateResult:
-    """Fetch each cloud's `vms.csv`, check it parses, store it and its metadata under `home`."""
+    """Fetch each cloud's `vms.csv`, check it parses, store it and its metadata under `home`.
+
+    Every name and its path are checked (`cloud_file`) before anything is fetched or written."""
+    files = {cloud: cloud_file(home, cloud) for cloud in clouds}
     fetched_at = now.isoformat(timespec="seconds")
     metas = read_meta(home)
     stored: list[CloudMeta] = []
@@ -111,7 +114,7 @@ def update_catalogs(
         except GpurentError as exc:
             failed.append((cloud, exc.message))
             continue
-        write_atomic(cloud_file(home, cloud), data)
+        write_atomic(files[cloud], data)
         metas[cloud] = meta
         write_meta(home, metas)
         stored.append(meta)

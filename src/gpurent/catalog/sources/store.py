@@ -13,14 +13,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from gpurent.errors import DataError
+from gpurent.errors import DataError, InputError
 
 META_FILE = "meta.json"
 META_FORMAT = 1
+CLOUD_NAME_RULE = "1-40 characters: lowercase letters, digits, '-' or '_', starting with a letter"
+"""What a cloud name may be; it becomes a folder name, so nothing else (no '/', '..', spaces)."""
+_CLOUD_NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,8 +45,25 @@ def catalog_dir(home: Path) -> Path:
     return home / "catalog"
 
 
+def check_cloud_name(cloud: str, where: str = "--clouds") -> str:
+    """`cloud` when it is a safe folder name (CLOUD_NAME_RULE); else InputError naming `where`."""
+    if not _CLOUD_NAME.fullmatch(cloud):
+        raise InputError(f"{where}: bad cloud name {cloud!r}; a cloud name is {CLOUD_NAME_RULE}")
+    return cloud
+
+
 def cloud_file(home: Path, cloud: str) -> Path:
-    return catalog_dir(home) / cloud / "vms.csv"
+    """`<home>/catalog/<cloud>/vms.csv`; InputError unless `cloud` is a safe name that stays
+    inside the catalog folder (also checked on the resolved path: no symlinked way out)."""
+    check_cloud_name(cloud)
+    base = catalog_dir(home)
+    path = base / cloud / "vms.csv"
+    if not path.resolve().is_relative_to(base.resolve()):
+        raise InputError(
+            f"{path}: resolves outside {base}; remove the link at {base / cloud} and run "
+            "`gpurent catalog update` again"
+        )
+    return path
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -66,6 +87,8 @@ def read_meta(home: Path) -> dict[str, CloudMeta]:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
         clouds = raw["clouds"]
+        for name in clouds:
+            check_cloud_name(name, str(path))
         metas = {
             name: CloudMeta(
                 cloud=name,
@@ -78,7 +101,7 @@ def read_meta(home: Path) -> dict[str, CloudMeta]:
             )
             for name, entry in clouds.items()
         }
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, InputError) as exc:
         raise DataError(
             f"{path}: unreadable catalog metadata ({exc}); run `gpurent catalog update` again "
             f"or delete {catalog_dir(home)} to use the bundled snapshot"

@@ -104,7 +104,10 @@ class CheckpointCallback:
         """Finish an in-flight save; save `step` unless stopped by a notice or already saved."""
         if not writer:
             return
-        self.manager.wait()
         if self.save_on_train_end and self.stop_reason is None and step != self._last_saved_step:
+            # save() finishes the in-flight save first; if that failed it is logged, and the
+            # last step is saved anyway rather than lost to the old error
             self.manager.save(state(), step)
             self._last_saved_step = step
+        else:
+            self.manager.wait()

@@ -1,0 +1,100 @@
+"""Per-architecture realized efficiency: the share of its datasheet rates an architecture's
+hardware and software stack realizes in training, relative to what the fitted constants predict.
+
+The step-time constants are fitted on NVIDIA GPUs (Lambda's Volta to Ada rows, MosaicML's A100
+runs). An architecture those constants do not describe gets one factor, fitted on public
+training measurements of that architecture: every device term of the step (tensor, memory,
+CUDA-core, SM-side) is divided by it. One parameter per architecture, fitted by
+`benchmarks/fit_arch_efficiency.py` on `benchmarks/data/mlperf_training_8gpu.csv` (MLPerf
+Training v5.0 and v5.1 result logs, 8-GPU systems): the geometric mean over the architecture's
+rows of (measured tokens/s / the same round's median of its NVIDIA peer: H200 for CDNA3, B200
+for CDNA4) / (predicted ratio with the factor 1). Held out and never read: MLPerf Training v4.0.
+
+`basis` says where the factor comes from:
+- "reference": the constants were fitted on this architecture's GPUs (factor 1);
+- "checked": not in the constants' fitting data, but public measurements of it check them
+  (held-out rows, MLPerf ratios; factor 1, their errors in docs/benchmarks.md);
+- "fitted": fitted on public measurements of this architecture (`rows` of them);
+- "assumed": no public training measurement at all: factor 1, and the estimate says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpurent.catalog.gpu import GpuSpec
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ArchEfficiency:
+    architecture: str
+    factor: float  # realized share of the datasheet rates relative to the fitted model
+    basis: str  # "reference" | "checked" | "fitted" | "assumed"
+    rows: int  # public measurements the factor was fitted on (0: not fitted)
+    source: str
+
+
+_REFERENCE_SOURCE = {
+    "Volta": "Lambda reference rows (V100)",
+    "Turing": "Lambda reference rows (Quadro RTX 8000)",
+    "Ampere": "Lambda reference rows (A100, RTX A6000, RTX 3090); MosaicML A100 LLM runs",
+    "Ada": "Lambda reference rows (RTX 4090, RTX 6000 Ada)",
+}
+_CHECKED_SOURCE = {
+    "Hopper": "held-out H100/GH200 rows; the CDNA3 peer in the MLPerf ratios (H200-SXM)",
+    "Blackwell": (
+        "held-out B200 rows; MLPerf Training v5.0/v5.1 B200, B300, GB200 rows (B300/B200 and "
+        "GB200/B200 within 3-13 %; B200/H200 under-predicted by 29-39 %, docs/estimator.md)"
+    ),
+}
+
+# Fitted by `benchmarks/fit_arch_efficiency.py` (2026-12-01); the test suite re-runs the fit.
+FITTED: dict[str, tuple[float, int]] = {
+    "CDNA3": (0.664, 19),
+    "CDNA4": (0.721, 4),
+}
+_FITTED_SOURCE = {
+    "CDNA3": "MLPerf Training v5.0/v5.1 llama2_70b_lora, 8x MI300X/MI325X vs 8x H200",
+    "CDNA4": "MLPerf Training v5.1 llama2_70b_lora, 8x MI355X vs 8x B200",
+}
+
+
+def realized_efficiency(gpu: GpuSpec) -> ArchEfficiency:
+    """The realized-efficiency factor of `gpu`'s architecture and where it comes from."""
+    arch = gpu.architecture
+    if arch in FITTED:
+        factor, rows = FITTED[arch]
+        source = _FITTED_SOURCE.get(arch, "benchmarks/data/mlperf_training_8gpu.csv")
+        return ArchEfficiency(
+            architecture=arch, factor=factor, basis="fitted", rows=rows, source=source
+        )
+    for basis, table in (("reference", _REFERENCE_SOURCE), ("checked", _CHECKED_SOURCE)):
+        if arch in table:
+            return ArchEfficiency(
+                architecture=arch, factor=1.0, basis=basis, rows=0, source=table[arch]
+            )
+    return ArchEfficiency(
+        architecture=arch,
+        factor=1.0,
+        basis="assumed",
+        rows=0,
+        source="no public training measurement of this architecture",
+    )
+
+
+def efficiency_note(gpu: GpuSpec) -> str | None:
+    """The line an estimate carries about its architecture's efficiency (None: reference or
+    checked, where the fitted constants stand as they are)."""
+    eff = realized_efficiency(gpu)
+    if eff.basis == "fitted":
+        return (
+            f"{eff.architecture}: realized efficiency x{eff.factor:.2f} of the datasheet rates, "
+            f"fitted on {eff.rows} public training runs ({eff.source})"
+        )
+    if eff.basis == "assumed":
+        return (
+            f"{eff.architecture}: no public training measurement of this architecture; its "
+            "realized efficiency is assumed equal to the fitted NVIDIA one (measure and "
+            "`gpurent calibrate add`)"
+        )
+    return None
