@@ -76,7 +76,8 @@ def main() -> int:
     parser.add_argument("--examples", type=int, default=300, help="Examples per target.")
     parser.add_argument("--seed", type=int, default=13)
     args = parser.parse_args()
-    os.environ.setdefault("GPURENT_HOME", tempfile.mkdtemp(prefix="gpurent-fuzz-home-"))
+    # calibrate add stores rows: keep them out of the user's data directory
+    os.environ["GPURENT_HOME"] = tempfile.mkdtemp(prefix="gpurent-fuzz-home-")
     conf = settings(
         max_examples=args.examples,
         deadline=None,
