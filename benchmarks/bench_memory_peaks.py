@@ -77,6 +77,8 @@ def load_rows(path: Path = DATA) -> list[Row]:
                 gradient_accumulation=int(r["grad_accum"]),
                 lora_rank=int(r["lora_rank"]),
                 cpu_offload=r["cpu_offload"] == "true",
+                # empty: the stack's default (logits materialised)
+                fused_loss={"true": True, "false": False}.get(r.get("fused_loss") or ""),
             )
             rows.append(
                 Row(
@@ -121,35 +123,45 @@ def predict(row: Row, params: Params) -> tuple[float, bool]:
 @dataclass(frozen=True, slots=True)
 class _Parts:
     """A row's prediction split so the fit can vary the three terms without re-running the
-    model: total = context + (1 + fragmentation) x (states + scale x activations)."""
+    model: total = context + (1 + fragmentation) x (states + exact + scale x approximate),
+    where `exact` is the activations the scale does not touch (checkpointed layer inputs,
+    logits) and `approximate` the per-layer count it multiplies. The split is exact for rows
+    without pipeline parallelism (every row here; `_parts` refuses others)."""
 
     context_gib: float
     states_gib: float
-    activations_gib: float
+    exact_gib: float
+    approximate_gib: float
     adapters: bool
     capacity_gib: float
     measured_gib: float
 
     def total(self, p: Params) -> float:
         scale = p.adapter_activation_scale if self.adapters else p.activation_scale
-        tensors = self.states_gib + scale * self.activations_gib
+        tensors = self.states_gib + self.exact_gib + scale * self.approximate_gib
         return self.context_gib + (1 + p.fragmentation) * tensors
 
 
 def _parts(row: Row) -> _Parts:
-    mem = memory_breakdown(
-        row.workload,
-        get_model(row.workload.model),
-        row.num_gpus,
-        _capacity(row),
-        activation_scale=1.0,
-        adapter_activation_scale=1.0,
-        fragmentation=0.0,
+    if row.workload.pipeline_parallel > 1:
+        raise SystemExit(f"row {row.index}: the fit's linear split assumes pp = 1")
+    one, zero = (
+        memory_breakdown(
+            row.workload,
+            get_model(row.workload.model),
+            row.num_gpus,
+            _capacity(row),
+            activation_scale=scale,
+            adapter_activation_scale=scale,
+            fragmentation=0.0,
+        )
+        for scale in (1.0, 0.0)
     )
     return _Parts(
-        context_gib=mem.overhead_gib,
-        states_gib=mem.weights_gib + mem.gradients_gib + mem.optimizer_gib + mem.kv_cache_gib,
-        activations_gib=mem.activations_gib,
+        context_gib=zero.overhead_gib,
+        states_gib=zero.weights_gib + zero.gradients_gib + zero.optimizer_gib + zero.kv_cache_gib,
+        exact_gib=zero.activations_gib,
+        approximate_gib=one.activations_gib - zero.activations_gib,
         adapters=row.workload.task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA),
         capacity_gib=_capacity(row),
         measured_gib=row.measured_gib,
