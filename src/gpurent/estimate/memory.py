@@ -17,18 +17,23 @@ Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
   keeps for backward with FlashAttention/SDPA (no s^2 scores), counted from the shape: per token
   6 h (two norm inputs and outputs, q, attention output) + 2 kv (k, v) + 4 ffn (gate, up,
   act(gate), product; 2 ffn for a plain MLP), x bytes per value x micro-batch x seq, times a
-  fitted scale: `ACTIVATION_SCALE` for full training, `ADAPTER_ACTIVATION_SCALE` for LoRA/QLoRA
-  (autograd keeps no input of a frozen matmul for its weight gradient, so adapter fine-tunes
-  store less per layer). GPT-2 shapes give 16 h values (32 h bytes), Korthikanti et al.
-  count 34 h bytes with dropout masks. Tensor parallelism is assumed to run with sequence
-  parallelism (Megatron-LM `--sequence-parallel`, torchtitan's TP plan), so every activation,
-  the checkpointed layer inputs included, is divided by tp. With checkpointing each layer keeps
-  only its input (h values per token) and one layer is recomputed at a time (its full
-  activations). Pipeline stages hold their share of layers; 1F1B keeps up to `pp` micro-batches
-  in flight on the first stage. Other models: the zoo's stored values, 30 % of them with
-  checkpointing (~1/sqrt(depth), Chen et al. 2016).
-- Logits: seq x micro-batch x vocab x 6 B (bf16 logits + the fp32 copy the loss reads), divided
-  by tp (vocab-parallel output layer).
+  fitted scale: `ACTIVATION_SCALE` for full training, `ADAPTER_ACTIVATION_SCALE` for LoRA/QLoRA.
+  The scale multiplies only this approximate per-layer count (every layer without
+  checkpointing, the one recomputed layer with it); the checkpointed layer inputs and the
+  logits are exact counts and stay unscaled. GPT-2 shapes give 16 h values (32 h bytes),
+  Korthikanti et al. count 34 h bytes with dropout masks. Tensor parallelism is assumed to run
+  with sequence parallelism (Megatron-LM `--sequence-parallel`, torchtitan's TP plan), so every
+  activation, the checkpointed layer inputs included, is divided by tp. With checkpointing each
+  layer keeps only its input (h values per token) and one layer is recomputed at a time (its
+  full activations). Pipeline stages hold their share of layers; 1F1B keeps up to `pp`
+  micro-batches in flight on the first stage. Other models: the zoo's stored values (all of
+  them approximate, so scaled), 30 % of them with checkpointing (~1/sqrt(depth), Chen et al.
+  2016).
+- Logits (`logits_bytes`): seq x micro-batch x vocab x 6 B (bf16 logits + the fp32 copy the loss
+  reads), divided by tp (vocab-parallel output layer). A fused/chunked loss
+  (`Workload.fused_loss_on`: Liger-Kernel's FusedLinearCrossEntropy, torchtune's
+  LinearCrossEntropyLoss) holds one chunk of logits (Liger's chunk rule,
+  `fused_loss_chunk_tokens`) plus the output layer's input gradient (tokens x hidden).
 - FSDP/ZeRO-3 gathers each layer's full weights before use: the layer being computed and the
   one prefetched (2 x one layer's weights) plus one layer's unsharded gradients before the
   reduce-scatter are counted with the weights.
@@ -59,11 +64,12 @@ from gpurent.workload.zoo import ModelInfo, llm_layer_params
 
 CONTEXT_OVERHEAD_GIB = 0.8
 DEFAULT_OUTPUT_TOKENS = 256  # generated per request when the workload does not say (inference)
-# Fitted on the fit rows of benchmarks/data/memory_peaks.csv (bench_memory_peaks.py --fit)
-FRAGMENTATION = 0.18  # training: reserved over allocated, a share of every tensor
-# the scales multiply only the per-layer activation count of the layer(s) held in full
-ACTIVATION_SCALE = 1.10
-ADAPTER_ACTIVATION_SCALE = 0.35
+# Fitted on the fit rows of benchmarks/data/memory_peaks.csv (bench_memory_peaks.py --fit); the
+# scales multiply only the per-layer activation count of the layer(s) held in full, never the
+# exact checkpointed layer inputs or the logits
+FRAGMENTATION = 0.0  # training: held, not fitted (bench_memory_peaks.py, docs/estimator.md)
+ACTIVATION_SCALE = 1.35
+ADAPTER_ACTIVATION_SCALE = 1.40
 INFERENCE_FRAGMENTATION = 0.08  # inference: an assumption (typical PyTorch figure), not fitted
 LOGIT_BYTES = 6.0  # per logit: bf16 logits + the fp32 copy the cross-entropy reads
 ZERO3_GATHERED_LAYERS = 2  # FSDP: the layer in use and the prefetched one, unsharded
