@@ -304,7 +304,7 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         typer.Option(
             "--fused-loss/--no-fused-loss",
             help="Cross-entropy fused with the output layer and chunked (Liger-Kernel, "
-            "torchtune LinearCrossEntropyLoss): no full logits tensor. Default: off.",
+            "torchtune LinearCrossEntropyLoss): no full logits tensor. Default: the stack's (off).",
         ),
     ] = None,
     recompute: Annotated[
