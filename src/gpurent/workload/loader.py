@@ -48,7 +48,7 @@ _INT = {
     "lora_rank",
 }
 _FLOAT = {"epochs", "token_budget"}
-_BOOL = {"activation_checkpointing", "cpu_offload", "sequence_parallel"}
+_BOOL = {"activation_checkpointing", "cpu_offload", "sequence_parallel", "fused_loss"}
 _ALIASES = {
     "batch_size": "batch_size_per_gpu",
     "batch": "batch_size_per_gpu",
