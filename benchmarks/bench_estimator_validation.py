@@ -215,6 +215,7 @@ def api_outputs(rows: list[dict[str, str]]) -> list[dict[str, object]]:
                 gradient_accumulation=int(r.get("grad_accum") or 1),
                 lora_rank=int(r.get("lora_rank") or 16),
                 **({"stack": parse_stack(stack_raw)} if stack_raw else {}),
+                **({"fused_loss": _truthy(fused)} if (fused := r.get("fused_loss")) else {}),
             )
             gbps = (r.get("inter_node_gbps") or "").strip()
             est = estimate(

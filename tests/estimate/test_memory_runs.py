@@ -143,6 +143,7 @@ def test_a_published_run_fits(index: int) -> None:
         gradient_accumulation=int(r["grad_accum"]),
         lora_rank=int(r["lora_rank"]),
         cpu_offload=r["cpu_offload"] == "true",
+        fused_loss={"true": True, "false": False}.get(r["fused_loss"]),
     )
     capacity = float(r["capacity_gib"] or get_gpu(r["gpu"]).capacity_gib)
     mem = memory_breakdown(work, get_model(r["model"]), int(r["num_gpus"]), capacity)

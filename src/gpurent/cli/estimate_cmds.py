@@ -31,6 +31,7 @@ Examples:
       (columns model,gpu,num_gpus,precision,batch_size and optionally nodes,
        inter_node_gbps, interconnect and every workload-file field: task, seq_len, tp, pp,
        vp, cp, sp, grad_accum, recompute, activation_checkpointing, sharding, cpu_offload,
+       fused_loss,
        optimizer, lora_rank, output_tokens, stack, ...; a row's nodes are estimated as given)
 
 Software stacks (--stack, non-LLM training): ngc-24 (default: current NGC PyTorch
@@ -42,7 +43,7 @@ CSV_REQUIRED = ("model", "gpu", "num_gpus", "precision", "batch_size")
 # columns about the machine rather than the workload (every other known column is a field of a
 # workload file, `gpurent.workload.workload_from_mapping`)
 CSV_MACHINE = ("gpu", "num_gpus", "nodes", "inter_node_gbps", "interconnect")
-_CSV_BOOL = ("activation_checkpointing", "cpu_offload", "sequence_parallel", "sp")
+_CSV_BOOL = ("activation_checkpointing", "cpu_offload", "sequence_parallel", "sp", "fused_loss")
 
 
 def _truthy(value: str, where: str) -> bool:
@@ -302,6 +303,14 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
             help="Split activations outside the TP GEMMs over --tp ranks (default: on with --tp).",
         ),
     ] = None,
+    fused_loss: Annotated[
+        bool | None,
+        typer.Option(
+            "--fused-loss/--no-fused-loss",
+            help="Cross-entropy fused with the output layer and chunked (Liger-Kernel, "
+            "torchtune LinearCrossEntropyLoss): no full logits tensor. Default: the stack's (off).",
+        ),
+    ] = None,
     recompute: Annotated[
         str | None,
         typer.Option(
@@ -429,6 +438,8 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         changes["context_parallel"] = context_parallel
     if sequence_parallel is not None:
         changes["sequence_parallel"] = sequence_parallel
+    if fused_loss is not None:
+        changes["fused_loss"] = fused_loss
     if grad_accum is not None:
         changes["gradient_accumulation"] = grad_accum
     if stack_v is not None:
@@ -493,6 +504,7 @@ def _single(
         doc["time_to_finish_low_s"] = est.time_to_finish_low_s
         doc["time_to_finish_high_s"] = est.time_to_finish_high_s
         doc["memory_per_gpu_gib"] = est.memory_per_gpu_gib
+        doc["fused_loss"] = wl.fused_loss_on
         doc["memory"]["total_gib"] = est.memory.total_gib
         doc["memory"]["headroom_gib"] = est.memory.headroom_gib
         print_json(doc)
@@ -564,6 +576,8 @@ def _layout_line(wl: Any, num_gpus: int) -> str | None:
     parts.append(f"PP{pp}{f' (VP{vp})' if vp > 1 else ''}")
     parts.append(f"DP{data_parallel_degree(wl, num_gpus)}")
     line = f"{' x '.join(parts)}, sharding {wl.sharding.value}, recompute {mode}"
+    if wl.fused_loss_on:
+        line += ", fused loss"
     if pp > 1:
         bubble = pipeline_bubble_fraction(pp, wl.gradient_accumulation, vp)
         line += f", {wl.gradient_accumulation} micro-batches, bubble {100 * bubble:.1f}%"

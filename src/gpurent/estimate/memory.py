@@ -17,18 +17,23 @@ Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
   keeps for backward with FlashAttention/SDPA (no s^2 scores), counted from the shape: per token
   6 h (two norm inputs and outputs, q, attention output) + 2 kv (k, v) + 4 ffn (gate, up,
   act(gate), product; 2 ffn for a plain MLP), x bytes per value x micro-batch x seq, times a
-  fitted scale: `ACTIVATION_SCALE` for full training, `ADAPTER_ACTIVATION_SCALE` for LoRA/QLoRA
-  (autograd keeps no input of a frozen matmul for its weight gradient, so adapter fine-tunes
-  store less per layer). GPT-2 shapes give 16 h values (32 h bytes), Korthikanti et al.
-  count 34 h bytes with dropout masks. Tensor parallelism is assumed to run with sequence
-  parallelism (Megatron-LM `--sequence-parallel`, torchtitan's TP plan), so every activation,
-  the checkpointed layer inputs included, is divided by tp. With checkpointing each layer keeps
-  only its input (h values per token) and one layer is recomputed at a time (its full
-  activations). Pipeline stages hold their share of layers; 1F1B keeps up to `pp` micro-batches
-  in flight on the first stage. Other models: the zoo's stored values, 30 % of them with
-  checkpointing (~1/sqrt(depth), Chen et al. 2016).
-- Logits: seq x micro-batch x vocab x 6 B (bf16 logits + the fp32 copy the loss reads), divided
-  by tp (vocab-parallel output layer).
+  fitted scale: `ACTIVATION_SCALE` for full training, `ADAPTER_ACTIVATION_SCALE` for LoRA/QLoRA.
+  The scale multiplies only this approximate per-layer count (every layer without
+  checkpointing, the one recomputed layer with it); the checkpointed layer inputs and the
+  logits are exact counts and stay unscaled. GPT-2 shapes give 16 h values (32 h bytes),
+  Korthikanti et al. count 34 h bytes with dropout masks. Tensor parallelism is assumed to run
+  with sequence parallelism (Megatron-LM `--sequence-parallel`, torchtitan's TP plan), so every
+  activation, the checkpointed layer inputs included, is divided by tp. With checkpointing each
+  layer keeps only its input (h values per token) and one layer is recomputed at a time (its
+  full activations). Pipeline stages hold their share of layers; 1F1B keeps up to `pp`
+  micro-batches in flight on the first stage. Other models: the zoo's stored values (all of
+  them approximate, so scaled), 30 % of them with checkpointing (~1/sqrt(depth), Chen et al.
+  2016).
+- Logits (`logits_bytes`): seq x micro-batch x vocab x 6 B (bf16 logits + the fp32 copy the loss
+  reads), divided by tp (vocab-parallel output layer). A fused/chunked loss
+  (`Workload.fused_loss_on`: Liger-Kernel's FusedLinearCrossEntropy, torchtune's
+  LinearCrossEntropyLoss) holds one chunk of logits (Liger's chunk rule,
+  `fused_loss_chunk_tokens`) plus the output layer's input gradient (tokens x hidden).
 - FSDP/ZeRO-3 gathers each layer's full weights before use: the layer being computed and the
   one prefetched (2 x one layer's weights) plus one layer's unsharded gradients before the
   reduce-scatter are counted with the weights.
@@ -59,10 +64,12 @@ from gpurent.workload.zoo import ModelInfo, llm_layer_params
 
 CONTEXT_OVERHEAD_GIB = 0.8
 DEFAULT_OUTPUT_TOKENS = 256  # generated per request when the workload does not say (inference)
-# Fitted on the fit rows of benchmarks/data/memory_peaks.csv (bench_memory_peaks.py --fit)
-FRAGMENTATION = 0.0  # training: the fit leaves no room for a share (docs/estimator.md)
-ACTIVATION_SCALE = 1.65
-ADAPTER_ACTIVATION_SCALE = 1.35
+# Fitted on the fit rows of benchmarks/data/memory_peaks.csv (bench_memory_peaks.py --fit); the
+# scales multiply only the per-layer activation count of the layer(s) held in full, never the
+# exact checkpointed layer inputs or the logits
+FRAGMENTATION = 0.0  # training: held, not fitted (bench_memory_peaks.py, docs/estimator.md)
+ACTIVATION_SCALE = 1.35
+ADAPTER_ACTIVATION_SCALE = 1.40
 INFERENCE_FRAGMENTATION = 0.08  # inference: an assumption (typical PyTorch figure), not fitted
 LOGIT_BYTES = 6.0  # per logit: bf16 logits + the fp32 copy the cross-entropy reads
 ZERO3_GATHERED_LAYERS = 2  # FSDP: the layer in use and the prefetched one, unsharded
@@ -202,7 +209,9 @@ def memory_breakdown(
         scale = adapter_activation_scale if adapters else activation_scale
         # context parallelism: each rank keeps the activations of seq / cp tokens
         seq_cp = seq // workload.context_parallel if seq is not None else None
-        activations = scale * _training_activations(workload, model, seq_cp, b, act_bytes_per_value)
+        activations = _training_activations(
+            workload, model, seq_cp, b, act_bytes_per_value, scale=scale
+        )
 
     if fragmentation is None:
         fragmentation = INFERENCE_FRAGMENTATION if task is Task.INFERENCE else FRAGMENTATION
@@ -242,9 +251,47 @@ def _zero3_gathered_bytes(workload: Workload, model: ModelInfo, half_store: bool
     return ZERO3_GATHERED_LAYERS * layer * value + grads
 
 
+def fused_loss_chunk_tokens(tokens: int, vocab: int, hidden: int) -> int:
+    """Tokens per chunk of a fused linear cross-entropy: Liger-Kernel's rule
+    (`src/liger_kernel/ops/fused_linear_cross_entropy.py`, commit ead96b61: chunk_size =
+    next_power_of_2(ceil(BT / ceil(V / H)))), which sizes a chunk's logits like the hidden
+    states it comes from; never more than `tokens`."""
+    inc = -(-vocab // hidden)
+    per = -(-tokens // inc)
+    return min(tokens, 1 << max(0, per - 1).bit_length())
+
+
+def logits_bytes(workload: Workload, model: ModelInfo, tokens: int, bytes_per_value: int) -> float:
+    """Bytes the loss holds at its peak for `tokens` tokens (one micro-batch on one rank),
+    divided by tp (vocab-parallel output layer). Materialised: every token's logits at
+    LOGIT_BYTES. Fused/chunked (`Workload.fused_loss_on`): one chunk's logits
+    (`fused_loss_chunk_tokens`) at LOGIT_BYTES plus the gradient of the output layer's input
+    (tokens x hidden), which the kernel computes in forward and keeps for backward; never more
+    than the materialised figure (one chunk holding every token is the unfused loss)."""
+    s = model.llm
+    if s is None:
+        raise ValueError(f"{model.name} is not a decoder LLM")
+    tp = workload.tensor_parallel
+    full = tokens * s.vocab * LOGIT_BYTES / tp
+    if not workload.fused_loss_on:
+        return full
+    chunk = fused_loss_chunk_tokens(tokens, s.vocab, s.hidden)
+    fused = chunk * s.vocab * LOGIT_BYTES / tp + tokens * s.hidden * bytes_per_value / tp
+    return min(full, fused)
+
+
 def _training_activations(
-    workload: Workload, model: ModelInfo, seq: int | None, b: int, bytes_per_value: int
+    workload: Workload,
+    model: ModelInfo,
+    seq: int | None,
+    b: int,
+    bytes_per_value: int,
+    *,
+    scale: float,
 ) -> float:
+    """Activation bytes per GPU. `scale` multiplies only the approximate part, the per-layer
+    count of the layer(s) held in full (`llm_layer_activation_values`); the checkpointed layer
+    inputs (h values per token per layer) and the logits are exact counts and stay unscaled."""
     tp, pp = workload.tensor_parallel, workload.pipeline_parallel
     if model.llm is not None:
         s = model.llm
@@ -252,8 +299,8 @@ def _training_activations(
         layers = math.ceil(s.layers / pp)
         tokens = seq_len * b
         # tensor parallelism with sequence parallelism: every activation is split over tp
-        full_layer = tokens * llm_layer_activation_values(model) * bytes_per_value / tp
-        logits = tokens * s.vocab * LOGIT_BYTES / tp
+        full_layer = scale * tokens * llm_layer_activation_values(model) * bytes_per_value / tp
+        logits = logits_bytes(workload, model, tokens, bytes_per_value)
         if workload.activation_checkpointing:
             acts = layers * tokens * s.hidden * bytes_per_value / tp + full_layer
         else:
@@ -265,7 +312,7 @@ def _training_activations(
         if pp > 1:
             return max(acts * pipeline_in_flight(workload), acts + logits)
         return acts + logits
-    acts = model.activation_values(seq) * b * bytes_per_value / tp
+    acts = scale * model.activation_values(seq) * b * bytes_per_value / tp
     if workload.activation_checkpointing:
         acts *= 0.3
     return acts
@@ -285,7 +332,9 @@ __all__ = [
     "FRAGMENTATION",
     "data_parallel_degree",
     "frozen_base_bytes_per_param",
+    "fused_loss_chunk_tokens",
     "llm_layer_activation_values",
+    "logits_bytes",
     "lora_params",
     "memory_breakdown",
     "pipeline_in_flight",

@@ -62,7 +62,7 @@ _SHAPE_CHECKS: dict[str, Validator] = {
     "kv_heads": v.bounded(v.positive_int, most=1_000_000),
     "ffn_hidden": v.bounded(v.positive_int, most=100_000_000),
 }
-_BOOL = {"activation_checkpointing", "cpu_offload", "sequence_parallel"}
+_BOOL = {"activation_checkpointing", "cpu_offload", "sequence_parallel", "fused_loss"}
 _ALIASES = {
     "batch_size": "batch_size_per_gpu",
     "batch": "batch_size_per_gpu",

@@ -77,6 +77,14 @@ class Stack(StrEnum):
         """One line naming the containers and scripts this stack stands for."""
         return _STACK_DESCRIPTIONS[self]
 
+    @property
+    def fuses_loss(self) -> bool:
+        """Whether this stack's default cross-entropy is fused/chunked (the full logits never
+        materialised): False for all three, as for stock PyTorch and MosaicML llm-foundry,
+        which the LLM estimates assume (`nn.CrossEntropyLoss` or flash-attn's fused softmax
+        kernel on the full logits tensor). `Workload.fused_loss` overrides it."""
+        return False
+
 
 _STACK_DESCRIPTIONS = {
     Stack.NGC_22_09: "PyTorch NGC 22.09 container, Lambda's stock scripts (no DALI)",
@@ -161,7 +169,10 @@ class Workload:
     torchtitan run it and as the estimator always assumed); `context_parallel` splits each
     sequence over that many GPUs (ring attention). `recompute` is the activation
     recomputation; `activation_checkpointing` = true is the older spelling of
-    `recompute = "full"` and the two always agree on full (`recompute_mode`)."""
+    `recompute = "full"` and the two always agree on full (`recompute_mode`). `fused_loss`
+    says whether the cross-entropy is fused with the output layer and chunked over tokens
+    (Liger-Kernel's FusedLinearCrossEntropy, torchtune's LinearCrossEntropyLoss), so the logits
+    of all tokens never exist at once (None: the stack's default, `Stack.fuses_loss`)."""
 
     model: str  # a model-zoo name, or "custom" with `shape`
     task: Task = Task.TRAINING
@@ -187,6 +198,7 @@ class Workload:
     recompute: Recompute = Recompute.NONE
     gradient_accumulation: int = 1
     lora_rank: int = 16
+    fused_loss: bool | None = None  # None: the stack's default (`fused_loss_on`)
     # software stack of non-LLM training (LLMs: llm-foundry whatever this says)
     stack: Stack = Stack.NGC_24
     name: str = ""  # a label for reports (preset name or file stem)
@@ -203,6 +215,11 @@ class Workload:
         with tensor parallelism, unless `sequence_parallel` is false (None means the Megatron /
         torchtitan default, on)."""
         return self.tensor_parallel > 1 and self.sequence_parallel is not False
+
+    @property
+    def fused_loss_on(self) -> bool:
+        """Whether the loss is fused/chunked: `fused_loss`, or the stack's default where None."""
+        return self.stack.fuses_loss if self.fused_loss is None else self.fused_loss
 
     @property
     def recompute_mode(self) -> Recompute:
