@@ -26,6 +26,7 @@ STANDALONE: list[list[str]] = [
     ["bench_monitor_cost_meter.py"],
     ["bench_runtime_kill.py", "--kills", "200"],
     ["bench_reliability_checkpoint.py"],
+    ["bench_reliability_fuzz.py", "--examples", "300", "--seed", "13"],
     ["bench_runtime_ckpt.py", "--repeats", "3"],
     ["bench_bench_quick.py", "--runs", "1"],
     ["check_spot_zone_prices.py"],  # synthetic zones only: needs no reference data

@@ -146,7 +146,7 @@ def test_cli_compare_errors() -> None:
     cases = [
         (["pricing", "compare"], "--offer"),
         (["pricing", "compare", "--offer", "aws/p3.2xlarge/us-eest-1"], "did you mean"),
-        (["pricing", "compare", "--on-demand", "-1"], "on-demand price"),
+        (["pricing", "compare", "--on-demand", "-1"], "--on-demand must be"),
         (["pricing", "compare", "--on-demand", "1", "--hours-per-day", "25"], "--hours-per-day"),
         (
             ["pricing", "compare", "--on-demand", "1", "--commit-discount", "1.5"],

@@ -16,6 +16,7 @@ from types import UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from gpurent.errors import DataError
+from gpurent.inputs import files
 
 SCHEMA_VERSION = 1
 
@@ -235,10 +236,6 @@ def _replace_status(row: VerdictRow, raw: Mapping[str, Any], where: str) -> Verd
 
 def load_result(path: Path) -> BenchResult:
     """Read a result JSON written by `save_result`; DataError with the file name otherwise."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    except UnicodeDecodeError:
-        raise DataError(f"{path}: not a text file") from None
-    return result_from_dict(data, str(path))
+    where = files.shown(path)
+    text = files.read_text(path, what="bench result", error=DataError)
+    return result_from_dict(files.parse_json(text, where, error=DataError), where)

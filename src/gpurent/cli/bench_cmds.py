@@ -12,8 +12,9 @@ from typing import Annotated
 
 import typer
 
-from gpurent.cli.common import cli_errors, console, err_console, print_json, split_list
+from gpurent.cli.common import checked, cli_errors, console, err_console, print_json, split_list
 from gpurent.errors import InputError, require
+from gpurent.inputs import values as v
 
 bench_app = typer.Typer(
     help=(
@@ -48,6 +49,10 @@ def _output_mode(json_: bool, markdown_: bool) -> str:
 
 @bench_app.callback(invoke_without_command=True)
 @cli_errors
+@checked(
+    steps=v.bounded(v.positive_int, most=100_000),
+    warmup=v.bounded(v.non_negative_int, most=100_000),
+)
 def bench(
     ctx: typer.Context,
     *,

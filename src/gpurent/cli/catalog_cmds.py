@@ -33,6 +33,7 @@ from gpurent.catalog.sources import (
 )
 from gpurent.catalog.sources.store import catalog_dir, check_cloud_name
 from gpurent.cli.common import (
+    checked,
     cli_errors,
     console,
     err_console,
@@ -41,6 +42,7 @@ from gpurent.cli.common import (
     to_jsonable,
 )
 from gpurent.errors import InputError
+from gpurent.inputs import values as v
 from gpurent.textsafe import cells, clean
 from gpurent.userdata import data_home
 
@@ -99,6 +101,7 @@ def _gpu_row(g: GpuSpec) -> dict[str, Any]:
 
 @gpus_app.callback(invoke_without_command=True)
 @cli_errors
+@checked(min_memory=v.non_negative)
 def gpus(  # noqa: PLR0917 - typer maps parameters to options
     ctx: typer.Context,
     min_memory: Annotated[

@@ -6,19 +6,23 @@ import dataclasses
 import datetime as dt
 import enum
 import functools
+import importlib
 import json
 import math
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+from typer.core import TyperGroup
 
-from gpurent.errors import GpurentError
+from gpurent.errors import GpurentError, InputError
+from gpurent.inputs.files import os_error_message
+from gpurent.inputs.values import Validator
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -59,11 +63,16 @@ def fail(message: str, exit_code: int = 1) -> typer.Exit:
 
 
 def cli_errors(fn: Callable[P, R]) -> Callable[P, R]:
-    """Turn gpurent errors and OS errors into one line on stderr and a non-zero exit code."""
+    """Turn gpurent errors and OS errors into one line on stderr and a non-zero exit code.
+
+    Every float flag is checked finite first (NaN and infinity pass every `< 0` check). The
+    last handlers (OSError, UnicodeDecodeError, OverflowError, RecursionError, MemoryError) are a
+    safety net; inputs are validated where they enter (`gpurent.inputs`)."""
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
+            _check_finite_flags(kwargs)
             return fn(*args, **kwargs)
         except GpurentError as exc:
             raise fail(exc.message, exc.exit_code) from None
@@ -75,8 +84,121 @@ def cli_errors(fn: Callable[P, R]) -> Callable[P, R]:
             raise fail(f"permission denied: {exc.filename}", 1) from None
         except KeyboardInterrupt:
             raise fail("interrupted", 130) from None
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise fail(os_error_message(exc), 1) from None
+        except UnicodeDecodeError as exc:
+            message = f"an input is not UTF-8 text (byte offset {exc.start}); save it as UTF-8"
+            raise fail(message, 2) from None
+        except OverflowError:
+            raise fail("a value is too large to compute with; give smaller numbers", 2) from None
+        except RecursionError:
+            raise fail("an input is nested too deeply to read; flatten it", 2) from None
+        except MemoryError:
+            raise fail("out of memory: the input or a count is too large; reduce it", 1) from None
 
     return wrapper
+
+
+def _click_module(name: str) -> Any:
+    """A module of the click that typer runs on: vendored as `typer._click` since typer 0.2x,
+    the `click` package before."""
+    try:
+        return importlib.import_module(f"typer._click.{name}")
+    except ImportError:
+        return importlib.import_module(f"click.{name}")
+
+
+_CLICK_EXCEPTION: type[Exception] = _click_module("exceptions").ClickException
+
+
+def _flag_names() -> dict[str, str]:
+    """Parameter name -> the flag as typed (`--tokens`) for the running command."""
+    ctx = _click_module("globals").get_current_context(silent=True)
+    if ctx is None:
+        return {}
+    names: dict[str, str] = {}
+    for p in ctx.command.params:
+        opts = [o for o in getattr(p, "opts", []) if o.startswith("-")]
+        if p.name:
+            names[p.name] = max(opts, key=len) if opts else p.name
+    return names
+
+
+def _check_finite_flags(kwargs: Mapping[str, object]) -> None:
+    bad = [
+        name
+        for name, v in kwargs.items()
+        if (isinstance(v, float) and not math.isfinite(v))
+        or (
+            isinstance(v, list | tuple)
+            and any(isinstance(x, float) and not math.isfinite(x) for x in v)
+        )
+    ]
+    if bad:
+        flag = _flag_names().get(bad[0], bad[0])
+        raise InputError(f"{flag} must be a finite number, got {kwargs[bad[0]]}")
+
+
+def checked(**kinds: Validator) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Validate the named parameters with `gpurent.inputs.values` validators (e.g.
+    `@checked(tokens=values.positive)`) before the command runs; None (not given) passes.
+    Goes under `@cli_errors`, which turns the InputError into one line."""
+
+    def decorate(fn: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(fn)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+            names = _flag_names()
+            for name, check in kinds.items():
+                value = kwargs.get(name)
+                if value is not None:
+                    kwargs[name] = check(value, names.get(name, name))
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def _usage_line(exc: Exception) -> str:
+    """One line for a usage error: click's message, where, and the --help to read."""
+    format_message = getattr(exc, "format_message", None)
+    message = " ".join((format_message() if callable(format_message) else str(exc)).split())
+    ctx = getattr(exc, "ctx", None)
+    path = str(getattr(ctx, "command_path", "") or "")
+    hint = f"; see `{path} --help`" if path else "; see --help"
+    return f"{message}{hint}"
+
+
+class OneLineErrorsGroup(TyperGroup):
+    """The root command group: usage errors (a bad value, a directory or unreadable file given
+    for a file, an unknown option) are one line `error: ...` on stderr with exit 2, like
+    gpurent's own errors, instead of a multi-line box."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _CLICK_EXCEPTION as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # the help was printed: exit 2, as click
+                sys.exit(int(getattr(exc, "exit_code", 2)))
+            err_console.print(
+                f"[bold red]error:[/] {escape(_usage_line(exc))}", highlight=False, soft_wrap=True
+            )
+            sys.exit(int(getattr(exc, "exit_code", 2)))
+        except typer.Abort:
+            err_console.print("[bold red]error:[/] aborted", highlight=False, soft_wrap=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
 
 
 def to_jsonable(obj: Any) -> Any:

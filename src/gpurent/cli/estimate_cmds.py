@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import csv
 import inspect
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from gpurent.cli.common import cli_errors, console, print_json, print_json_line
+from gpurent.cli.common import checked, cli_errors, console, print_json, print_json_line
+from gpurent.inputs import values as v
+from gpurent.workload.loader import FIELD_CHECKS
 
 EXAMPLES = """
 Examples:
@@ -100,14 +101,11 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
     missing = [c for c in CSV_REQUIRED if not (row.get(c) or "").strip()]
     if missing:
         raise InputError(f"{where}: missing {', '.join(missing)}")
-    try:
-        num_gpus = int(row["num_gpus"])
-        nodes_raw = (row.get("nodes") or "").strip()
-        nodes = int(nodes_raw) if nodes_raw else 1
-        net_raw = (row.get("inter_node_gbps") or "").strip()
-        net = float(net_raw) if net_raw else None
-    except ValueError as exc:
-        raise InputError(f"{where}: {exc}") from None
+    num_gpus = v.positive_int(row["num_gpus"], f"{where}: num_gpus", most=v.MAX_GPUS)
+    nodes_raw = (row.get("nodes") or "").strip()
+    nodes = v.positive_int(nodes_raw, f"{where}: nodes", most=v.MAX_NODES) if nodes_raw else 1
+    net_raw = (row.get("inter_node_gbps") or "").strip()
+    net = v.positive(net_raw, f"{where}: inter_node_gbps", most=1e6) if net_raw else None
     ep = (row.get("ep") or "").strip()
     if ep not in ("", "1"):
         raise InputError(
@@ -165,34 +163,31 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
 def _from_csv(path: Path, as_json: bool, stack: Any) -> None:
     from gpurent.errors import GpurentError
     from gpurent.estimate.store import load_estimator
+    from gpurent.inputs import files
     from gpurent.workload.models import MODELS
 
     cache: dict[str, Any] = {"estimator": load_estimator(), "zoo": MODELS, "stack": stack}
-    with path.open(newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        header = [h.strip() for h in reader.fieldnames or []]
-        lacking = [c for c in CSV_REQUIRED if c not in header]
-        if lacking:
-            from gpurent.errors import InputError
+    shown = files.shown(path)
+    header, records = files.csv_records(files.read_text(path, what="CSV file"), shown)
+    lacking = [c for c in CSV_REQUIRED if c not in header]
+    if lacking:
+        from gpurent.errors import InputError
 
-            raise InputError(f"{path}: CSV header lacks {', '.join(lacking)}")
-        results = []
-        for i, raw in enumerate(reader):
-            row = {(k or "").strip(): (v or "") for k, v in raw.items()}
-            where = f"{path}:{i + 2}"
-            try:
-                res: dict[str, Any] = _row_result(row, where, cache)
-            except GpurentError as exc:
-                msg = (
-                    exc.message if exc.message.startswith(str(path)) else f"{where}: {exc.message}"
-                )
-                res = {"error": msg}
-            except ValueError as exc:
-                res = {"error": str(exc)}
-            if as_json:
-                print_json_line(res)
-            else:
-                results.append(res)
+        raise InputError(f"{shown}: CSV header lacks {', '.join(lacking)}")
+    results = []
+    for line, row in records:
+        where = f"{shown}:{line}"
+        try:
+            res: dict[str, Any] = _row_result(row, where, cache)
+        except GpurentError as exc:
+            msg = exc.message if exc.message.startswith(shown) else f"{where}: {exc.message}"
+            res = {"error": msg}
+        except ValueError as exc:
+            res = {"error": str(exc)}
+        if as_json:
+            print_json_line(res)
+        else:
+            results.append(res)
     if not as_json:
         from rich.table import Table
 
@@ -227,6 +222,15 @@ def _from_csv(path: Path, as_json: bool, stack: Any) -> None:
         console.print(table)
 
 
+@checked(
+    gpus=v.bounded(v.positive_int, most=v.MAX_GPUS),
+    nodes=v.bounded(v.positive_int, most=v.MAX_NODES),
+    batch_size=FIELD_CHECKS["batch_size_per_gpu"],
+    seq_len=FIELD_CHECKS["seq_len"],
+    tensor_parallel=FIELD_CHECKS["tensor_parallel"],
+    pipeline_parallel=FIELD_CHECKS["pipeline_parallel"],
+    inter_node_gbps=v.bounded(v.positive, most=1e6),
+)
 def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
     model: Annotated[
         str | None,

@@ -15,6 +15,7 @@ from gpurent.cli import (
     run_cmds,
     spot_cmds,
 )
+from gpurent.cli.common import OneLineErrorsGroup
 
 app = typer.Typer(
     name="gpurent",
@@ -27,6 +28,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=OneLineErrorsGroup,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 

@@ -22,6 +22,7 @@ from gpurent.cli.common import (
     read_duration_s,
 )
 from gpurent.errors import DataError, InputError, require
+from gpurent.inputs import files
 from gpurent.textsafe import cells, clean
 
 if TYPE_CHECKING:
@@ -492,7 +493,7 @@ def _emit(
         cost=meter(samples, price, thresholds) if price is not None else None,
     )
     if html_file is not None:
-        Path(html_file).write_text(to_html(report, samples, thresholds))
+        files.write_text(html_file, to_html(report, samples, thresholds))
         err_console.print(f"wrote {html_file}", highlight=False)
     if json_out:
         print_json(report)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import typer
 
 from gpurent.cli.common import (
+    checked,
     cli_errors,
     console,
     err_console,
@@ -17,6 +18,8 @@ from gpurent.cli.common import (
     split_list,
 )
 from gpurent.errors import InputError, NotFoundError
+from gpurent.inputs import files
+from gpurent.inputs import values as v
 from gpurent.plan.constraints import (
     DEFAULT_MAX_GPUS,
     DEFAULT_MAX_NODES,
@@ -29,6 +32,7 @@ from gpurent.plan.constraints import (
 )
 from gpurent.plan.scenarios import SCENARIOS, Scenario, get_scenario
 from gpurent.pricing.costs import DEFAULT_RESTART_S, DEFAULT_STORAGE_GB_PER_NODE, CostAssumptions
+from gpurent.workload.loader import FIELD_CHECKS
 
 if TYPE_CHECKING:
     from gpurent.catalog.offer import Offer
@@ -208,6 +212,24 @@ _H = {
 
 
 @cli_errors
+@checked(
+    tokens=FIELD_CHECKS["token_budget"],
+    epochs=FIELD_CHECKS["epochs"],
+    batch_size=FIELD_CHECKS["batch_size_per_gpu"],
+    budget=v.positive,
+    max_gpus=v.bounded(v.positive_int, most=v.MAX_GPUS),
+    max_nodes=v.bounded(v.positive_int, most=v.MAX_NODES),
+    min_gpu_memory=v.non_negative,
+    top=v.bounded(v.positive_int, most=v.MAX_TOP),
+    storage_gb=v.non_negative,
+    storage_price=v.non_negative,
+    egress_gb=v.non_negative,
+    egress_price=v.non_negative,
+    spot_rate=v.non_negative,
+    checkpoint_s=v.bounded(v.non_negative, most=v.MAX_SECONDS),
+    restart_s=v.bounded(v.non_negative, most=v.MAX_SECONDS),
+    commit_discount=v.fraction,
+)
 def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     preset: Annotated[str | None, typer.Option("--preset", "-p", help=_H["preset"])] = None,
     workload_file: Annotated[
@@ -343,7 +365,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     if html is not None:
         from gpurent.report.plan_html import render_html
 
-        html.write_text(render_html(result), encoding="utf-8")
+        files.write_text(html, render_html(result))
     if as_json:
         from gpurent.report.plan_json import plan_to_dict
 

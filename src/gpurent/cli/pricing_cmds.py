@@ -8,8 +8,9 @@ import typer
 from rich.table import Table
 
 from gpurent.catalog import Offer
-from gpurent.cli.common import cli_errors, console, print_json
+from gpurent.cli.common import checked, cli_errors, console, print_json
 from gpurent.errors import InputError, NotFoundError
+from gpurent.inputs import values as v
 from gpurent.pricing import (
     ADVISOR_BANDS,
     GUIDE_COMMIT_DISCOUNT,
@@ -109,6 +110,19 @@ def _offer_prices(
 
 @pricing_app.command("compare")
 @cli_errors
+@checked(
+    on_demand=v.positive,
+    spot=v.positive,
+    committed=v.positive,
+    commit_discount=v.fraction,
+    commit_months=v.bounded(v.positive_int, most=1200),
+    hours_per_day=v.bounded(v.positive, most=24),
+    days_per_month=v.bounded(v.positive, most=31),
+    months=v.bounded(v.positive, most=1200),
+    mtti_hours=v.bounded(v.positive, most=v.MAX_HOURS),
+    checkpoint_cost_s=v.bounded(v.non_negative, most=v.MAX_SECONDS),
+    restart_s=v.bounded(v.non_negative, most=v.MAX_SECONDS),
+)
 def compare_cmd(
     *,
     offer_key: Annotated[

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from gpurent.cli.common import cli_errors, console, fail
+from gpurent.cli.common import checked, cli_errors, console, fail
 from gpurent.errors import InputError
+from gpurent.inputs import values as v
 
 if TYPE_CHECKING:
     from gpurent.runtime.health import HealthResult
@@ -36,6 +37,15 @@ def _echo_json(record: dict[str, Any]) -> None:
 
 
 @cli_errors
+@checked(
+    health_interval=v.bounded(v.positive, most=v.MAX_SECONDS),
+    max_failures=v.bounded(v.positive_int, most=100),
+    hang_timeout=v.bounded(v.positive, most=v.MAX_SECONDS),
+    backoff=v.bounded(v.non_negative, most=86_400),
+    nproc_per_node=v.bounded(v.positive_int, most=1024),
+    min_free_gib=v.non_negative,
+    poll=v.bounded(v.positive, most=3600),
+)
 def run_command(  # noqa: PLR0917 (typer: one parameter per option)
     ctx: typer.Context,
     checkpoint_dir: Annotated[

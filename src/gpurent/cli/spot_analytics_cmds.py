@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from gpurent.cli.common import cli_errors, console, err_console, print_json
+from gpurent.cli.common import checked, cli_errors, console, err_console, print_json
 from gpurent.errors import DataError, InputError
+from gpurent.inputs import values as v
+from gpurent.inputs.files import write_text
 from gpurent.units import format_duration
 
 if TYPE_CHECKING:
@@ -58,6 +60,12 @@ def _overhead_row(table: Table, rule: str, o: Overhead) -> None:
 
 
 @cli_errors
+@checked(
+    checkpoint_cost_s=v.bounded(v.non_negative, most=v.MAX_SECONDS),
+    mtti_hours=v.bounded(v.positive, most=v.MAX_HOURS),
+    restart_s=v.bounded(v.non_negative, most=v.MAX_SECONDS),
+    nodes=v.bounded(v.positive_int, most=v.MAX_NODES),
+)
 def interval_cmd(
     *,
     traces: Annotated[
@@ -148,6 +156,11 @@ def interval_cmd(
 
 
 @cli_errors
+@checked(
+    size=v.bounded(v.positive_int, most=64),
+    nodes=v.bounded(v.positive_int, most=v.MAX_NODES),
+    top=v.bounded(v.positive_int, most=v.MAX_TOP),
+)
 def zones_cmd(
     *,
     traces: Annotated[
@@ -232,6 +245,10 @@ def _parse_evening(text: str) -> tuple[int, int]:
 
 
 @cli_errors
+@checked(
+    utc_offset=v.bounded(v.integer, least=-12, most=14),
+    horizon=v.bounded(v.positive_int, most=24 * 365),
+)
 def history_cmd(
     *,
     files: Annotated[
@@ -304,7 +321,7 @@ def history_cmd(
         horizon_h=horizon,
     )
     if html_out is not None:
-        html_out.write_text(render_html(report), encoding="utf-8")
+        write_text(html_out, render_html(report))
     if as_json:
         print_json(report)
         return

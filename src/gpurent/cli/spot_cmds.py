@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from gpurent.cli.common import cli_errors, console, err_console, print_json
+from gpurent.cli.common import checked, cli_errors, console, err_console, print_json
+from gpurent.inputs import values as v
 
 if TYPE_CHECKING:
     from gpurent.spot.model import JobSpec, Market
@@ -68,6 +69,15 @@ def _load_market(
 
 @spot_app.command("simulate")
 @cli_errors
+@checked(
+    job_hours=v.bounded(v.positive, most=v.MAX_HOURS),
+    deadline_hours=v.bounded(v.positive, most=v.MAX_HOURS),
+    changeover_hours=v.bounded(v.non_negative, most=v.MAX_HOURS),
+    price_ratio=v.bounded(v.positive, most=1e6),
+    on_demand_price=v.positive,
+    nodes=v.bounded(v.positive_int, most=v.MAX_NODES),
+    starts=v.bounded(v.positive_int, most=v.MAX_STARTS),
+)
 def simulate_cmd(
     *,
     trace: Annotated[
@@ -116,7 +126,6 @@ def simulate_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Replay traces with a deadline policy; cost normalised by all-on-demand (k x C)."""
-    from gpurent.spot.evaluate import run_policy
     from gpurent.spot.model import JobSpec, run_starts, tick_plan
     from gpurent.spot.policies import ONLINE_POLICIES, OPTIMAL, resolve
 
@@ -141,7 +150,7 @@ def simulate_cmd(
     names = [*ONLINE_POLICIES, OPTIMAL] if key == "all" else [key]
     if vs_optimal and OPTIMAL not in names:
         names.append(OPTIMAL)
-    summaries = {name: run_policy(name, market, job, start_ticks) for name in names}
+    summaries = _run_all(names, market, job, start_ticks)
     optimal = summaries.get(OPTIMAL)
     if as_json:
         out = [_json(s, optimal) for s in summaries.values()]
@@ -151,6 +160,25 @@ def simulate_cmd(
             print_json(out[0])
         return
     _render(summaries, optimal, market, job)
+
+
+def _run_all(
+    names: list[str], market: Market, job: JobSpec, start_ticks: list[int]
+) -> dict[str, SimSummary]:
+    """Every policy's summary; on a terminal, a progress bar on stderr counts the runs."""
+    from gpurent.spot.evaluate import run_policy
+
+    if not err_console.is_terminal:
+        return {name: run_policy(name, market, job, start_ticks) for name in names}
+    from rich.progress import Progress
+
+    with Progress(console=err_console, transient=True) as bar:
+        task = bar.add_task("simulating", total=len(names) * len(start_ticks))
+        out = {}
+        for name in names:
+            bar.update(task, description=f"simulating {name}")
+            out[name] = run_policy(name, market, job, start_ticks, lambda n: bar.advance(task, n))
+    return out
 
 
 def _json(summary: SimSummary, optimal: SimSummary | None) -> dict[str, object]:

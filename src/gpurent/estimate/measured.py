@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -20,6 +19,8 @@ from typing import Any
 from gpurent.catalog.precision import Precision, parse_precision
 from gpurent.catalog.specs import find_gpu
 from gpurent.errors import GpurentError, InputError
+from gpurent.inputs import files
+from gpurent.inputs import values as v
 from gpurent.workload.models import get_model
 
 REQUIRED = ("model", "gpu", "num_gpus", "precision", "batch_size", "throughput")
@@ -87,13 +88,19 @@ def row_from_mapping(raw: Mapping[str, Any], where: str) -> MeasuredRow:
         if gpu_spec is None:
             raise InputError(f"{where}: unknown GPU {raw['gpu']!r}; see `gpurent gpus`")
         precision = parse_precision(str(raw["precision"]))
-        num_gpus = int(raw["num_gpus"])
-        batch = int(raw["batch_size"])
-        throughput = float(raw["throughput"])
+        num_gpus = v.positive_int(raw["num_gpus"], f"{where}: num_gpus", most=v.MAX_GPUS)
+        batch = v.positive_int(raw["batch_size"], f"{where}: batch_size", most=v.MAX_BATCH)
+        throughput = v.positive(raw["throughput"], f"{where}: throughput")
         seq_raw = raw.get("seq_len")
-        seq_len = int(seq_raw) if seq_raw not in (None, "") else None
+        seq_len = (
+            v.positive_int(seq_raw, f"{where}: seq_len", most=v.MAX_SEQ_LEN)
+            if seq_raw not in (None, "")
+            else None
+        )
     except GpurentError as exc:
-        raise InputError(f"{where}: {exc.message}") from None
+        raise InputError(
+            exc.message if exc.message.startswith(where) else f"{where}: {exc.message}"
+        ) from None
     except (TypeError, ValueError) as exc:
         raise InputError(f"{where}: bad number ({exc})") from None
     if num_gpus < 1 or batch < 1 or not (throughput > 0 and math.isfinite(throughput)):
@@ -114,10 +121,7 @@ def parse_measurements(text: str, source: str) -> tuple[MeasuredRow, ...]:
     """Rows from a measurements CSV or a `gpurent bench` JSON (top-level `calibration_rows`)."""
     stripped = text.lstrip()
     if stripped.startswith("{"):
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        doc = files.parse_json(text, source)
         items = doc.get("calibration_rows") if isinstance(doc, dict) else None
         if not isinstance(items, list):
             raise InputError(f"{source}: JSON needs a top-level list 'calibration_rows'")
@@ -132,18 +136,15 @@ def parse_measurements(text: str, source: str) -> tuple[MeasuredRow, ...]:
             )
             for i, item in enumerate(items)
         )
-    reader = csv.DictReader(io.StringIO(text))
-    header = [h.strip() for h in (reader.fieldnames or [])]
+    header, records = files.csv_records(text, source)
     missing = [k for k in REQUIRED if k not in header]
     if missing:
         raise InputError(
             f"{source}: CSV header lacks {', '.join(missing)} (needs {', '.join(REQUIRED)})"
         )
     return tuple(
-        row_from_mapping(
-            {(k or "").strip(): (v or "").strip() for k, v in row.items()}, f"{source}:{i + 2}"
-        )
-        for i, row in enumerate(reader)
+        row_from_mapping({k: cell.strip() for k, cell in row.items()}, f"{source}:{line}")
+        for line, row in records
     )
 
 

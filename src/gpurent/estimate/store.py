@@ -7,6 +7,7 @@ from pathlib import Path
 from gpurent.errors import DataError, InputError
 from gpurent.estimate.estimator import Estimator, bundled_estimator
 from gpurent.estimate.measured import Calibration, MeasuredRow, parse_measurements, rows_to_csv
+from gpurent.inputs import files
 from gpurent.userdata import data_home
 
 FILE_NAME = "calibration.csv"
@@ -22,7 +23,8 @@ def load_calibration(path: Path | None = None) -> Calibration:
     if not p.exists():
         return Calibration(())
     try:
-        return Calibration(parse_measurements(p.read_text(encoding="utf-8"), str(p)))
+        text = files.read_text(p, what="calibration store", error=DataError)
+        return Calibration(parse_measurements(text, files.shown(p)))
     except InputError as exc:
         raise DataError(f"{exc.message}; fix or run `gpurent calibrate clear`") from None
 
@@ -35,9 +37,10 @@ def load_estimator(*, use_calibration: bool = True, path: Path | None = None) ->
 
 def add_measurements(source: Path) -> tuple[MeasuredRow, ...]:
     """Validate `source` (CSV or bench JSON) and append its rows to the store."""
-    new = parse_measurements(source.read_text(encoding="utf-8"), str(source))
+    text = files.read_text(source, what="measurements file")
+    new = parse_measurements(text, files.shown(source))
     if not new:
-        raise InputError(f"{source}: no measurement rows")
+        raise InputError(f"{files.shown(source)}: no measurement rows")
     old = load_calibration().rows
     p = store_path()
     p.parent.mkdir(parents=True, exist_ok=True)

@@ -6,11 +6,14 @@ figures (power limits and clocks from NVIDIA datasheets), not measurements.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from gpurent.errors import DataError, InputError
+from gpurent.inputs import files, values
+
+# Most GPUs a fake-GPU scenario may stand for (a host has at most a few dozen).
+MAX_FAKE_GPUS = 1024
 
 _H100: dict[str, Any] = {
     "name": "NVIDIA H100 80GB HBM3",
@@ -106,16 +109,36 @@ def load_scenario(name_or_path: str) -> dict[str, Any]:
             f"unknown fake-GPU scenario {name_or_path!r}; built-in: {', '.join(SCENARIOS)}; "
             "or give a YAML/JSON scenario file"
         )
-    text = path.read_text()
-    try:
-        if path.suffix == ".json":
-            data = json.loads(text)
-        else:
-            import yaml
-
-            data = yaml.safe_load(text)
-    except Exception as exc:  # yaml and json raise different types
-        raise DataError(f"{path}: not a valid scenario file ({exc})") from None
+    where = files.shown(path)
+    text = files.read_text(path, limit_bytes=files.MAX_CONFIG_BYTES, what="scenario file")
+    if path.suffix == ".json":
+        data = files.parse_json(text, where, error=DataError)
+    else:
+        data = files.parse_yaml(text, where, error=DataError)
     if not isinstance(data, dict) or not isinstance(data.get("gpus", []), list):
-        raise DataError(f"{path}: a scenario is a mapping with a `gpus` list")
+        raise DataError(f"{where}: a scenario is a mapping with a `gpus` list")
+    return check_scenario(data, where)
+
+
+def check_scenario(data: dict[str, Any], where: str) -> dict[str, Any]:
+    """`data` when its numbers are usable: a positive finite `step_s`, GPU entries that are
+    mappings with a whole `count` >= 1 and `steps` lists, and at most `MAX_FAKE_GPUS` GPUs."""
+    try:
+        if "step_s" in data:
+            values.positive(data["step_s"], f"{where}: step_s", most=values.MAX_SECONDS)
+        total = 0
+        for i, spec in enumerate(data.get("gpus", [])):
+            at = f"{where}: gpus[{i}]"
+            if not isinstance(spec, dict):
+                raise DataError(f"{at}: each GPU is a mapping (name, count, steps, ...)")
+            total += values.positive_int(spec.get("count", 1), f"{at}.count", most=MAX_FAKE_GPUS)
+            if total > MAX_FAKE_GPUS:
+                raise DataError(f"{where}: more than {MAX_FAKE_GPUS} GPUs; give fewer")
+            steps = spec.get("steps", [])
+            if not isinstance(steps, list) or not all(isinstance(st, dict) for st in steps):
+                raise DataError(f"{at}.steps: a list of mappings of GPU values")
+            if spec.get("lost_at_step") is not None:
+                values.non_negative_int(spec["lost_at_step"], f"{at}.lost_at_step")
+    except InputError as exc:
+        raise DataError(exc.message) from None
     return data

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from gpurent.spot.model import JobSpec, Market
 from gpurent.spot.optimal import simulate_optimal
@@ -10,12 +10,19 @@ from gpurent.spot.policies import ONLINE_POLICIES, OPTIMAL, resolve
 from gpurent.spot.simulator import SimSummary, simulate
 
 
-def run_policy(name: str, market: Market, job: JobSpec, start_ticks: Sequence[int]) -> SimSummary:
-    """Summary of policy `name` (`auto` allowed) over runs starting at `start_ticks`."""
+def run_policy(
+    name: str,
+    market: Market,
+    job: JobSpec,
+    start_ticks: Sequence[int],
+    progress: Callable[[int], None] | None = None,
+) -> SimSummary:
+    """Summary of policy `name` (`auto` allowed) over runs starting at `start_ticks`;
+    `progress(n)` is called as runs finish (n of them)."""
     key = resolve(name)
     if key == OPTIMAL:
-        return simulate_optimal(market, job, start_ticks)
-    return simulate(ONLINE_POLICIES[key], market, job, start_ticks)
+        return simulate_optimal(market, job, start_ticks, progress)
+    return simulate(ONLINE_POLICIES[key], market, job, start_ticks, progress)
 
 
 def gap_to_optimal(summary: SimSummary, optimal: SimSummary) -> float:

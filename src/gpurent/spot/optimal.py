@@ -15,7 +15,7 @@ so no online policy can beat it on the same run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -43,8 +43,14 @@ def _windows(market: Market, starts: Sequence[int], n: int) -> tuple[Arr, BoolAr
     return price, ok
 
 
-def optimal_runs(market: Market, plan: TickPlan, start_ticks: Sequence[int]) -> list[RunResult]:
-    """The hindsight-optimal run from each start tick (on-demand throughout if infeasible)."""
+def optimal_runs(
+    market: Market,
+    plan: TickPlan,
+    start_ticks: Sequence[int],
+    progress: Callable[[int], None] | None = None,
+) -> list[RunResult]:
+    """The hindsight-optimal run from each start tick (on-demand throughout if infeasible);
+    `progress(n)` after each batch of n runs."""
     s0 = plan.deadline_ticks - plan.work_ticks
     if s0 < 0:
         return [simulate_run(OnDemandPolicy(), market, plan, s) for s in start_ticks]
@@ -52,7 +58,10 @@ def optimal_runs(market: Market, plan: TickPlan, start_ticks: Sequence[int]) -> 
     batch = max(1, _BATCH_BYTES // per_run)
     out: list[RunResult] = []
     for i in range(0, len(start_ticks), batch):
-        out.extend(_solve_batch(market, plan, list(start_ticks[i : i + batch])))
+        chunk = list(start_ticks[i : i + batch])
+        out.extend(_solve_batch(market, plan, chunk))
+        if progress is not None:
+            progress(len(chunk))
     return out
 
 
@@ -197,7 +206,13 @@ def _replay(
     )
 
 
-def simulate_optimal(market: Market, job: JobSpec, start_ticks: Sequence[int]) -> SimSummary:
+def simulate_optimal(
+    market: Market,
+    job: JobSpec,
+    start_ticks: Sequence[int],
+    progress: Callable[[int], None] | None = None,
+) -> SimSummary:
     """The hindsight optimum for every start tick, summarised like an online policy."""
     plan = tick_plan(job, market.gap_hours)
-    return summarize("optimal", optimal_runs(market, plan, start_ticks), job.job_hours)
+    runs = optimal_runs(market, plan, start_ticks, progress)
+    return summarize("optimal", runs, job.job_hours)

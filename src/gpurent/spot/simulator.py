@@ -151,11 +151,19 @@ def summarize(policy: str, results: Sequence[RunResult], job_hours: float) -> Si
 
 
 def simulate(
-    make_policy: Callable[[], Policy], market: Market, job: JobSpec, start_ticks: Sequence[int]
+    make_policy: Callable[[], Policy],
+    market: Market,
+    job: JobSpec,
+    start_ticks: Sequence[int],
+    progress: Callable[[int], None] | None = None,
 ) -> SimSummary:
-    """Run a fresh policy from every start tick and summarise."""
+    """Run a fresh policy from every start tick and summarise; `progress(1)` after each run."""
     plan = tick_plan(job, market.gap_hours)
     tape = _Tape(market)
     policy = make_policy()
-    results = [simulate_run(policy, market, plan, s, tape=tape) for s in start_ticks]
+    results = []
+    for s in start_ticks:
+        results.append(simulate_run(policy, market, plan, s, tape=tape))
+        if progress is not None:
+            progress(1)
     return summarize(policy.name, results, job.job_hours)

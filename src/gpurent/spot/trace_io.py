@@ -30,7 +30,6 @@ from __future__ import annotations
 import csv
 import io
 import itertools
-import json
 import math
 import statistics
 from collections.abc import Mapping, Sequence
@@ -40,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from gpurent.errors import DataError, require
+from gpurent.inputs import files
 from gpurent.spot.trace import Trace
 
 _TIME_KEYS = ("date", "time", "timestamp", "ts", "datetime")
@@ -100,19 +100,25 @@ def read_text(path: str | Path, expected: str) -> str:
     """The text of a file, decompressing `.zst` (zstandard, `gpurent[spot]`). Shared by every
     trace, price and price-history reader; `expected` names what the file should hold."""
     p = Path(path)
+    data = files.read_bytes(p, what=expected, error=DataError)
     if p.suffix == ".zst":
         zstd: Any = require("zstandard", "spot")
-        with p.open("rb") as fh:
-            try:
-                data = zstd.ZstdDecompressor().stream_reader(fh).read()
-            except zstd.ZstdError as exc:
-                raise DataError(f"{p}: not a valid zstandard file ({exc})") from None
-    else:
-        data = p.read_bytes()
+        try:
+            data = (
+                zstd.ZstdDecompressor()
+                .stream_reader(io.BytesIO(data))
+                .read(files.MAX_TEXT_BYTES + 1)
+            )
+        except zstd.ZstdError as exc:
+            raise DataError(f"{files.shown(p)}: not a valid zstandard file ({exc})") from None
+        if len(data) > files.MAX_TEXT_BYTES:
+            raise DataError(f"{files.shown(p)}: decompresses to over 64 MiB; give a smaller file")
     try:
         return str(data.decode("utf-8-sig"))
-    except UnicodeDecodeError:
-        raise DataError(f"{p}: not UTF-8 text; give {expected}") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(
+            f"{files.shown(p)}: not UTF-8 text (byte offset {exc.start}); give {expected}"
+        ) from None
 
 
 def attach_prices(traces: Sequence[Trace], path: str | Path) -> list[Trace]:
@@ -132,10 +138,7 @@ def attach_prices(traces: Sequence[Trace], path: str | Path) -> list[Trace]:
 
 def parse_json(text: str, where: str) -> Any:
     """`json.loads`, with a bad document as a DataError naming `where` and the line."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{where}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    return files.parse_json(text, where, error=DataError)
 
 
 def _parse_json(text: str, path: Path) -> list[Trace]:
@@ -211,7 +214,10 @@ def _trace_stem(path: Path, meta: Mapping[str, Any]) -> str:
 
 
 def _parse_csv(text: str, path: Path) -> tuple[list[Trace], list[str]]:
-    rows = [r for r in csv.reader(io.StringIO(text)) if r and any(c.strip() for c in r)]
+    try:
+        rows = [r for r in csv.reader(io.StringIO(text)) if r and any(c.strip() for c in r)]
+    except csv.Error as exc:
+        raise DataError(f"{files.shown(path)}: unreadable CSV ({exc})") from None
     if not rows:
         raise DataError(f"{path}: no rows; give a trace with at least one tick")
     header = [c.strip().lower() for c in rows[0]]
@@ -398,7 +404,12 @@ def parse_time(cell: Any, where: str) -> datetime:
     Shared by every trace and price-history reader; `where` (file:line) leads the error."""
     s = str(cell).strip()
     if is_number(s):
-        return datetime.fromtimestamp(float(s), tz=UTC)
+        try:
+            return datetime.fromtimestamp(float(s), tz=UTC)
+        except (ValueError, OverflowError, OSError):  # nan, inf, or beyond year 9999
+            raise DataError(
+                f"{where}: epoch seconds {s!r} are not a time between 1970 and 9999"
+            ) from None
     try:
         t = datetime.fromisoformat(s.replace("Z", "+00:00"))
     except ValueError:

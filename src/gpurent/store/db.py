@@ -4,10 +4,13 @@ Only SQLite is tested here; PostgreSQL works through the same Core statements in
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
+
+from gpurent.errors import InputError
 
 
 def store_url(target: str | Path, *, read_only: bool = False) -> str:
@@ -22,11 +25,30 @@ def store_url(target: str | Path, *, read_only: bool = False) -> str:
     return f"sqlite:///{path}"
 
 
+def _without_password(url: str) -> str:
+    """The URL for a message: a password (user:secret@) replaced by ***."""
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+
+
 def open_engine(target: str | Path, *, read_only: bool = False) -> Any:
     """A SQLAlchemy Engine for a path or URL. Creates no file until first use; with
     `read_only`, a SQLite file is opened read-only and left byte for byte as it was."""
     url = store_url(target, read_only=read_only)
-    engine = sa.create_engine(url)
+    shown = _without_password(url)
+    try:
+        engine = sa.create_engine(url)
+    except sa.exc.NoSuchModuleError:
+        raise InputError(
+            f"{shown}: unknown database kind {url.split('://')[0]!r}; give a SQLite file path or "
+            "a SQLAlchemy URL such as postgresql+psycopg://user@host/db"
+        ) from None
+    except sa.exc.ArgumentError as exc:
+        raise InputError(f"{shown}: not a database URL ({str(exc).splitlines()[0]})") from None
+    except ImportError as exc:
+        raise InputError(
+            f"{shown}: the database driver {exc.name or 'module'!r} is not installed; "
+            f"`pip install {exc.name or 'the driver'}` or use a SQLite file"
+        ) from None
     if url.startswith("sqlite") and not read_only:
 
         @sa.event.listens_for(engine, "connect")

@@ -17,12 +17,14 @@ A `preset = "llama-lora"` key starts from that preset and overrides the rest. A 
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from gpurent.catalog.precision import parse_precision
 from gpurent.errors import GpurentError, InputError
+from gpurent.inputs import files
+from gpurent.inputs import values as v
+from gpurent.inputs.values import Validator
 from gpurent.workload.models import custom_llm, get_model
 from gpurent.workload.presets import preset
 from gpurent.workload.spec import (
@@ -35,19 +37,31 @@ from gpurent.workload.spec import (
     parse_stack,
 )
 
-_INT = {
-    "batch_size_per_gpu",
-    "seq_len",
-    "dataset_samples",
-    "output_tokens",
-    "tensor_parallel",
-    "pipeline_parallel",
-    "virtual_pipeline_stages",
-    "context_parallel",
-    "gradient_accumulation",
-    "lora_rank",
+# One validator per numeric field, shared with the CLI flags that set the same fields.
+FIELD_CHECKS: dict[str, Validator] = {
+    "batch_size_per_gpu": v.bounded(v.positive_int, most=v.MAX_BATCH),
+    "seq_len": v.bounded(v.positive_int, most=v.MAX_SEQ_LEN),
+    "dataset_samples": v.positive_int,
+    "output_tokens": v.bounded(v.positive_int, most=v.MAX_SEQ_LEN),
+    "tensor_parallel": v.bounded(v.positive_int, most=v.MAX_PARALLEL),
+    "pipeline_parallel": v.bounded(v.positive_int, most=v.MAX_PARALLEL),
+    "virtual_pipeline_stages": v.bounded(v.positive_int, most=v.MAX_PARALLEL),
+    "context_parallel": v.bounded(v.positive_int, most=v.MAX_PARALLEL),
+    "gradient_accumulation": v.bounded(v.positive_int, most=v.MAX_BATCH),
+    "lora_rank": v.bounded(v.positive_int, most=v.MAX_BATCH),
+    "epochs": v.bounded(v.positive, least=v.MIN_EPOCHS, most=v.MAX_EPOCHS),
+    "token_budget": v.bounded(v.positive, least=1.0),
 }
-_FLOAT = {"epochs", "token_budget"}
+# Fields that may be null (not given): the rest always have a value.
+_OPTIONAL = {"seq_len", "dataset_samples", "epochs", "token_budget", "output_tokens"}
+_SHAPE_CHECKS: dict[str, Validator] = {
+    "layers": v.bounded(v.positive_int, most=100_000),
+    "hidden": v.bounded(v.positive_int, most=10_000_000),
+    "heads": v.bounded(v.positive_int, most=1_000_000),
+    "vocab": v.bounded(v.positive_int, most=100_000_000),
+    "kv_heads": v.bounded(v.positive_int, most=1_000_000),
+    "ffn_hidden": v.bounded(v.positive_int, most=100_000_000),
+}
 _BOOL = {"activation_checkpointing", "cpu_offload", "sequence_parallel", "fused_loss"}
 _ALIASES = {
     "batch_size": "batch_size_per_gpu",
@@ -69,26 +83,29 @@ def _enum(cls: Any, value: Any, key: str, where: str) -> Any:
         raise InputError(f"{where}: {key} {value!r} is not one of {known}") from None
 
 
+def _flag(value: Any, key: str, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise InputError(f"{where}: {key} must be true or false, got {value!r}")
+    return value
+
+
 def _shape(value: dict[str, Any], where: str) -> LlmShape:
-    ints = {"layers", "hidden", "heads", "vocab", "kv_heads", "ffn_hidden"}
     flags = {"gated_mlp", "tied_embeddings"}
-    extra = set(value) - ints - flags
+    extra = set(value) - set(_SHAPE_CHECKS) - flags
     if extra:
-        raise InputError(f"{where}: unknown shape field(s) {', '.join(sorted(extra))}")
+        raise InputError(f"{where}: unknown shape field(s) {', '.join(sorted(map(str, extra)))}")
     missing = {"layers", "hidden", "heads", "vocab"} - set(value)
     if missing:
         raise InputError(f"{where}: shape lacks {', '.join(sorted(missing))}")
-    kv = value.get("kv_heads")
-    ffn = value.get("ffn_hidden")
+    ints: dict[str, Any] = {
+        k: check(value[k], f"{where}: shape.{k}")
+        for k, check in _SHAPE_CHECKS.items()
+        if value.get(k) is not None
+    }
     return LlmShape(
-        layers=int(value["layers"]),
-        hidden=int(value["hidden"]),
-        heads=int(value["heads"]),
-        vocab=int(value["vocab"]),
-        kv_heads=int(kv) if kv is not None else None,
-        ffn_hidden=int(ffn) if ffn is not None else None,
-        gated_mlp=bool(value.get("gated_mlp", False)),
-        tied_embeddings=bool(value.get("tied_embeddings", True)),
+        **ints,
+        gated_mlp=_flag(value.get("gated_mlp", False), "shape.gated_mlp", where),
+        tied_embeddings=_flag(value.get("tied_embeddings", True), "shape.tied_embeddings", where),
     )
 
 
@@ -100,7 +117,10 @@ def _located(exc: GpurentError, where: str) -> GpurentError:
 def workload_from_mapping(raw: dict[str, Any], where: str) -> Workload:
     """Validate a mapping of Workload fields (as from a file) into a Workload; every error
     message starts with `where`."""
-    data = dict(raw.get("workload", raw))
+    table = raw.get("workload", raw)
+    if not isinstance(table, dict):
+        raise InputError(f"{where}: `workload` must be a table of workload fields")
+    data = dict(table)
     try:
         base = preset(str(data.pop("preset"))) if "preset" in data else None
     except GpurentError as exc:
@@ -109,14 +129,12 @@ def workload_from_mapping(raw: dict[str, Any], where: str) -> Workload:
     for key, value in data.items():
         key = _ALIASES.get(key, key)
         try:
-            if key in _INT:
-                fields[key] = None if value is None else int(value)
-            elif key in _FLOAT:
-                fields[key] = None if value is None else float(value)
+            if key in FIELD_CHECKS:
+                if value is None and key not in _OPTIONAL:
+                    raise InputError(f"{where}: {key} must be a number, got null")
+                fields[key] = None if value is None else FIELD_CHECKS[key](value, f"{where}: {key}")
             elif key in _BOOL:
-                if not isinstance(value, bool):
-                    raise InputError(f"{where}: {key} must be true or false, got {value!r}")
-                fields[key] = value
+                fields[key] = _flag(value, key, where)
             elif key == "task":
                 fields[key] = _enum(Task, value, key, where)
             elif key == "optimizer":
@@ -161,22 +179,15 @@ def workload_from_mapping(raw: dict[str, Any], where: str) -> Workload:
 
 
 def load_workload(path: str | Path) -> Workload:
-    """Read a TOML (.toml) or YAML (.yaml/.yml) workload file."""
-    import yaml  # lazy: keeps `gpurent estimate` start-up short
-
+    """Read a TOML (.toml) or YAML (.yaml/.yml) workload file (a regular file of at most
+    `MAX_CONFIG_BYTES`, UTF-8)."""
     p = Path(path)
-    text = p.read_text(encoding="utf-8")
-    try:
-        if p.suffix.lower() == ".toml":
-            raw: Any = tomllib.loads(text)
-        elif p.suffix.lower() in (".yaml", ".yml"):
-            raw = yaml.safe_load(text)
-        else:
-            raise InputError(f"{p}: workload files end in .toml, .yaml or .yml")
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{p}: not valid TOML ({exc})") from None
-    except yaml.YAMLError as exc:
-        raise InputError(f"{p}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    suffix = p.suffix.lower()
+    if suffix not in (".toml", ".yaml", ".yml"):
+        raise InputError(f"{files.shown(p)}: workload files end in .toml, .yaml or .yml")
+    text = files.read_text(p, limit_bytes=files.MAX_CONFIG_BYTES, what="workload file")
+    where = files.shown(p)
+    raw: Any = files.parse_toml(text, where) if suffix == ".toml" else files.parse_yaml(text, where)
     if not isinstance(raw, dict):
         raise InputError(f"{p}: expected a table of workload fields")
     wl = workload_from_mapping(raw, str(p))

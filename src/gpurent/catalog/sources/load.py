@@ -28,6 +28,7 @@ from gpurent.catalog.offers import (
 from gpurent.catalog.sources.skypilot import parse_skypilot_csv
 from gpurent.catalog.sources.store import CloudMeta, cloud_file, read_meta
 from gpurent.errors import DataError
+from gpurent.inputs import files
 from gpurent.userdata import data_home
 
 KNOWN_CLOUDS = (
@@ -92,21 +93,19 @@ def parse_catalog_text(
 
 def load_file(path: Path, *, provider: str | None = None) -> OfferTable:
     """Offers from one catalog file. Its prices are dated by the file's modification day."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise DataError(
-            f"{path}: not UTF-8 text; give a SkyPilot vms.csv or gpurent's plain offers CSV"
-        ) from None
+    text = files.read_text(path, what="catalog file", error=DataError)
     modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC).date().isoformat()
     age = f"from {path.name} (price date unknown; file modified {modified})"
-    return parse_catalog_text(
-        text,
-        str(path),
-        provider=provider or infer_provider(path),
-        as_of=f"unknown (file modified {modified})",
-        age=age,
-    )
+    try:
+        return parse_catalog_text(
+            text,
+            str(path),
+            provider=provider or infer_provider(path),
+            as_of=f"unknown (file modified {modified})",
+            age=age,
+        )
+    except csv.Error as exc:  # e.g. a field over the csv module's size limit
+        raise DataError(f"{files.shown(path)}: unreadable CSV ({exc})") from None
 
 
 def fetched_age(metas: dict[str, CloudMeta], now: datetime | None = None) -> str:
