@@ -27,6 +27,7 @@ demo: $(STAMP_BASE)
 lint: $(STAMP_DEV)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP_DEV)
 	$(BIN)/mypy
