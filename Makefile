@@ -41,4 +41,4 @@ bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/run_all.py $(if $(REFERENCE),--reference $(REFERENCE))
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .import_linter_cache
