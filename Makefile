@@ -27,6 +27,7 @@ demo: $(STAMP_BASE)
 lint: $(STAMP_DEV)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP_DEV)
 	$(BIN)/mypy
@@ -40,4 +41,4 @@ bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/run_all.py $(if $(REFERENCE),--reference $(REFERENCE))
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .import_linter_cache

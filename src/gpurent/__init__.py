@@ -6,6 +6,6 @@ result objects; I/O lives at the edges (catalog sources, bench, monitor probes, 
 
 from gpurent.errors import GpurentError
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the only place the version is written (pyproject reads it)
 
 __all__ = ["GpurentError", "__version__"]

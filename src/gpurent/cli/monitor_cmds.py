@@ -81,8 +81,8 @@ NOT_DETECTED = (
 
 def _detect(provider: str | None, region: str | None) -> DetectedInstance:
     """`--instance auto`: the instance from the cloud's metadata service, said once on stderr."""
+    from gpurent.cloud.metadata import base_urls_from_env
     from gpurent.monitor.instance import detect_instance
-    from gpurent.runtime.notices import base_urls_from_env
 
     if provider or region:
         raise InputError(
@@ -393,7 +393,7 @@ def _summary(session: Any, detected: DetectedInstance | None = None) -> dict[str
 def _parse_time(flag: str, value: str | None, latest_s: float | None) -> float | None:
     """ISO 8601 (naive means UTC, as the report prints), Unix seconds, or a duration (30m, 2h,
     1d) before the newest record."""
-    from gpurent.spot.trace_io import parse_time
+    from gpurent.inputs.times import parse_time
 
     if value is None:
         return None

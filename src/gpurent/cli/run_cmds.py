@@ -103,6 +103,7 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
     limit (the message names the rule that fired), 2 bad input. One supervisor per
     --checkpoint-dir (a lock); a job left behind by a killed supervisor is stopped first.
     """
+    from gpurent.cloud.metadata import base_urls_from_env
     from gpurent.runtime import health, joblock, notices
     from gpurent.runtime.supervisor import EventLog, SupervisorConfig, torchrun_argv
 
@@ -136,7 +137,7 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
             rebuild_cmd=rebuild_cmd,
             rebuild_webhook=rebuild_webhook,
         )
-        watchers = notices.watchers_for(notice, base_urls=notices.base_urls_from_env())
+        watchers = notices.watchers_for(notice, base_urls=base_urls_from_env())
         checks = _health_checks(health, endpoint or [], checkpoint_dir, min_free_gib)
         local = checkpoint_dir if _is_local(checkpoint_dir) else None
         lock = joblock.RunLock(local) if local else None

@@ -16,7 +16,7 @@ Network errors, HTTP errors and answers that do not parse never raise: that prov
 skipped, and a machine without any metadata service (a laptop) gets None. A base URL whose
 server could not be reached is not asked again (AWS and Azure share 169.254.169.254), so a
 laptop waits about two timeouts, plus the name lookup of GCP's host. HTTP goes through
-`gpurent.runtime.notices.urllib_http` (proxies ignored), base URLs default to the constants
+`gpurent.cloud.metadata.urllib_http` (proxies ignored), base URLs default to the constants
 there and `base_urls_from_env` reads the same variables as `gpurent run`.
 """
 
@@ -30,15 +30,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gpurent.catalog import Offer
-from gpurent.errors import InputError, NotFoundError
-from gpurent.monitor.cost import InstancePrice, price_from_catalog
-from gpurent.runtime.notices import (
+from gpurent.cloud.metadata import (
     AWS_BASE_URL,
     AZURE_BASE_URL,
     GCP_BASE_URL,
     Http,
     urllib_http,
 )
+from gpurent.errors import InputError, NotFoundError
+from gpurent.monitor.cost import InstancePrice, price_from_catalog
 
 log = logging.getLogger("gpurent.monitor")
 

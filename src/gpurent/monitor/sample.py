@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpurent.sample_columns import GPU_FLOAT_COLUMNS, GPU_INT_COLUMNS, HOST_COLUMNS
+
 
 class Source(enum.StrEnum):
     """Where a metric value came from."""
@@ -116,45 +118,6 @@ class Sample:
     notes: tuple[str, ...] = ()  # what could not be read this time, one line each
 
 
-GPU_FLOAT_COLUMNS = (
-    "sm_util_pct",
-    "sm_occupancy_pct",
-    "tensor_util_pct",
-    "dram_bw_util_pct",
-    "gpu_busy_pct",
-    "mem_copy_util_pct",
-    "memory_used_mib",
-    "memory_total_mib",
-    "power_w",
-    "power_limit_w",
-    "temperature_c",
-    "sm_clock_mhz",
-    "sm_clock_max_mhz",
-    "mem_clock_mhz",
-    "pcie_tx_mb_per_s",
-    "pcie_rx_mb_per_s",
-)
-GPU_INT_COLUMNS = (
-    "throttle_reasons",
-    "pcie_gen",
-    "pcie_gen_max",
-    "pcie_width",
-    "pcie_width_max",
-    "ecc_uncorrected",
-    "ecc_corrected",
-)
-HOST_COLUMNS = (
-    "cpu_util_pct",
-    "iowait_pct",
-    "memory_used_gib",
-    "memory_total_gib",
-    "disk_util_pct",
-    "disk_read_mb_per_s",
-    "disk_write_mb_per_s",
-    "net_rx_mb_per_s",
-    "net_tx_mb_per_s",
-    "data_wait_pct",
-)
 COLUMNS: tuple[str, ...] = (
     "timestamp",
     "gpu",

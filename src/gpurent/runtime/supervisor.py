@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from gpurent.cloud.metadata import Http, urllib_http
 from gpurent.errors import GpurentError, InputError
 from gpurent.runtime.health import HealthResult, ProgressTracker, Status, read_step, worst
 from gpurent.runtime.joblock import (
@@ -46,7 +47,7 @@ from gpurent.runtime.joblock import (
     stop_left_behind,
     stop_marked,
 )
-from gpurent.runtime.notices import Http, Notice, urllib_http
+from gpurent.runtime.notices import Notice
 from gpurent.runtime.redact import open_private_log, redact
 
 log_ = logging.getLogger("gpurent.runtime")

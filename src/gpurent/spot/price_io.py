@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from gpurent.errors import DataError
+from gpurent.inputs.times import is_number, parse_time
 from gpurent.spot.trace import Trace
-from gpurent.spot.trace_io import is_number, parse_json, parse_time, read_text
+from gpurent.spot.trace_io import parse_json, read_text
 
 _AWS_FIELDS = ("AvailabilityZone", "InstanceType", "ProductDescription", "SpotPrice", "Timestamp")
 

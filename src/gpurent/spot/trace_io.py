@@ -34,12 +34,13 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from gpurent.errors import DataError, require
 from gpurent.inputs import files
+from gpurent.inputs.times import is_number, parse_time
 from gpurent.spot.trace import Trace
 
 _TIME_KEYS = ("date", "time", "timestamp", "ts", "datetime")
@@ -382,42 +383,12 @@ def _find(header: list[str], keys: Sequence[str], default: int | None) -> Any:
     return default
 
 
-def is_number(cell: str) -> bool:
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
-
-
 def _looks_like_time(cell: str) -> bool:
     try:
         datetime.fromisoformat(cell.strip())
     except ValueError:
         return False
     return True
-
-
-def parse_time(cell: Any, where: str) -> datetime:
-    """ISO 8601 (with `Z` or an offset; naive means UTC) or epoch seconds, as an aware datetime.
-
-    Shared by every trace and price-history reader; `where` (file:line) leads the error."""
-    s = str(cell).strip()
-    if is_number(s):
-        try:
-            return datetime.fromtimestamp(float(s), tz=UTC)
-        except (ValueError, OverflowError, OSError):  # nan, inf, or beyond year 9999
-            raise DataError(
-                f"{where}: epoch seconds {s!r} are not a time between 1970 and 9999"
-            ) from None
-    try:
-        t = datetime.fromisoformat(s.replace("Z", "+00:00"))
-    except ValueError:
-        raise DataError(
-            f"{where}: bad timestamp {s!r}; use ISO 8601 (2023-02-15 22:08:00, "
-            "2022-05-31T18:20:41Z) or epoch seconds"
-        ) from None
-    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
 
 
 def _parse_time(cell: Any, path: Path, line: int) -> datetime:

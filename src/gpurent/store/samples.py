@@ -1,4 +1,7 @@
-"""The `monitor_samples` table: the flat sample rows of `gpurent.monitor.sample.COLUMNS`."""
+"""The `monitor_samples` table: the flat sample rows of `gpurent.monitor.sample.COLUMNS`.
+
+Its metric columns come from `gpurent.sample_columns`, shared with the monitor.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from gpurent.monitor.sample import GPU_FLOAT_COLUMNS, GPU_INT_COLUMNS, HOST_COLUMNS
+from gpurent.sample_columns import GPU_FLOAT_COLUMNS, GPU_INT_COLUMNS, HOST_COLUMNS
 
 metadata = sa.MetaData()
 

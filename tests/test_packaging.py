@@ -1,0 +1,43 @@
+"""pyproject.toml describes the package as it is: data globs that match, extras that exist."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "gpurent"
+
+
+def _pyproject() -> dict[str, Any]:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def _globs() -> list[str]:
+    globs: list[str] = _pyproject()["tool"]["setuptools"]["package-data"]["gpurent"]
+    return globs
+
+
+def test_every_package_data_glob_matches_a_file() -> None:
+    empty = [g for g in _globs() if not any(p.is_file() for p in PACKAGE.glob(g))]
+    assert empty == [], f"package-data globs that match nothing under src/gpurent: {empty}"
+
+
+def test_every_data_file_in_the_package_is_shipped() -> None:
+    shipped = {p for g in _globs() for p in PACKAGE.glob(g) if p.is_file()}
+    data = {
+        p
+        for p in PACKAGE.rglob("*")
+        if p.is_file() and p.suffix not in {".py", ".pyc"} and "__pycache__" not in p.parts
+    }
+    missing = sorted(str(p.relative_to(PACKAGE)) for p in data - shipped)
+    assert missing == [], f"files under src/gpurent that no package-data glob ships: {missing}"
+
+
+def test_the_all_extra_names_only_extras_that_exist() -> None:
+    extras: dict[str, list[str]] = _pyproject()["project"]["optional-dependencies"]
+    (spec,) = extras["all"]
+    assert spec.startswith("gpurent[") and spec.endswith("]")
+    named = spec.removeprefix("gpurent[").removesuffix("]").split(",")
+    assert [n for n in named if n not in extras or n in {"all", "dev"}] == []
