@@ -73,6 +73,22 @@ def parse_duration_s(text: str, flag: str = "--deadline") -> float:
     return value
 
 
+def parse_regions(values: list[str] | None, known: set[str]) -> tuple[str, ...]:
+    """Each `--region` value: one region's whole name, kept whole, when it is exactly one of
+    `known` (ignoring case and spacing around its commas), else a comma list of names/prefixes.
+    Vast names its regions "Alberta, CA, NA", so commas cannot always be separators."""
+
+    def squeeze(text: str) -> str:
+        return ",".join(part.strip() for part in text.lower().split(","))
+
+    whole = {squeeze(name): name for name in known if "," in name}
+    out: list[str] = []
+    for value in values or ():
+        name = whole.get(squeeze(value.strip()))
+        out.extend([name] if name is not None else split_list(value))
+    return tuple(dict.fromkeys(out))
+
+
 E = TypeVar("E", Objective, PricingModel, Interconnect, Risk)
 
 
@@ -182,7 +198,11 @@ _H = {
     "deadline": "Finish within, e.g. 3d, 72h, 90min (a bare number is hours).",
     "budget": "Most USD to spend on the whole job.",
     "provider": "Only these providers, comma list, e.g. aws,gcp,lambda.",
-    "region": "Only these regions, comma list; a prefix matches, e.g. us-,europe-west4.",
+    "exclude_provider": "Never these providers, comma list, e.g. vast,tensordock.",
+    "region": "Only these regions: a name or prefix, case-insensitive (us- matches us-east-1). "
+    "Repeat the option or give a comma list (us-,europe-west4); a value that is exactly one "
+    "region's whole name is kept whole, commas and all (--region 'Alberta, CA, NA').",
+    "exclude_region": "Never these regions; names and prefixes as for --region.",
     "gpu": "Only these GPUs, comma list, e.g. H100,A100-80GB.",
     "max_gpus": "Most GPUs in total.",
     "max_nodes": "Most instances (nodes) for one job.",
@@ -246,7 +266,13 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     deadline: Annotated[str | None, typer.Option("--deadline", help=_H["deadline"])] = None,
     budget: Annotated[float | None, typer.Option("--budget", help=_H["budget"])] = None,
     provider: Annotated[str | None, typer.Option("--provider", help=_H["provider"])] = None,
-    region: Annotated[str | None, typer.Option("--region", help=_H["region"])] = None,
+    exclude_provider: Annotated[
+        str | None, typer.Option("--exclude-provider", help=_H["exclude_provider"])
+    ] = None,
+    region: Annotated[list[str] | None, typer.Option("--region", help=_H["region"])] = None,
+    exclude_region: Annotated[
+        list[str] | None, typer.Option("--exclude-region", help=_H["exclude_region"])
+    ] = None,
     gpu: Annotated[str | None, typer.Option("--gpu", help=_H["gpu"])] = None,
     max_gpus: Annotated[int, typer.Option("--max-gpus", help=_H["max_gpus"])] = DEFAULT_MAX_GPUS,
     max_nodes: Annotated[
@@ -331,7 +357,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         deadline_s=deadline_s,
         budget_usd=budget,
         providers=tuple(p.lower() for p in split_list(provider)),
-        regions=split_list(region),
+        exclude_providers=tuple(p.lower() for p in split_list(exclude_provider)),
         gpus=gpus,
         max_gpus=max_gpus,
         max_nodes=max_nodes,
@@ -361,6 +387,13 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         commit_discount=commit_discount,
     )
     offers = load_offers(catalog)
+    if region or exclude_region:
+        known = {o.region for o in offers}
+        constraints = replace(
+            constraints,
+            regions=parse_regions(region, known),
+            exclude_regions=parse_regions(exclude_region, known),
+        )
     result = make_plan(workload, offers, constraints, assumptions, _estimator(), scenario=scenario)
     if html is not None:
         from gpurent.report.plan_html import render_html

@@ -1,0 +1,106 @@
+"""The plan controls people expect (issue 15): provider/region include and exclude, price caps,
+memory and interconnect floors, and the precision plan and estimate share. Through the CLI, on
+the bundled catalog (or a small --catalog file where the test needs exact prices)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+from typer.testing import CliRunner
+
+from gpurent.cli.main import app
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "plan.schema.json").read_text())
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, ["plan", *args])
+
+
+def plan_json(*args: str, code: int = 0) -> dict:
+    r = run(*args, "--json")
+    assert r.exit_code == code, r.stderr or r.stdout
+    doc = json.loads(r.stdout)
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    return doc
+
+
+def shown(doc: dict) -> list[dict]:
+    return [*doc["top"], *doc["pareto"]]
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --- 1. providers and regions ------------------------------------------------------------
+
+
+def test_unknown_region_hint_lists_whole_region_names_not_comma_pieces():
+    r = run("--preset", "llama-lora", "--region", "ue-east")
+    assert r.exit_code == 3
+    out = one_line(r.stdout)
+    assert "no offer in region ue-east" in out
+    assert ", , " not in out and ": , CN" not in out  # the pieces of vast's "X, CN, AS" names
+    (reason,) = plan_json("--preset", "llama-lora", "--region", "ue-east", code=3)[
+        "infeasible_reasons"
+    ]
+    hint = reason.split("regions with offers: ", 1)[1]
+    names = hint.split(" (of ")[0].split("; ")  # separated so that commas stay inside names
+    assert 1 <= len(names) <= 6
+    assert names[0].startswith("us-east")  # the closest names first
+
+
+def test_vast_region_with_commas_is_one_region_case_insensitive():
+    for given in ("Alberta, CA, NA", "alberta, ca, na"):
+        doc = plan_json("--preset", "llama-lora", "--region", given, "--top", "3")
+        assert doc["feasible"]
+        assert {c["region"] for c in shown(doc)} == {"Alberta, CA, NA"}
+        assert "regions: Alberta, CA, NA" in doc["constraints"]
+
+
+def test_region_list_still_splits_on_commas_and_repeats_add():
+    doc = plan_json("--preset", "llama-lora", "--region", "US-,europe-", "--top", "5")
+    assert all(c["region"].lower().startswith(("us-", "europe-")) for c in shown(doc))
+    doc = plan_json(
+        "--preset", "llama-lora", "--region", "Alberta, CA, NA", "--region", "fin-", "--top", "20"
+    )
+    regions = {c["region"] for c in shown(doc)}
+    assert regions <= {"Alberta, CA, NA", "FIN-01", "FIN-02", "FIN-03"}
+    assert "Alberta, CA, NA" in regions or any(r.startswith("FIN-") for r in regions)
+
+
+def test_exclude_provider_and_region():
+    base = plan_json("--preset", "llama-lora", "--top", "5")
+    first = base["top"][0]
+    doc = plan_json("--preset", "llama-lora", "--top", "5", "--exclude-provider", first["provider"])
+    assert doc["feasible"]
+    assert all(c["provider"] != first["provider"] for c in shown(doc))
+    assert f"excluded providers: {first['provider']}" in doc["constraints"]
+    doc = plan_json("--preset", "llama-lora", "--top", "5", "--exclude-region", "FIN-,us-")
+    assert all(not c["region"].lower().startswith(("fin-", "us-")) for c in shown(doc))
+    assert "excluded regions: FIN-, us-" in doc["constraints"]
+
+
+def test_excluding_every_provider_exits_3_with_the_reason():
+    r = run("--preset", "llama-lora", "--provider", "aws", "--exclude-provider", "AWS")
+    assert r.exit_code == 3
+    assert "every offer from aws is excluded by --exclude-provider" in one_line(r.stdout)
+    r = run("--preset", "llama-lora", "--region", "us-east-1", "--exclude-region", "us-")
+    assert r.exit_code == 3
+    assert "--exclude-region" in one_line(r.stdout)
+
+
+def test_terminal_markdown_and_html_show_the_exclusions(tmp_path: Path):
+    args = ("--preset", "llama-lora", "--top", "3", "--exclude-provider", "vast")
+    r = run(*args)
+    assert r.exit_code == 0, r.stderr
+    assert "excluded providers: vast" in one_line(r.stdout)
+    r = run(*args, "--markdown")
+    assert "- excluded providers: vast" in r.stdout
+    page = tmp_path / "plan.html"
+    r = run(*args, "--html", str(page))
+    assert r.exit_code == 0, r.stderr
+    assert "excluded providers: vast" in page.read_text()
