@@ -104,3 +104,72 @@ def test_terminal_markdown_and_html_show_the_exclusions(tmp_path: Path):
     r = run(*args, "--html", str(page))
     assert r.exit_code == 0, r.stderr
     assert "excluded providers: vast" in page.read_text()
+
+
+# --- 2. price caps -----------------------------------------------------------------------
+
+OFFERS = (
+    "provider,instance_type,gpu,gpu_count,gpu_memory_gib,region,price_hour_usd,"
+    "spot_price_hour_usd,network_gbps\n"
+    "acme,one-h100,H100,1,80,moon-1,10,1.5,\n"
+    "acme,one-l4,L4,1,24,moon-1,3,,\n"
+    "acme,eight-h100,H100,8,80,moon-1,40,12,400\n"
+)
+
+
+def catalog(tmp_path: Path) -> str:
+    path = tmp_path / "offers.csv"
+    path.write_text(OFFERS)
+    return str(path)
+
+
+def test_max_price_per_hour_caps_the_price_paid_spot_price_for_spot(tmp_path: Path):
+    doc = plan_json(
+        "--preset", "llama-lora", "--catalog", catalog(tmp_path), "--max-price-per-hour", "2"
+    )
+    assert doc["feasible"]
+    rows = shown(doc)
+    # the one-h100 on-demand ($10/h), the L4 ($3/h) and the eight-h100 are over the cap
+    assert {(c["instance_type"], c["pricing"]) for c in rows} == {("one-h100", "spot")}
+    assert all(c["price_usd_per_hour"] <= 2 for c in rows)
+    assert "max price: $2.000/h per instance" in doc["constraints"]
+
+
+def test_max_cluster_price_caps_all_nodes_together():
+    cap = 25.0
+    doc = plan_json(
+        "--preset", "llama-lora", "--max-cluster-price-per-hour", f"{cap:g}",
+        "--objective", "fastest", "--top", "10",
+    )  # fmt: skip
+    assert doc["feasible"]
+    assert all(c["price_usd_per_hour"] * c["nodes"] <= cap + 1e-9 for c in shown(doc))
+    assert max(c["price_usd_per_hour"] * c["nodes"] for c in shown(doc)) > cap / 4
+    assert "max cluster price: $25.00/h (all nodes)" in doc["constraints"]
+    uncapped = plan_json("--preset", "llama-lora", "--objective", "fastest", "--top", "1")
+    best = uncapped["best"]
+    assert best["price_usd_per_hour"] * best["nodes"] > cap  # the cap changed the answer
+
+
+def test_a_price_cap_nothing_meets_exits_3_with_the_cheapest(tmp_path: Path):
+    r = run("--preset", "llama-lora", "--catalog", catalog(tmp_path), "--max-price-per-hour", "1")
+    assert r.exit_code == 3
+    out = one_line(r.stdout)
+    assert "no candidate costs at most $1.000/h per instance (--max-price-per-hour)" in out
+    assert "the cheapest, acme one-h100 moon-1 spot, costs $1.500/h" in out
+    doc = plan_json(
+        "--preset", "llama-lora", "--catalog", catalog(tmp_path),
+        "--max-cluster-price-per-hour", "1", code=3,
+    )  # fmt: skip
+    assert not doc["feasible"] and doc["best"] is None
+    assert doc["top"] and doc["top"][0]["rank"] == 0  # the closest, unranked
+    assert "(--max-cluster-price-per-hour)" in doc["infeasible_reasons"][0]
+
+
+def test_bad_price_caps_are_one_line_exit_2():
+    for flag in ("--max-price-per-hour", "--max-cluster-price-per-hour"):
+        for bad in ("0", "-3", "nan", "inf", "cheap"):
+            r = run("--preset", "llama-lora", flag, bad)
+            assert r.exit_code == 2, (flag, bad, r.stdout)
+            assert "Traceback" not in r.stderr
+            assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+            assert flag in r.stderr

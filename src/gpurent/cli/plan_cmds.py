@@ -203,6 +203,9 @@ _H = {
     "Repeat the option or give a comma list (us-,europe-west4); a value that is exactly one "
     "region's whole name is kept whole, commas and all (--region 'Alberta, CA, NA').",
     "exclude_region": "Never these regions; names and prefixes as for --region.",
+    "max_price": "Most USD per hour for one instance, on the price paid for its pricing model "
+    "(the spot price for spot rows); a hard cap.",
+    "max_cluster_price": "Most USD per hour for all the nodes of a candidate together.",
     "gpu": "Only these GPUs, comma list, e.g. H100,A100-80GB.",
     "max_gpus": "Most GPUs in total.",
     "max_nodes": "Most instances (nodes) for one job.",
@@ -237,6 +240,8 @@ _H = {
     epochs=FIELD_CHECKS["epochs"],
     batch_size=FIELD_CHECKS["batch_size_per_gpu"],
     budget=v.positive,
+    max_price=v.positive,
+    max_cluster_price=v.positive,
     max_gpus=v.bounded(v.positive_int, most=v.MAX_GPUS),
     max_nodes=v.bounded(v.positive_int, most=v.MAX_NODES),
     min_gpu_memory=v.non_negative,
@@ -272,6 +277,13 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     region: Annotated[list[str] | None, typer.Option("--region", help=_H["region"])] = None,
     exclude_region: Annotated[
         list[str] | None, typer.Option("--exclude-region", help=_H["exclude_region"])
+    ] = None,
+    max_price: Annotated[
+        float | None, typer.Option("--max-price-per-hour", help=_H["max_price"])
+    ] = None,
+    max_cluster_price: Annotated[
+        float | None,
+        typer.Option("--max-cluster-price-per-hour", help=_H["max_cluster_price"]),
     ] = None,
     gpu: Annotated[str | None, typer.Option("--gpu", help=_H["gpu"])] = None,
     max_gpus: Annotated[int, typer.Option("--max-gpus", help=_H["max_gpus"])] = DEFAULT_MAX_GPUS,
@@ -371,6 +383,8 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         objective=goal,
         top_n=top,
         risk=_enum_one(Risk, risk, "--risk"),
+        max_price_usd_per_hour=max_price,
+        max_cluster_price_usd_per_hour=max_cluster_price,
     )
     assumptions = CostAssumptions(
         storage_gb_per_node=(
