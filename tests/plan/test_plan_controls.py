@@ -173,3 +173,56 @@ def test_bad_price_caps_are_one_line_exit_2():
             assert "Traceback" not in r.stderr
             assert len(r.stderr.strip().splitlines()) == 1, r.stderr
             assert flag in r.stderr
+
+
+# --- 3. memory per GPU and the link between a node's GPUs --------------------------------
+
+
+def link_of() -> dict[tuple[str, str], str]:
+    from gpurent.catalog import bundled_offers
+
+    return {(o.provider, o.instance_type): o.gpu_interconnect or "PCIe" for o in bundled_offers()}
+
+
+def test_min_vram_is_per_gpu_memory():
+    doc = plan_json("--preset", "llama-lora", "--min-vram", "100", "--top", "5")
+    assert doc["feasible"]
+    assert all(c["gpu_memory_gib"] >= 100 for c in shown(doc))
+    assert "min GPU memory: 100 GiB" in doc["constraints"]
+    assert min(c["gpu_memory_gib"] for c in plan_json("--preset", "llama-lora")["top"]) < 100
+
+
+def test_interconnect_filters_on_the_catalogs_link_names():
+    links = link_of()
+    for want, word in (("nvlink", "nvlink"), ("pcie", "pcie"), ("infinity-fabric", "infinity")):
+        doc = plan_json(
+            "--model", "llama3-8b", "--tokens", "1e8", "--interconnect", want, "--top", "10"
+        )
+        assert doc["feasible"], want
+        multi = [c for c in shown(doc) if c["gpus_per_node"] > 1]
+        assert all(word in links[(c["provider"], c["instance_type"])].lower() for c in multi)
+        assert f"interconnect: {want}" in doc["constraints"]
+    # AMD's Infinity Fabric is no longer taken for PCIe
+    pcie = plan_json("--model", "llama3-8b", "--tokens", "1e8", "--interconnect", "pcie")
+    assert all("infinity" not in links[(c["provider"], c["instance_type"])].lower()
+               for c in shown(pcie) if c["gpus_per_node"] > 1)  # fmt: skip
+
+
+def test_interconnect_nothing_meets_exits_3(tmp_path: Path):
+    path = tmp_path / "offers.csv"
+    path.write_text(
+        "provider,instance_type,gpu,gpu_count,gpu_memory_gib,region,price_hour_usd\n"
+        "acme,eight-h100,H100,8,80,moon-1,40\n"
+    )
+    r = run("--preset", "llama-lora", "--catalog", str(path), "--interconnect", "pcie")
+    assert r.exit_code == 3
+    assert "no multi-GPU offer with pcie between its GPUs" in one_line(r.stdout)
+
+
+def test_bad_min_vram_and_interconnect_are_one_line_exit_2():
+    for args in (("--min-vram", "-1"), ("--min-vram", "lots"), ("--interconnect", "infiniband")):
+        r = run("--preset", "llama-lora", *args)
+        assert r.exit_code == 2, (args, r.stdout)
+        assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+        # the option's first name (--min-vram is an alias of --min-gpu-memory)
+        assert ("--min-gpu-memory" if args[0] == "--min-vram" else "interconnect") in r.stderr

@@ -209,8 +209,10 @@ _H = {
     "gpu": "Only these GPUs, comma list, e.g. H100,A100-80GB.",
     "max_gpus": "Most GPUs in total.",
     "max_nodes": "Most instances (nodes) for one job.",
-    "min_mem": "Least memory per GPU, GiB.",
-    "interconnect": "Between a node's GPUs: nvlink | pcie | any.",
+    "min_mem": "Least memory per GPU, in GiB as the catalog lists it (an 80GB H100 is 80); "
+    "--min-vram is the same option.",
+    "interconnect": "Between a node's GPUs: nvlink | pcie | infinity-fabric | any (the "
+    "catalog's link names: NVLink2-5, PCIe, Infinity Fabric; single-GPU offers always pass).",
     "pricing": "Pricing models to consider, comma list of on-demand, spot, reserved.",
     "objective": "cheapest | fastest | deadline | throughput-per-dollar. Default: deadline "
     "with --deadline, else cheapest (throughput-per-dollar when the workload has no amount).",
@@ -291,7 +293,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         int, typer.Option("--max-nodes", help=_H["max_nodes"])
     ] = DEFAULT_MAX_NODES,
     min_gpu_memory: Annotated[
-        float | None, typer.Option("--min-gpu-memory", help=_H["min_mem"])
+        float | None, typer.Option("--min-gpu-memory", "--min-vram", help=_H["min_mem"])
     ] = None,
     interconnect: Annotated[
         str | None, typer.Option("--interconnect", help=_H["interconnect"])

@@ -109,8 +109,7 @@ def _has_price(offer: Offer, pricing: tuple[PricingModel, ...], discount: float 
 def _interconnect_ok(offer: Offer, need: Interconnect) -> bool:
     if need is Interconnect.ANY or offer.gpu_count == 1:
         return True
-    link = (offer.gpu_interconnect or "PCIe").lower()
-    return ("nvlink" in link) == (need is Interconnect.NVLINK)
+    return need.matches(offer.gpu_interconnect)
 
 
 def filter_offers(
