@@ -226,3 +226,39 @@ def test_bad_min_vram_and_interconnect_are_one_line_exit_2():
         assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
         # the option's first name (--min-vram is an alias of --min-gpu-memory)
         assert ("--min-gpu-memory" if args[0] == "--min-vram" else "interconnect") in r.stderr
+
+
+# --- 4. precision ------------------------------------------------------------------------
+
+
+def estimate_precision(*args: str) -> str:
+    r = CliRunner().invoke(app, ["estimate", "--gpu", "H100", "--gpus", "8", *args, "--json"])
+    assert r.exit_code == 0, r.stderr or r.stdout
+    return str(json.loads(r.stdout)["precision"])
+
+
+def test_plan_and_estimate_pick_the_same_default_precision():
+    for model, task in (("llama3-70b", "finetune-full"), ("resnet50", "training")):
+        planned = plan_json("--model", model, "--task", task, "--top", "1", "--max-nodes", "1")
+        assert planned["workload"]["precision"] == estimate_precision(
+            "--model", model, "--task", task
+        ), model
+    assert planned["workload"]["precision"] == "amp"  # a CNN keeps AMP; an LLM gets bf16
+
+
+def test_precision_overrides_the_default_in_plan():
+    base = plan_json("--preset", "llama-lora", "--top", "1")
+    assert base["workload"]["precision"] == "bf16"
+    doc = plan_json("--preset", "llama-lora", "--top", "1", "--precision", "FP32")
+    assert doc["workload"]["precision"] == "fp32"
+    # fp32 weights and activations take more memory per GPU than bf16 on the same offer
+    assert doc["best"]["memory"]["total_gib"] != base["best"]["memory"]["total_gib"]
+    r = run("--model", "llama3-8b", "--tokens", "1e8", "--precision", "fp8", "--top", "1")
+    assert r.exit_code == 0, r.stderr
+    assert "llama3-8b training, fp8" in one_line(r.stdout)
+
+
+def test_bad_precision_is_one_line_exit_2():
+    r = run("--preset", "llama-lora", "--precision", "fp12")
+    assert r.exit_code == 2
+    assert len(r.stderr.strip().splitlines()) == 1 and "precision" in r.stderr

@@ -36,6 +36,7 @@ from gpurent.workload.loader import FIELD_CHECKS
 
 if TYPE_CHECKING:
     from gpurent.catalog.offer import Offer
+    from gpurent.catalog.precision import Precision
     from gpurent.plan.layouts import EstimatorFn
     from gpurent.workload.spec import Task, Workload
 
@@ -135,6 +136,7 @@ class Overrides:
     token_budget: float | None = None
     epochs: float | None = None
     batch_size_per_gpu: int | None = None
+    precision: Precision | None = None
 
 
 def resolve_workload(
@@ -157,7 +159,11 @@ def resolve_workload(
     if workload_file is not None:
         base = wl.load_workload(workload_file)
     elif model is not None:
-        base = wl.Workload(model=model, name=model)
+        from gpurent.workload.models import default_precision
+
+        base = wl.Workload(
+            model=model, name=model, precision=default_precision(wl.get_model(model))
+        )
     else:
         name = preset or (scenario.default_preset if scenario else None)
         if name is None:
@@ -174,6 +180,8 @@ def resolve_workload(
         base = replace(base, epochs=overrides.epochs)
     if overrides.batch_size_per_gpu is not None:
         base = replace(base, batch_size_per_gpu=overrides.batch_size_per_gpu)
+    if overrides.precision is not None:
+        base = replace(base, precision=overrides.precision)
     return base
 
 
@@ -192,6 +200,9 @@ _H = {
     "task": "training | finetune-full | finetune-lora | finetune-qlora | inference.",
     "tokens": "Amount of work in tokens (LLMs), e.g. 2e9.",
     "epochs": "Epochs over the dataset.",
+    "precision": "fp32, strict-fp32, tf32, amp, fp16, bf16, fp8 (aliases as `gpurent "
+    "estimate`). Default: the preset's or file's; for --model, the rule `estimate` uses "
+    "(bf16 for LLMs, amp for the rest).",
     "batch": "Micro-batch per GPU (lowered automatically when it does not fit).",
     "scenario": "The guide's scenario matrix: training | inference | cost-sensitive. Sets the "
     "memory floor, interconnect, storage, objective and a default workload.",
@@ -267,6 +278,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     tokens: Annotated[float | None, typer.Option("--tokens", help=_H["tokens"])] = None,
     epochs: Annotated[float | None, typer.Option("--epochs", help=_H["epochs"])] = None,
     batch_size: Annotated[int | None, typer.Option("--batch-size", help=_H["batch"])] = None,
+    precision: Annotated[str | None, typer.Option("--precision", help=_H["precision"])] = None,
     scenario_name: Annotated[
         str | None, typer.Option("--scenario", "-s", help=_H["scenario"])
     ] = None,
@@ -342,8 +354,14 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
             task_value = Task(task.lower())
         except ValueError:
             raise NotFoundError("task", task, [t.value for t in Task]) from None
+    from gpurent.catalog import parse_precision
+
     overrides = Overrides(
-        task=task_value, token_budget=tokens, epochs=epochs, batch_size_per_gpu=batch_size
+        task=task_value,
+        token_budget=tokens,
+        epochs=epochs,
+        batch_size_per_gpu=batch_size,
+        precision=parse_precision(precision) if precision else None,
     )
     workload = resolve_workload(preset, workload_file, model, scenario, overrides)
     deadline_s = parse_duration_s(deadline) if deadline else None
