@@ -48,9 +48,11 @@ def test_unknown_region_hint_lists_whole_region_names_not_comma_pieces():
         "infeasible_reasons"
     ]
     hint = reason.split("regions with offers: ", 1)[1]
-    names = hint.split(" (of ")[0].split("; ")  # separated so that commas stay inside names
+    listed, more = hint.split(" (")
+    names = listed.split("; ")  # separated so that commas stay inside names
     assert 1 <= len(names) <= 6
     assert names[0].startswith("us-east")  # the closest names first
+    assert more.endswith(" regions in all)")
 
 
 def test_vast_region_with_commas_is_one_region_case_insensitive():
@@ -82,6 +84,14 @@ def test_exclude_provider_and_region():
     doc = plan_json("--preset", "llama-lora", "--top", "5", "--exclude-region", "FIN-,us-")
     assert all(not c["region"].lower().startswith(("fin-", "us-")) for c in shown(doc))
     assert "excluded regions: FIN-, us-" in doc["constraints"]
+
+
+def test_excluding_a_provider_the_catalog_lacks_warns_on_stderr():
+    r = run("--preset", "llama-lora", "--top", "1", "--exclude-provider", "nosuch,vast")
+    assert r.exit_code == 0
+    assert r.stderr.strip() == (
+        "warning: --exclude-provider: no offer from nosuch in the catalog; nothing excluded for it"
+    )
 
 
 def test_excluding_every_provider_exits_3_with_the_reason():

@@ -288,9 +288,12 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     exclude_provider: Annotated[
         str | None, typer.Option("--exclude-provider", help=_H["exclude_provider"])
     ] = None,
-    region: Annotated[list[str] | None, typer.Option("--region", help=_H["region"])] = None,
+    region: Annotated[
+        list[str] | None, typer.Option("--region", help=_H["region"], metavar="REGION")
+    ] = None,
     exclude_region: Annotated[
-        list[str] | None, typer.Option("--exclude-region", help=_H["exclude_region"])
+        list[str] | None,
+        typer.Option("--exclude-region", help=_H["exclude_region"], metavar="REGION"),
     ] = None,
     max_price: Annotated[
         float | None, typer.Option("--max-price-per-hour", help=_H["max_price"])
@@ -421,6 +424,14 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         commit_discount=commit_discount,
     )
     offers = load_offers(catalog)
+    missing = set(constraints.exclude_providers) - {o.provider for o in offers}
+    if missing:  # a typo would otherwise exclude nothing, silently
+        err_console.print(
+            f"warning: --exclude-provider: no offer from {', '.join(sorted(missing))} in the "
+            "catalog; nothing excluded for it",
+            highlight=False,
+            soft_wrap=True,
+        )
     if region or exclude_region:
         known = {o.region for o in offers}
         constraints = replace(

@@ -86,7 +86,7 @@ def region_hint(wanted: Sequence[str], regions: Sequence[str], n: int = REGION_H
         for hit in difflib.get_close_matches(w.lower(), list(by_lower), n=n, cutoff=0.5):
             close.append(by_lower[hit])
     picks = list(dict.fromkeys([*close, *names]))[:n]
-    more = f" (of {len(names)})" if len(names) > len(picks) else ""
+    more = f" ({len(names)} regions in all)" if len(names) > len(picks) else ""
     return "; ".join(picks) + more
 
 
