@@ -373,6 +373,7 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
     from gpurent.catalog import get_gpu, parse_precision
     from gpurent.errors import InputError
     from gpurent.workload import get_model, list_models, list_presets, load_workload, preset
+    from gpurent.workload.models import default_precision
     from gpurent.workload.spec import Recompute, Stack, Task, Workload, parse_recompute
 
     if list_models_flag:
@@ -395,10 +396,9 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         wl = preset(preset_name)
     elif model is not None:
         info = get_model(model)
-        default_p = "bf16" if info.is_llm else "amp"
         wl = Workload(
             model=info.name,
-            precision=parse_precision(precision or default_p),
+            precision=parse_precision(precision) if precision else default_precision(info),
             batch_size_per_gpu=info.default_batch_size,
             shape=info.llm if model.lower().startswith("custom:") else None,
         )

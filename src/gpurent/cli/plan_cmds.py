@@ -36,6 +36,7 @@ from gpurent.workload.loader import FIELD_CHECKS
 
 if TYPE_CHECKING:
     from gpurent.catalog.offer import Offer
+    from gpurent.catalog.precision import Precision
     from gpurent.plan.layouts import EstimatorFn
     from gpurent.workload.spec import Task, Workload
 
@@ -71,6 +72,22 @@ def parse_duration_s(text: str, flag: str = "--deadline") -> float:
     if value <= 0:
         raise InputError(f"{flag} must be positive, got {text!r}")
     return value
+
+
+def parse_regions(values: list[str] | None, known: set[str]) -> tuple[str, ...]:
+    """Each `--region` value: one region's whole name, kept whole, when it is exactly one of
+    `known` (ignoring case and spacing around its commas), else a comma list of names/prefixes.
+    Vast names its regions "Alberta, CA, NA", so commas cannot always be separators."""
+
+    def squeeze(text: str) -> str:
+        return ",".join(part.strip() for part in text.lower().split(","))
+
+    whole = {squeeze(name): name for name in known if "," in name}
+    out: list[str] = []
+    for value in values or ():
+        name = whole.get(squeeze(value.strip()))
+        out.extend([name] if name is not None else split_list(value))
+    return tuple(dict.fromkeys(out))
 
 
 E = TypeVar("E", Objective, PricingModel, Interconnect, Risk)
@@ -119,6 +136,7 @@ class Overrides:
     token_budget: float | None = None
     epochs: float | None = None
     batch_size_per_gpu: int | None = None
+    precision: Precision | None = None
 
 
 def resolve_workload(
@@ -141,7 +159,11 @@ def resolve_workload(
     if workload_file is not None:
         base = wl.load_workload(workload_file)
     elif model is not None:
-        base = wl.Workload(model=model, name=model)
+        from gpurent.workload.models import default_precision
+
+        base = wl.Workload(
+            model=model, name=model, precision=default_precision(wl.get_model(model))
+        )
     else:
         name = preset or (scenario.default_preset if scenario else None)
         if name is None:
@@ -158,6 +180,8 @@ def resolve_workload(
         base = replace(base, epochs=overrides.epochs)
     if overrides.batch_size_per_gpu is not None:
         base = replace(base, batch_size_per_gpu=overrides.batch_size_per_gpu)
+    if overrides.precision is not None:
+        base = replace(base, precision=overrides.precision)
     return base
 
 
@@ -176,18 +200,30 @@ _H = {
     "task": "training | finetune-full | finetune-lora | finetune-qlora | inference.",
     "tokens": "Amount of work in tokens (LLMs), e.g. 2e9.",
     "epochs": "Epochs over the dataset.",
+    "precision": "fp32, strict-fp32, tf32, amp, fp16, bf16, fp8 (aliases as `gpurent "
+    "estimate`). Default: the preset's or file's; for --model, the rule `estimate` uses "
+    "(bf16 for LLMs, amp for the rest).",
     "batch": "Micro-batch per GPU (lowered automatically when it does not fit).",
     "scenario": "The guide's scenario matrix: training | inference | cost-sensitive. Sets the "
     "memory floor, interconnect, storage, objective and a default workload.",
     "deadline": "Finish within, e.g. 3d, 72h, 90min (a bare number is hours).",
     "budget": "Most USD to spend on the whole job.",
     "provider": "Only these providers, comma list, e.g. aws,gcp,lambda.",
-    "region": "Only these regions, comma list; a prefix matches, e.g. us-,europe-west4.",
+    "exclude_provider": "Never these providers, comma list, e.g. vast,tensordock.",
+    "region": "Only these regions: a name or prefix, case-insensitive (us- matches us-east-1). "
+    "Repeat the option or give a comma list (us-,europe-west4); a value that is exactly one "
+    "region's whole name is kept whole, commas and all (--region 'Alberta, CA, NA').",
+    "exclude_region": "Never these regions; names and prefixes as for --region.",
+    "max_price": "Most USD per hour for one instance, on the price paid for its pricing model "
+    "(the spot price for spot rows); a hard cap.",
+    "max_cluster_price": "Most USD per hour for all the nodes of a candidate together.",
     "gpu": "Only these GPUs, comma list, e.g. H100,A100-80GB.",
     "max_gpus": "Most GPUs in total.",
     "max_nodes": "Most instances (nodes) for one job.",
-    "min_mem": "Least memory per GPU, GiB.",
-    "interconnect": "Between a node's GPUs: nvlink | pcie | any.",
+    "min_mem": "Least memory per GPU, in GiB as the catalog lists it (an 80GB H100 is 80); "
+    "--min-vram is the same option.",
+    "interconnect": "Between a node's GPUs: nvlink | pcie | infinity-fabric | any (the "
+    "catalog's link names: NVLink2-5, PCIe, Infinity Fabric; single-GPU offers always pass).",
     "pricing": "Pricing models to consider, comma list of on-demand, spot, reserved.",
     "objective": "cheapest | fastest | deadline | throughput-per-dollar. Default: deadline "
     "with --deadline, else cheapest (throughput-per-dollar when the workload has no amount).",
@@ -217,6 +253,8 @@ _H = {
     epochs=FIELD_CHECKS["epochs"],
     batch_size=FIELD_CHECKS["batch_size_per_gpu"],
     budget=v.positive,
+    max_price=v.positive,
+    max_cluster_price=v.positive,
     max_gpus=v.bounded(v.positive_int, most=v.MAX_GPUS),
     max_nodes=v.bounded(v.positive_int, most=v.MAX_NODES),
     min_gpu_memory=v.non_negative,
@@ -240,20 +278,37 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     tokens: Annotated[float | None, typer.Option("--tokens", help=_H["tokens"])] = None,
     epochs: Annotated[float | None, typer.Option("--epochs", help=_H["epochs"])] = None,
     batch_size: Annotated[int | None, typer.Option("--batch-size", help=_H["batch"])] = None,
+    precision: Annotated[str | None, typer.Option("--precision", help=_H["precision"])] = None,
     scenario_name: Annotated[
         str | None, typer.Option("--scenario", "-s", help=_H["scenario"])
     ] = None,
     deadline: Annotated[str | None, typer.Option("--deadline", help=_H["deadline"])] = None,
     budget: Annotated[float | None, typer.Option("--budget", help=_H["budget"])] = None,
     provider: Annotated[str | None, typer.Option("--provider", help=_H["provider"])] = None,
-    region: Annotated[str | None, typer.Option("--region", help=_H["region"])] = None,
+    exclude_provider: Annotated[
+        str | None, typer.Option("--exclude-provider", help=_H["exclude_provider"])
+    ] = None,
+    region: Annotated[
+        list[str] | None, typer.Option("--region", help=_H["region"], metavar="REGION")
+    ] = None,
+    exclude_region: Annotated[
+        list[str] | None,
+        typer.Option("--exclude-region", help=_H["exclude_region"], metavar="REGION"),
+    ] = None,
+    max_price: Annotated[
+        float | None, typer.Option("--max-price-per-hour", help=_H["max_price"])
+    ] = None,
+    max_cluster_price: Annotated[
+        float | None,
+        typer.Option("--max-cluster-price-per-hour", help=_H["max_cluster_price"]),
+    ] = None,
     gpu: Annotated[str | None, typer.Option("--gpu", help=_H["gpu"])] = None,
     max_gpus: Annotated[int, typer.Option("--max-gpus", help=_H["max_gpus"])] = DEFAULT_MAX_GPUS,
     max_nodes: Annotated[
         int, typer.Option("--max-nodes", help=_H["max_nodes"])
     ] = DEFAULT_MAX_NODES,
     min_gpu_memory: Annotated[
-        float | None, typer.Option("--min-gpu-memory", help=_H["min_mem"])
+        float | None, typer.Option("--min-gpu-memory", "--min-vram", help=_H["min_mem"])
     ] = None,
     interconnect: Annotated[
         str | None, typer.Option("--interconnect", help=_H["interconnect"])
@@ -302,8 +357,14 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
             task_value = Task(task.lower())
         except ValueError:
             raise NotFoundError("task", task, [t.value for t in Task]) from None
+    from gpurent.catalog import parse_precision
+
     overrides = Overrides(
-        task=task_value, token_budget=tokens, epochs=epochs, batch_size_per_gpu=batch_size
+        task=task_value,
+        token_budget=tokens,
+        epochs=epochs,
+        batch_size_per_gpu=batch_size,
+        precision=parse_precision(precision) if precision else None,
     )
     workload = resolve_workload(preset, workload_file, model, scenario, overrides)
     deadline_s = parse_duration_s(deadline) if deadline else None
@@ -331,7 +392,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         deadline_s=deadline_s,
         budget_usd=budget,
         providers=tuple(p.lower() for p in split_list(provider)),
-        regions=split_list(region),
+        exclude_providers=tuple(p.lower() for p in split_list(exclude_provider)),
         gpus=gpus,
         max_gpus=max_gpus,
         max_nodes=max_nodes,
@@ -345,6 +406,8 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         objective=goal,
         top_n=top,
         risk=_enum_one(Risk, risk, "--risk"),
+        max_price_usd_per_hour=max_price,
+        max_cluster_price_usd_per_hour=max_cluster_price,
     )
     assumptions = CostAssumptions(
         storage_gb_per_node=(
@@ -361,6 +424,21 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         commit_discount=commit_discount,
     )
     offers = load_offers(catalog)
+    missing = set(constraints.exclude_providers) - {o.provider for o in offers}
+    if missing:  # a typo would otherwise exclude nothing, silently
+        err_console.print(
+            f"warning: --exclude-provider: no offer from {', '.join(sorted(missing))} in the "
+            "catalog; nothing excluded for it",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if region or exclude_region:
+        known = {o.region for o in offers}
+        constraints = replace(
+            constraints,
+            regions=parse_regions(region, known),
+            exclude_regions=parse_regions(exclude_region, known),
+        )
     result = make_plan(workload, offers, constraints, assumptions, _estimator(), scenario=scenario)
     if html is not None:
         from gpurent.report.plan_html import render_html

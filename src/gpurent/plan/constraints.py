@@ -5,6 +5,8 @@ Everything here is a typed value; parsing of user text (durations, comma lists) 
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -40,7 +42,29 @@ class Interconnect(StrEnum):
 
     ANY = "any"
     NVLINK = "nvlink"  # NVLink/NVSwitch inside the node; >= 100 Gbit/s known network across nodes
-    PCIE = "pcie"  # PCIe only (e.g. to match a PCIe fleet)
+    PCIE = "pcie"  # PCIe only (e.g. to match a PCIe fleet); an unnamed link counts as PCIe
+    INFINITY_FABRIC = "infinity-fabric"  # AMD's xGMI between Instinct OAM GPUs
+
+    def matches(self, link: str | None) -> bool:
+        """Whether a catalog link name ("NVLink4", "PCIe", "Infinity Fabric"; None for an
+        unnamed link, taken as PCIe) is this kind."""
+        if self is Interconnect.ANY:
+            return True
+        name = (link or "PCIe").lower().replace(" ", "-")
+        return name.startswith(self.value)
+
+
+def region_matches(region: str, patterns: Iterable[str]) -> bool:
+    """`region` (one whole name) equals or starts with one of `patterns`, ignoring case."""
+    name = region.lower()
+    return any(name.startswith(p.lower()) for p in patterns)
+
+
+def join_names(names: Iterable[str]) -> str:
+    """Names for a message: ", "-separated, or "; " when a name has a comma of its own (vast's
+    "Alberta, CA, NA")."""
+    items = list(names)
+    return ("; " if any("," in n for n in items) else ", ").join(items)
 
 
 DEFAULT_MAX_GPUS = 64
@@ -52,15 +76,19 @@ DEFAULT_TOP_N = 10
 class Constraints:
     """Limits on what may be rented. Empty tuples mean "no restriction".
 
-    `regions` match a region name exactly or by prefix (``us-`` matches every ``us-*`` region);
-    `gpus` are canonical GPU names (resolve aliases before building this); `min_gpu_memory_gib`
-    is per GPU.
+    `regions` match an offer's region name (one string, commas and all) exactly or by prefix,
+    case-insensitively (``us-`` matches every ``us-*`` region); `exclude_regions` likewise drop
+    offers; `gpus` are canonical GPU names (resolve aliases before building this);
+    `min_gpu_memory_gib` is per GPU. The price caps apply to the price paid for the candidate's
+    pricing model (the spot price for spot rows): per instance, and per cluster (all nodes).
     """
 
     deadline_s: float | None = None
     budget_usd: float | None = None
     providers: tuple[str, ...] = ()
+    exclude_providers: tuple[str, ...] = ()
     regions: tuple[str, ...] = ()
+    exclude_regions: tuple[str, ...] = ()
     gpus: tuple[str, ...] = ()
     max_gpus: int = DEFAULT_MAX_GPUS
     max_nodes: int = DEFAULT_MAX_NODES
@@ -70,12 +98,20 @@ class Constraints:
     objective: Objective = Objective.CHEAPEST
     top_n: int = DEFAULT_TOP_N
     risk: Risk = Risk.MEDIAN
+    max_price_usd_per_hour: float | None = None  # per instance
+    max_cluster_price_usd_per_hour: float | None = None  # all nodes of one candidate
 
     def __post_init__(self) -> None:
         if self.deadline_s is not None and not self.deadline_s > 0:
             raise InputError(f"--deadline must be positive, got {self.deadline_s} s")
         if self.budget_usd is not None and not self.budget_usd > 0:
             raise InputError(f"--budget must be a positive amount of USD, got {self.budget_usd}")
+        for flag, cap in (
+            ("--max-price-per-hour", self.max_price_usd_per_hour),
+            ("--max-cluster-price-per-hour", self.max_cluster_price_usd_per_hour),
+        ):
+            if cap is not None and not 0 < cap < math.inf:
+                raise InputError(f"{flag} must be a positive amount of USD per hour, got {cap}")
         if self.max_gpus < 1:
             raise InputError(f"--max-gpus must be >= 1, got {self.max_gpus}")
         if self.max_nodes < 1:
@@ -90,7 +126,17 @@ class Constraints:
             raise InputError("--objective deadline needs --deadline (e.g. --deadline 3d)")
 
     def region_allowed(self, region: str) -> bool:
-        return not self.regions or any(region == r or region.startswith(r) for r in self.regions)
+        """In `regions` (when any are given) and not in `exclude_regions`."""
+        return (not self.regions or region_matches(region, self.regions)) and not (
+            self.exclude_regions and region_matches(region, self.exclude_regions)
+        )
+
+    def price_allowed(self, price_usd_per_hour: float, nodes: int) -> bool:
+        """Under both price caps: per instance and for all `nodes` instances."""
+        per, cluster = self.max_price_usd_per_hour, self.max_cluster_price_usd_per_hour
+        return (per is None or price_usd_per_hour <= per) and (
+            cluster is None or price_usd_per_hour * nodes <= cluster
+        )
 
     def describe(self) -> tuple[str, ...]:
         """The active constraints as short human lines (for reports)."""
@@ -107,8 +153,19 @@ class Constraints:
             lines.append(f"budget: {format_usd(self.budget_usd)}")
         if self.providers:
             lines.append(f"providers: {', '.join(self.providers)}")
+        if self.exclude_providers:
+            lines.append(f"excluded providers: {', '.join(self.exclude_providers)}")
         if self.regions:
-            lines.append(f"regions: {', '.join(self.regions)}")
+            lines.append(f"regions: {join_names(self.regions)}")
+        if self.exclude_regions:
+            lines.append(f"excluded regions: {join_names(self.exclude_regions)}")
+        if self.max_price_usd_per_hour is not None:
+            lines.append(f"max price: {format_usd(self.max_price_usd_per_hour)}/h per instance")
+        if self.max_cluster_price_usd_per_hour is not None:
+            lines.append(
+                f"max cluster price: {format_usd(self.max_cluster_price_usd_per_hour)}/h "
+                "(all nodes)"
+            )
         if self.gpus:
             lines.append(f"GPUs: {', '.join(self.gpus)}")
         if self.min_gpu_memory_gib is not None:

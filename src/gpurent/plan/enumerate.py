@@ -13,6 +13,7 @@ Speed matters (a 10,000-offer catalog must plan in well under a second), so the 
 
 from __future__ import annotations
 
+import difflib
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,7 +21,13 @@ from dataclasses import dataclass
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.offer import Offer
 from gpurent.estimate.result import Estimate
-from gpurent.plan.constraints import Constraints, Interconnect, PricingModel
+from gpurent.plan.constraints import (
+    Constraints,
+    Interconnect,
+    PricingModel,
+    join_names,
+    region_matches,
+)
 from gpurent.plan.layouts import EstimatorFn, LayoutChoice, choose_layout
 from gpurent.pricing.costs import (
     MAX_SPOT_SLOWDOWN,
@@ -66,6 +73,23 @@ def _closest(offers: Sequence[Offer], key: Callable[[Offer], float], n: int = 3)
     return "; ".join(picks)
 
 
+REGION_HINTS = 6  # region names a "no offer in region" message suggests
+
+
+def region_hint(wanted: Sequence[str], regions: Sequence[str], n: int = REGION_HINTS) -> str:
+    """A few whole region names (never split on their commas): those closest to `wanted`
+    first, then the rest in order; with how many there are in all."""
+    names = sorted(set(regions))
+    by_lower = {name.lower(): name for name in names}
+    close: list[str] = []
+    for w in wanted:
+        for hit in difflib.get_close_matches(w.lower(), list(by_lower), n=n, cutoff=0.5):
+            close.append(by_lower[hit])
+    picks = list(dict.fromkeys([*close, *names]))[:n]
+    more = f" ({len(names)} regions in all)" if len(names) > len(picks) else ""
+    return "; ".join(picks) + more
+
+
 def _price(offer: Offer, pricing: PricingModel, discount: float | None) -> float | None:
     if pricing is PricingModel.ON_DEMAND:
         return offer.price_usd_per_hour
@@ -85,8 +109,7 @@ def _has_price(offer: Offer, pricing: tuple[PricingModel, ...], discount: float 
 def _interconnect_ok(offer: Offer, need: Interconnect) -> bool:
     if need is Interconnect.ANY or offer.gpu_count == 1:
         return True
-    link = (offer.gpu_interconnect or "PCIe").lower()
-    return ("nvlink" in link) == (need is Interconnect.NVLINK)
+    return need.matches(offer.gpu_interconnect)
 
 
 def filter_offers(
@@ -100,8 +123,9 @@ def filter_offers(
     c = constraints
     discount = assumptions.commit_discount
     providers = {p.lower() for p in c.providers}
+    excluded = {p.lower() for p in c.exclude_providers}
     gpus = {g.lower() for g in c.gpus}
-    where = f" in region {', '.join(c.regions)}" if c.regions else ""
+    where = f" in region {join_names(c.regions)}" if c.regions else ""
     stages: list[tuple[Callable[[Offer], bool], Callable[[list[Offer]], str]]] = [
         (
             lambda o: not providers or o.provider in providers,
@@ -111,10 +135,24 @@ def filter_offers(
             ),
         ),
         (
-            lambda o: c.region_allowed(o.region),
+            lambda o: o.provider not in excluded,
             lambda prev: (
-                f"no offer in region {', '.join(c.regions)}; regions with offers: "
-                + ", ".join(sorted({o.region for o in prev})[:12])
+                f"every offer from {', '.join(sorted({o.provider for o in prev}))} is excluded "
+                "by --exclude-provider"
+            ),
+        ),
+        (
+            lambda o: not c.regions or region_matches(o.region, c.regions),
+            lambda prev: (
+                f"no offer in region {join_names(c.regions)}; regions with offers: "
+                + region_hint(c.regions, [o.region for o in prev])
+            ),
+        ),
+        (
+            lambda o: not c.exclude_regions or not region_matches(o.region, c.exclude_regions),
+            lambda prev: (
+                f"every offer{where} is in a region excluded by --exclude-region "
+                f"{join_names(c.exclude_regions)}"
             ),
         ),
         (

@@ -113,6 +113,9 @@ class _Builder:
     def ctx(self, row: Row) -> Context:
         return self.en.contexts[row[3]]
 
+    def nodes(self, row: Row) -> int:
+        return self.en.contexts[row[3]].config.nodes
+
     def identity(self, row: Row) -> tuple[tuple[str, str], PricingModel]:
         """Rows of one instance type and pricing model collapse into their best (any region,
         any node count) in the ranked table."""
@@ -367,14 +370,16 @@ def make_plan(
     b = _Builder(en, workload, constraints, assumptions)
     estimator_notes = tuple(f"estimator: {n}" for n in sorted(b.common_notes))
     key = b.key()
-    ranking = rank_rows(en.rows, constraints, key, b.describe)
+    ranking = rank_rows(en.rows, constraints, key, b.describe, b.nodes)
     shown = distinct(ranking.ranked, b.identity, constraints.top_n)
     top = tuple(
         b.candidate(r, i + 1 if ranking.feasible else 0, b.other_regions(r))
         for i, r in enumerate(shown)
     )
     # The front and the fastest/cheapest extremes lie among each context's cheapest row.
-    extremes = within(en.context_best, constraints) if ranking.feasible else list(en.context_best)
+    extremes = (
+        within(en.context_best, constraints, b.nodes) if ranking.feasible else list(en.context_best)
+    )
     front_rows = pareto_front(extremes)
     if len(front_rows) > MAX_PARETO_POINTS:  # keep both ends, thin the middle evenly
         step = (len(front_rows) - 1) / (MAX_PARETO_POINTS - 1)

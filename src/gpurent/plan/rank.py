@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
-from gpurent.plan.constraints import Constraints, Objective
+from gpurent.plan.constraints import Constraints, Objective, PricingModel
 from gpurent.plan.enumerate import Row
 from gpurent.units import format_duration, format_usd
 
@@ -78,14 +78,50 @@ class Ranking:
     reasons: tuple[str, ...]
 
 
-def within(rows: Iterable[Row], constraints: Constraints) -> list[Row]:
-    """Rows meeting the deadline and the budget."""
+NodesOf = Callable[[Row], int]  # how many instances a row rents
+
+
+def priced_within(rows: Iterable[Row], constraints: Constraints, nodes: NodesOf) -> list[Row]:
+    """Rows under the price caps (per instance, per cluster) on the price paid (row[4])."""
+    if (
+        constraints.max_price_usd_per_hour is None
+        and constraints.max_cluster_price_usd_per_hour is None
+    ):
+        return list(rows)
+    return [r for r in rows if constraints.price_allowed(r[4], nodes(r))]
+
+
+def within(rows: Iterable[Row], constraints: Constraints, nodes: NodesOf) -> list[Row]:
+    """Rows meeting the price caps, the deadline and the budget."""
     deadline, budget = constraints.deadline_s, constraints.budget_usd
     return [
         r
-        for r in rows
+        for r in priced_within(rows, constraints, nodes)
         if (deadline is None or r[1] <= deadline) and (budget is None or r[0] <= budget)
     ]
+
+
+def _price_cap_miss(
+    rows: Sequence[Row], constraints: Constraints, nodes: NodesOf, describe: Callable[[Row], str]
+) -> Ranking:
+    """No row under the price caps: the cap that failed, with the rows by what they pay."""
+    per, cluster = constraints.max_price_usd_per_hour, constraints.max_cluster_price_usd_per_hour
+    if per is not None and all(r[4] > per for r in rows):
+        closest = sorted(rows, key=lambda r: (r[4], r[0]))
+        what = f"{format_usd(per)}/h per instance (--max-price-per-hour)"
+        paid = f"{format_usd(closest[0][4])}/h"
+    else:
+        assert cluster is not None
+        closest = sorted(rows, key=lambda r: (r[4] * nodes(r), r[0]))
+        what = f"{format_usd(cluster)}/h for all its nodes (--max-cluster-price-per-hour)"
+        paid = f"{format_usd(closest[0][4] * nodes(closest[0]))}/h"
+    first = closest[0]
+    spot = "" if PricingModel.SPOT in constraints.pricing else " or allow spot (--pricing spot)"
+    reason = (
+        f"no candidate costs at most {what}: the cheapest, {describe(first)}, costs {paid} "
+        f"({format_usd(first[0])} in all, {format_duration(first[1])}); raise the cap{spot}"
+    )
+    return Ranking(feasible=False, ranked=closest, reasons=(reason,))
 
 
 def rank_rows(
@@ -93,11 +129,16 @@ def rank_rows(
     constraints: Constraints,
     key: RowKey,
     describe: Callable[[Row], str],
+    nodes: NodesOf,
 ) -> Ranking:
-    """Filter by deadline and budget, then sort by `key`. Infeasible: say which limit failed,
-    with the nearest candidates ranked by the limit they miss."""
+    """Filter by the price caps, the deadline and the budget, then sort by `key`. Infeasible:
+    say which limit failed, with the nearest candidates ranked by the limit they miss."""
     deadline = constraints.deadline_s
     budget = constraints.budget_usd
+    capped = priced_within(rows, constraints, nodes)
+    if rows and not capped:
+        return _price_cap_miss(rows, constraints, nodes, describe)
+    rows = capped
     on_time = list(rows) if deadline is None else [r for r in rows if r[1] <= deadline]
     ok = on_time if budget is None else [r for r in on_time if r[0] <= budget]
     if ok:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 
+from gpurent.catalog.precision import Precision
 from gpurent.errors import InputError, NotFoundError
 from gpurent.workload.spec import LlmShape
 from gpurent.workload.zoo import EncoderShape, ModelInfo
@@ -315,3 +316,10 @@ def get_model(name: str) -> ModelInfo:
     if match:
         return custom_llm(parse_shape(match.group(1)), name=name.strip())
     raise NotFoundError("model", name, [*MODELS, "custom:layers=..,hidden=..,heads=..,vocab=.."])
+
+
+def default_precision(model: ModelInfo) -> Precision:
+    """The precision a job on `model` runs in when none is given, for `estimate` and `plan`
+    alike: bf16 for LLMs (what llm-foundry and its peers train in), AMP for the rest (the
+    reference scripts' mixed precision)."""
+    return Precision.BF16 if model.is_llm else Precision.AMP
