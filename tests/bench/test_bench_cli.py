@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -176,12 +175,12 @@ def test_help_teaches_with_examples() -> None:
 
 
 @pytest.mark.slow
-def test_quick_runs_every_benchmark_under_a_minute(tmp_path: Path) -> None:
-    t0 = time.monotonic()
+def test_quick_runs_every_benchmark(tmp_path: Path) -> None:
+    # its wall time (< 60 s on a CPU, README) is measured by benchmarks/bench_bench_quick.py,
+    # not here: a timed unit test fails on a loaded machine for reasons unrelated to the code
     r = invoke(
         "bench", "--quick", "--json", "--path", str(tmp_path), "--out", str(tmp_path / "q.json")
     )
-    elapsed = time.monotonic() - t0
     assert r.exit_code == 0, r.stderr
     data = json.loads(r.stdout)
     benchmarks = {m["benchmark"] for m in data["measurements"]}
@@ -191,7 +190,6 @@ def test_quick_runs_every_benchmark_under_a_minute(tmp_path: Path) -> None:
     fp32 = next(v for v in data["verdict"] if v["check"] == "matmul.fp32")
     assert fp32["source"] == "numpy BLAS fp32, same size, this run" and fp32["threshold"] == 0.5
     assert data["calibration_rows"] == []
-    assert elapsed < 60
 
 
 def test_a_failing_benchmark_is_recorded_and_the_run_goes_on(
