@@ -170,7 +170,10 @@ def zones_cmd(
             show_default=False,
         ),
     ],
-    size: Annotated[int, typer.Option(help="How many zones to spread over.")] = 3,
+    size: Annotated[
+        int | None,
+        typer.Option(help="How many zones to spread over  [default: min(3, zones given)]"),
+    ] = None,
     nodes: Annotated[int, typer.Option(help="Instances needed at once (all-or-none).")] = 1,
     top: Annotated[int, typer.Option(help="How many best subsets to list.")] = 5,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,

@@ -1,0 +1,36 @@
+"""The spot commands through the real CLI: defaults that fit the input, README exit codes."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import run_cli
+
+
+def pattern(n: int, phase: int = 0) -> list[int]:
+    return [1 if ((i + phase) // 5) % 3 else 0 for i in range(n)]
+
+
+def test_zones_with_two_traces_defaults_to_a_set_of_two(write_csv) -> None:
+    a = write_csv("a", pattern(60))
+    b = write_csv("b", pattern(60, 4))
+    code, out, err = run_cli("spot", "zones", str(a), str(b), "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["set_size"] == 2
+    assert sorted(got["recommended"]["zones"]) == ["a", "b"]
+
+
+def test_zones_default_size_stays_three_with_more_zones(write_csv) -> None:
+    paths = [str(write_csv(n, pattern(60, i))) for i, n in enumerate("abcd")]
+    code, out, err = run_cli("spot", "zones", *paths, "--json")
+    assert code == 0, err
+    assert json.loads(out)["set_size"] == 3
+
+
+def test_zones_explicit_size_above_zones_given_is_exit_2(write_csv) -> None:
+    a = write_csv("a", pattern(60))
+    b = write_csv("b", pattern(60, 4))
+    code, _, err = run_cli("spot", "zones", str(a), str(b), "--size", "3")
+    assert code == 2
+    assert "--size 3" in err and len(err.strip().splitlines()) == 1
