@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from tests.conftest import run_cli
 
 
@@ -34,3 +35,26 @@ def test_zones_explicit_size_above_zones_given_is_exit_2(write_csv) -> None:
     code, _, err = run_cli("spot", "zones", str(a), str(b), "--size", "3")
     assert code == 2
     assert "--size 3" in err and len(err.strip().splitlines()) == 1
+
+
+SIMULATE = ["--job-hours", "1", "--deadline-hours", "2", "--price-ratio", "3"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["simulate", "--trace", "{trace}", *SIMULATE], ["interval", "{trace}"], ["zones", "{trace}"]],
+)
+def test_a_one_row_trace_is_bad_input_exit_2(write_csv, args: list[str]) -> None:
+    trace = write_csv("short", [1])
+    code, out, err = run_cli("spot", *[a.format(trace=trace) for a in args])
+    assert code == 2, (out, err)
+    assert err.strip().count("\n") == 0
+    assert "short.csv" in err and "1 row" in err and "at least 2" in err
+
+
+def test_a_trace_shorter_than_the_deadline_says_ticks_it_has_and_needs(write_json) -> None:
+    trace = write_json("brief", [1, 1, 1])  # 3 ticks of 0.1 h; the 2 h deadline needs 20
+    code, _, err = run_cli("spot", "simulate", "--trace", str(trace), *SIMULATE)
+    assert code == 2, err
+    assert err.strip().count("\n") == 0
+    assert "'brief'" in err and "3 ticks" in err and "at least 20" in err
