@@ -109,3 +109,17 @@ def _interval_args(*args: str) -> dict[str, object]:
     assert code == 0, err
     got: dict[str, object] = json.loads(out)
     return got
+
+
+def test_interval_on_a_trace_names_only_the_defaults_it_used(tmp_path) -> None:
+    rows = ["date,availability"] + [
+        f"2023-03-06 {i // 6:02d}:{(i % 6) * 10:02d}:00,{1 if (i // 5) % 3 else 0}"
+        for i in range(120)
+    ]
+    trace = tmp_path / "z.csv"
+    trace.write_text("\n".join(rows) + "\n")
+    got = _interval_args(str(trace), "--provider", "aws")
+    aws = SPOT_DEFAULTS["aws"]
+    assert got["restart_s"] == aws.restart_s  # was 0 s before the shared table
+    assert aws.restart_source in str(got["source"])
+    assert aws.rate_source not in str(got["source"])  # the MTTI is the trace's, not a default

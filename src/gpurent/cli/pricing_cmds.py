@@ -249,9 +249,12 @@ def _spot_risk(
         sources = [f"AWS Spot Advisor band {advisor_band} (Poisson)"]
     else:
         mtti_h = d.mtti_hours
-    if (mtti_hours is None and advisor_band is None) or restart_s is None:
+    why = [d.rate_source] if mtti_hours is None and advisor_band is None else []
+    if restart_s is None:
+        why.append(d.restart_source)
+    if why:
         who = offer.provider if offer else f"{d.provider} (no --offer)"
-        sources.append(f"gpurent's spot defaults for {who}: {d.source}")
+        sources.append(f"gpurent's spot defaults for {who}: {'; '.join(why)}")
     return SpotRisk(
         mtti_h=mtti_h,
         checkpoint_cost_s=checkpoint_cost_s,

@@ -117,15 +117,18 @@ def interval_cmd(
     from gpurent.spot.survival import lifetimes_from_trace
 
     d = spot_default(provider)
-    used = []  # the defaults taken from the table, for the source line
+    used, why = [], []  # the defaults taken from the table and their sources, for the output
+    if mtti_hours is None and not traces and provider is not None:
+        mtti_hours = d.mtti_hours
+        used.append(f"MTTI {mtti_hours:g} h")
+        why.append(d.rate_source)
     if restart_s is None:
         restart_s = d.restart_s
         used.append(f"{restart_s:g} s restart")
-    if mtti_hours is None and not traces and provider is not None:
-        mtti_hours = d.mtti_hours
-        used.insert(0, f"MTTI {mtti_hours:g} h")
+        why.append(d.restart_source)
     source = (
-        f"gpurent's spot defaults for {provider or d.provider} ({', '.join(used)}): {d.source}"
+        f"gpurent's spot defaults for {provider or d.provider} ({', '.join(used)}): "
+        + "; ".join(why)
         if used
         else "given: " + ("--restart-s" if traces else "--mtti-hours, --restart-s")
     )

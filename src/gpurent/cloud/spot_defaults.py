@@ -17,7 +17,7 @@ SECONDS_PER_HOUR = 3600.0
 DEFAULT_RESTART_S = 600.0
 """Seconds from interruption to resumed work: provision + set-up + reload (assumed)."""
 
-_RESTART_SOURCE = "600 s restart assumed (provision, set-up, reload; no public data)"
+RESTART_SOURCE = "600 s restart assumed (provision, set-up, reload; no public data)"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -27,7 +27,13 @@ class SpotDefault:
     provider: str  # "others" for the row used by every provider without its own
     interruptions_per_hour: float
     restart_s: float
-    source: str
+    rate_source: str
+    restart_source: str = RESTART_SOURCE
+
+    @property
+    def source(self) -> str:
+        """Where both figures come from, as one phrase."""
+        return f"{self.rate_source}; {self.restart_source}"
 
     @property
     def mtti_hours(self) -> float:
@@ -43,8 +49,7 @@ OTHERS = SpotDefault(
     provider="others",
     interruptions_per_hour=0.2,
     restart_s=DEFAULT_RESTART_S,
-    source="no public lifetime data: a conservative 0.2/h (MTTI 5 h), twice the AWS figure; "
-    + _RESTART_SOURCE,
+    rate_source="no public lifetime data: a conservative 0.2/h (MTTI 5 h), twice the AWS figure",
 )
 
 SPOT_DEFAULTS: dict[str, SpotDefault] = {
@@ -52,8 +57,8 @@ SPOT_DEFAULTS: dict[str, SpotDefault] = {
         provider="aws",
         interruptions_per_hour=0.1,
         restart_s=DEFAULT_RESTART_S,
-        source="a 10.4 h mean spot lifetime in the 2023 p3.2xlarge trace (RESEARCH.md section 3), "
-        "rounded to 0.1/h (MTTI 10 h); " + _RESTART_SOURCE,
+        rate_source="a 10.4 h mean spot lifetime in the 2023 p3.2xlarge trace "
+        "(RESEARCH.md section 3), rounded to 0.1/h (MTTI 10 h)",
     ),
 }
 
