@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from gpurent.errors import DataError
+from gpurent.errors import DataError, InputError
 from gpurent.spot.trace import Trace, align_zones
 from gpurent.spot.trace_io import load_prices, load_trace, load_trace_with_notes, load_traces
 
@@ -67,7 +67,6 @@ def test_price_json(tmp_path: Path) -> None:
     [
         ("date,availability\n", "no ticks"),
         ("date,availability\n2023-01-01 00:00:00,x\n2023-01-01 00:01:00,1\n", "not a number"),
-        ("date,availability\n2023-01-01 00:00:00,1\n", "one tick only"),
         ("date,availability\nyesterday,1\nnow,1\n", "bad timestamp"),
         ('{"metadata": {"gap_seconds": 60}, "data": []}', "no ticks"),
         ('{"metadata": {}, "data": [1]}', "gap_seconds"),
@@ -78,6 +77,13 @@ def test_bad_files(tmp_path: Path, content: str, needle: str) -> None:
     path = tmp_path / ("t.json" if content.startswith("{") else "t.csv")
     path.write_text(content)
     with pytest.raises(DataError, match=needle):
+        load_trace(path)
+
+
+def test_a_one_row_csv_is_bad_input_not_bad_data(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("date,availability\n2023-01-01 00:00:00,1\n")
+    with pytest.raises(InputError, match=r"t\.csv: 1 row; a CSV trace needs at least 2 rows"):
         load_trace(path)
 
 

@@ -86,7 +86,9 @@ def test_cli_zones_json_and_table(tmp_path) -> None:
 
 def test_cli_zones_errors(tmp_path) -> None:
     one = _csv(tmp_path / "a.csv", [1, 0, 1])
-    r = runner.invoke(spot, ["zones", one])
+    r = runner.invoke(spot, ["zones", one, "--size", "3"])
     assert r.exit_code == 2 and "--size 3" in r.stderr
+    r = runner.invoke(spot, ["zones", one, "--json"])  # default size: min(3, zones given)
+    assert r.exit_code == 0 and json.loads(r.stdout)["set_size"] == 1
     r = runner.invoke(spot, ["zones", str(tmp_path / "missing.csv")])
     assert r.exit_code == 2 and "no such file" in r.stderr

@@ -31,7 +31,7 @@ from gpurent.plan.constraints import (
     Risk,
 )
 from gpurent.plan.scenarios import SCENARIOS, Scenario, get_scenario
-from gpurent.pricing.costs import DEFAULT_RESTART_S, DEFAULT_STORAGE_GB_PER_NODE, CostAssumptions
+from gpurent.pricing.costs import DEFAULT_STORAGE_GB_PER_NODE, CostAssumptions
 from gpurent.workload.loader import FIELD_CHECKS
 
 if TYPE_CHECKING:
@@ -237,7 +237,8 @@ _H = {
     "egress_price": "Egress price, USD per GB (default: per provider, stated).",
     "spot_rate": "Expected spot interruptions per instance-hour (default: per provider, stated).",
     "checkpoint": "Seconds to write one checkpoint (default: from the state size at 1 GiB/s).",
-    "restart": "Seconds lost per spot interruption to get a new instance and resume.",
+    "restart": "Seconds lost per spot interruption to get a new instance and resume "
+    "(default: per provider, stated).",
     "commit": "Price 'reserved' as this fraction off on-demand, e.g. 0.35.",
     "catalog": "An offers file: gpurent's CSV or a SkyPilot vms.csv (default: the catalogs "
     "fetched with `gpurent catalog update`, the bundled snapshot for the rest).",
@@ -333,9 +334,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     checkpoint_s: Annotated[
         float | None, typer.Option("--checkpoint-s", help=_H["checkpoint"])
     ] = None,
-    restart_s: Annotated[
-        float, typer.Option("--restart-s", help=_H["restart"])
-    ] = DEFAULT_RESTART_S,
+    restart_s: Annotated[float | None, typer.Option("--restart-s", help=_H["restart"])] = None,
     commit_discount: Annotated[
         float | None, typer.Option("--commit-discount", help=_H["commit"])
     ] = None,

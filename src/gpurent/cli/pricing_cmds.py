@@ -9,6 +9,7 @@ from rich.table import Table
 
 from gpurent.catalog import Offer
 from gpurent.cli.common import checked, cli_errors, console, print_json
+from gpurent.cloud.spot_defaults import spot_default
 from gpurent.errors import InputError, NotFoundError
 from gpurent.inputs import values as v
 from gpurent.pricing import (
@@ -155,16 +156,23 @@ def compare_cmd(
         ),
     ] = None,
     advisor_band: Annotated[
-        str,
+        str | None,
         typer.Option(
             help="AWS Spot Advisor interruption band, used when --mtti-hours is not given: "
-            f"{', '.join(ADVISOR_BANDS)}."
+            f"{', '.join(ADVISOR_BANDS)} (default: the offer's provider's spot default, "
+            "as `plan` uses).",
+            show_default=False,
         ),
-    ] = ">20%",
+    ] = None,
     checkpoint_cost_s: Annotated[float, typer.Option(help="Seconds lost per checkpoint.")] = 60.0,
     restart_s: Annotated[
-        float, typer.Option(help="Seconds from interruption to resumed training on a new instance.")
-    ] = 600.0,
+        float | None,
+        typer.Option(
+            help="Seconds from interruption to resumed training on a new instance "
+            "(default: the provider's, as `plan` uses).",
+            show_default=False,
+        ),
+    ] = None,
     hybrid: Annotated[
         str | None,
         typer.Option(
@@ -198,13 +206,8 @@ def compare_cmd(
         commit_months=commit_months,
         committed_source=source,
     )
-    risk = SpotRisk(
-        mtti_h=mtti_hours if mtti_hours is not None else advisor_band_mtti_h(advisor_band),
-        checkpoint_cost_s=checkpoint_cost_s,
-        restart_s=restart_s,
-        source="--mtti-hours"
-        if mtti_hours is not None
-        else f"AWS Spot Advisor band {advisor_band} (Poisson)",
+    risk = _spot_risk(
+        offer, mtti_hours, advisor_band, checkpoint_cost_s=checkpoint_cost_s, restart_s=restart_s
     )
     usage = UsagePattern(hours_per_day=hours_per_day, days_per_month=days_per_month, months=months)
     result = compare(usage, prices, risk)
@@ -226,6 +229,38 @@ def compare_cmd(
     _render(result, risk, offer)
     if hybrid_result is not None:
         _render_hybrid(hybrid_result)
+
+
+def _spot_risk(
+    offer: Offer | None,
+    mtti_hours: float | None,
+    advisor_band: str | None,
+    *,
+    checkpoint_cost_s: float,
+    restart_s: float | None,
+) -> SpotRisk:
+    """The spot risk from the flags, else the offer's provider's row of the shared defaults."""
+    d = spot_default(offer.provider if offer else None)
+    sources = []
+    if mtti_hours is not None:
+        mtti_h, sources = mtti_hours, ["--mtti-hours"]
+    elif advisor_band is not None:
+        mtti_h = advisor_band_mtti_h(advisor_band)
+        sources = [f"AWS Spot Advisor band {advisor_band} (Poisson)"]
+    else:
+        mtti_h = d.mtti_hours
+    why = [d.rate_source] if mtti_hours is None and advisor_band is None else []
+    if restart_s is None:
+        why.append(d.restart_source)
+    if why:
+        who = offer.provider if offer else f"{d.provider} (no --offer)"
+        sources.append(f"gpurent's spot defaults for {who}: {'; '.join(why)}")
+    return SpotRisk(
+        mtti_h=mtti_h,
+        checkpoint_cost_s=checkpoint_cost_s,
+        restart_s=d.restart_s if restart_s is None else restart_s,
+        source="; ".join(sources),
+    )
 
 
 def _render(result: Comparison, risk: SpotRisk, offer: Offer | None) -> None:
@@ -250,8 +285,9 @@ def _render(result: Comparison, risk: SpotRisk, offer: Offer | None) -> None:
     console.print(result.explanation)
     if result.spot_overhead is not None:
         console.print(
-            f"spot risk: MTTI {risk.mtti_h:,.1f} h from {risk.source}; measured traces "
-            "often show hours, not weeks: pass --mtti-hours from `gpurent spot interval`."
+            f"spot risk: MTTI {risk.mtti_h:,.1f} h, {risk.restart_s:g} s restart; from "
+            f"{risk.source}. Measured traces beat defaults: pass --mtti-hours from "
+            "`gpurent spot interval`."
         )
     if result.committed_source:
         console.print(f"committed price: {result.committed_source}")

@@ -7,6 +7,7 @@ start) costs nothing.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -15,6 +16,7 @@ import typer
 from rich.table import Table
 
 from gpurent.cli.common import checked, cli_errors, console, err_console, print_json
+from gpurent.cloud.spot_defaults import spot_default
 from gpurent.errors import DataError, InputError
 from gpurent.inputs import values as v
 from gpurent.inputs.files import write_text
@@ -81,9 +83,21 @@ def interval_cmd(
     mtti_hours: Annotated[
         float | None, typer.Option(help="Mean time to interruption, hours (without traces).")
     ] = None,
+    provider: Annotated[
+        str | None,
+        typer.Option(
+            help="Use this provider's spot defaults (MTTI without traces, restart seconds), "
+            "the ones `plan` and `pricing compare` use.",
+            show_default=False,
+        ),
+    ] = None,
     restart_s: Annotated[
-        float, typer.Option(help="Seconds from interruption to resumed work.")
-    ] = 0.0,
+        float | None,
+        typer.Option(
+            help="Seconds from interruption to resumed work (default: the provider's, 600 s).",
+            show_default=False,
+        ),
+    ] = None,
     nodes: Annotated[int, typer.Option(help="Instances needed at once (all-or-none).")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
@@ -102,6 +116,22 @@ def interval_cmd(
     )
     from gpurent.spot.survival import lifetimes_from_trace
 
+    d = spot_default(provider)
+    used, why = [], []  # the defaults taken from the table and their sources, for the output
+    if mtti_hours is None and not traces and provider is not None:
+        mtti_hours = d.mtti_hours
+        used.append(f"MTTI {mtti_hours:g} h")
+        why.append(d.rate_source)
+    if restart_s is None:
+        restart_s = d.restart_s
+        used.append(f"{restart_s:g} s restart")
+        why.append(d.restart_source)
+    source = (
+        f"gpurent's spot defaults for {provider or d.provider} ({', '.join(used)}): "
+        + "; ".join(why)
+        if used
+        else "given: " + ("--restart-s" if traces else "--mtti-hours, --restart-s")
+    )
     table = Table(title="expected overhead per hour of useful work")
     for col in ("rule", "interval", "overhead", "checkpoints", "lost work", "restarts"):
         table.add_column(col, justify="left" if col == "rule" else "right")
@@ -117,7 +147,7 @@ def interval_cmd(
             restart_s=restart_s,
         )
         if as_json:
-            print_json(choice)
+            print_json({**asdict(choice), "source": source})
             return
         _overhead_row(table, "empirical optimum", choice.best)
         _overhead_row(table, "Daly (MTTI)", choice.daly)
@@ -130,9 +160,12 @@ def interval_cmd(
             f"MTTI {format_duration(choice.mtti_s)}. Overheads are all evaluated on the "
             "empirical (Kaplan-Meier) lifetime distribution."
         )
+        console.print(f"assumptions: {source}", highlight=False)
         return
     if mtti_hours is None:
-        raise InputError("give availability trace files or --mtti-hours")
+        raise InputError(
+            "give availability trace files, --mtti-hours, or --provider NAME for its default"
+        )
     mtti_s = mtti_hours * 3600.0
     young = young_interval_s(checkpoint_cost_s, mtti_s)
     daly = daly_interval_s(checkpoint_cost_s, mtti_s)
@@ -144,7 +177,15 @@ def interval_cmd(
         ),
     }
     if as_json:
-        print_json({"mtti_s": mtti_s, "checkpoint_cost_s": checkpoint_cost_s, "overheads": rows})
+        print_json(
+            {
+                "mtti_s": mtti_s,
+                "checkpoint_cost_s": checkpoint_cost_s,
+                "restart_s": restart_s,
+                "source": source,
+                "overheads": rows,
+            }
+        )
         return
     for rule, o in rows.items():
         _overhead_row(table, rule, o)
@@ -153,6 +194,7 @@ def interval_cmd(
         "exponential lifetimes assumed; spot lifetimes are heavy tailed: give a trace "
         "for the empirical optimum."
     )
+    console.print(f"assumptions: {source}", highlight=False)
 
 
 @cli_errors
@@ -170,7 +212,10 @@ def zones_cmd(
             show_default=False,
         ),
     ],
-    size: Annotated[int, typer.Option(help="How many zones to spread over.")] = 3,
+    size: Annotated[
+        int | None,
+        typer.Option(help="How many zones to spread over  [default: min(3, zones given)]"),
+    ] = None,
     nodes: Annotated[int, typer.Option(help="Instances needed at once (all-or-none).")] = 1,
     top: Annotated[int, typer.Option(help="How many best subsets to list.")] = 5,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,

@@ -1,4 +1,5 @@
-"""Facts about cloud providers that more than one room needs (metadata services today).
+"""Facts about cloud providers that more than one room needs: metadata services, and the spot
+interruption defaults that plan, pricing and spot share.
 
-Imports only the standard library; every edge room (runtime, monitor) may import it.
+Imports only the standard library; every room above it may import it.
 """

@@ -299,7 +299,7 @@ def _timing(
             nodes=nodes,
             interruptions_per_hour_per_instance=assumptions.interruptions_per_hour(offer.provider),
             checkpoint_cost_s=checkpoint_cost_s(state_gib, assumptions),
-            restart_s=assumptions.restart_s,
+            restart_s=assumptions.restart_seconds(offer.provider),
             trains=trains,
         )
         wall_s = compute_s * spot.slowdown

@@ -23,6 +23,12 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gpurent.cloud.spot_defaults import (
+    OTHERS,
+    SPOT_DEFAULTS,
+    spot_default,
+    spot_sources,
+)
 from gpurent.errors import InputError
 from gpurent.spot.interval import daly_interval_s, overhead_exponential
 from gpurent.units import HOURS_PER_MONTH, SECONDS_PER_HOUR
@@ -45,13 +51,16 @@ EGRESS_USD_PER_GB: dict[str | None, float] = {
     "runpod": 0.0,
     None: 0.09,
 }
-# Expected spot interruptions per instance-hour. AWS: the 2023 p3.2xlarge trace had a mean spot
-# lifetime of 10.4 h (RESEARCH.md section 3), so ~0.1/h. No public lifetime data for the others:
-# a conservative 0.2/h (MTTI 5 h), twice the AWS figure.
-SPOT_INTERRUPTIONS_PER_HOUR: dict[str | None, float] = {"aws": 0.1, None: 0.2}
+# Expected spot interruptions per instance-hour and restart seconds: the table shared with
+# `pricing compare` and `spot interval`, with its sources, is gpurent.cloud.spot_defaults. The
+# two names below are views of it, kept for callers of this module.
+SPOT_INTERRUPTIONS_PER_HOUR: dict[str | None, float] = {
+    **{p: d.interruptions_per_hour for p, d in SPOT_DEFAULTS.items()},
+    None: OTHERS.interruptions_per_hour,
+}
+DEFAULT_RESTART_S = OTHERS.restart_s
 
 DEFAULT_STORAGE_GB_PER_NODE = 200.0
-DEFAULT_RESTART_S = 600.0  # provision + set-up + reload after an interruption (assumed)
 DEFAULT_CHECKPOINT_WRITE_GIB_PER_S = 1.0  # per node, to local NVMe or block storage (assumed)
 DEFAULT_CHECKPOINT_FIXED_S = 10.0  # serialisation and sync per checkpoint (assumed)
 DEFAULT_NETWORK_GBPS = 25.0  # between instances when the offer does not publish it (assumed)
@@ -84,17 +93,17 @@ class CostAssumptions:
     egress_gb: float = 0.0
     egress_usd_per_gb: float | None = None
     spot_interruptions_per_hour: float | None = None
-    restart_s: float = DEFAULT_RESTART_S
+    restart_s: float | None = None  # None: the provider's default (cloud.spot_defaults)
     checkpoint_s: float | None = None  # None: derived from the state size per node
     checkpoint_write_gib_per_s: float = DEFAULT_CHECKPOINT_WRITE_GIB_PER_S
     commit_discount: float | None = None  # fraction off on-demand for "reserved", e.g. 0.35
     default_network_gbps: float = DEFAULT_NETWORK_GBPS
 
     def __post_init__(self) -> None:
-        for name in ("storage_gb_per_node", "egress_gb", "restart_s"):
+        for name in ("storage_gb_per_node", "egress_gb"):
             if getattr(self, name) < 0:
                 raise InputError(f"--{name.replace('_', '-')} must be >= 0")
-        for name in ("storage_usd_per_gb_month", "egress_usd_per_gb", "checkpoint_s"):
+        for name in ("storage_usd_per_gb_month", "egress_usd_per_gb", "checkpoint_s", "restart_s"):
             value = getattr(self, name)
             if value is not None and value < 0:
                 raise InputError(f"--{name.replace('_', '-')} must be >= 0")
@@ -121,7 +130,12 @@ class CostAssumptions:
     def interruptions_per_hour(self, provider: str) -> float:
         if self.spot_interruptions_per_hour is not None:
             return self.spot_interruptions_per_hour
-        return _lookup(SPOT_INTERRUPTIONS_PER_HOUR, provider)
+        return spot_default(provider).interruptions_per_hour
+
+    def restart_seconds(self, provider: str) -> float:
+        if self.restart_s is not None:
+            return self.restart_s
+        return spot_default(provider).restart_s
 
     def describe(self, providers: tuple[str, ...]) -> tuple[str, ...]:
         """The assumptions as lines for reports, for the providers that appear in the plan."""
@@ -151,11 +165,14 @@ class CostAssumptions:
                 "(--spot-interruptions-per-hour)"
             )
         else:
-            rates = (
-                _by_rate(self.interruptions_per_hour, providers, "{:g}/h")
-                + " per instance (defaults: AWS from a 10.4 h mean spot lifetime in a 2023 trace;"
-                " others a conservative 0.2/h, no public data)"
-            )
+            rates = _by_rate(self.interruptions_per_hour, providers, "{:g}/h") + " per instance"
+        restart = (
+            f"{self.restart_s:g} s to restart (--restart-s)"
+            if self.restart_s is not None
+            else _by_rate(self.restart_seconds, providers, "{:g} s") + " to restart"
+        )
+        if self.spot_interruptions_per_hour is None or self.restart_s is None:
+            restart += f" (defaults: {spot_sources(providers)})"
         ckpt = (
             f"{self.checkpoint_s:g} s per checkpoint"
             if self.checkpoint_s is not None
@@ -164,7 +181,7 @@ class CostAssumptions:
         )
         lines.append(
             f"spot: interruptions {rates}; any node lost stops the cluster; {ckpt}, Daly-optimal "
-            f"interval; {self.restart_s:g} s to restart; billed while restarting"
+            f"interval; {restart}; billed while restarting"
         )
         lines.append(
             f"network between nodes: {self.default_network_gbps:g} Gbit/s where the offer "

@@ -163,9 +163,13 @@ def run_starts(market: Market, job: JobSpec, starts: int) -> list[int]:
         raise InputError(f"--starts must be >= 1, got {starts}")
     room = market.ticks - job.deadline_hours / market.gap_hours
     if room < -_EPS:
+        names = ", ".join(repr(n) for n in market.zone_names)
+        need = math.ceil(job.deadline_hours / market.gap_hours - _EPS)
+        which = f"traces {names} have" if market.zones > 1 else f"trace {names} has"
         raise InputError(
-            f"the trace covers {market.ticks * market.gap_hours:.1f} h, shorter than the "
-            f"deadline {job.deadline_hours:g} h; give a longer trace or an earlier deadline"
+            f"{which} {market.ticks} ticks ({market.ticks * market.gap_hours:.1f} h), shorter "
+            f"than the deadline {job.deadline_hours:g} h, which needs at least {need}; "
+            "give a longer trace or an earlier deadline"
         )
     stride = math.floor(max(room, 0.0) / starts)
     return [i * stride for i in range(starts)]

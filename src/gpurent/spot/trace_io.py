@@ -38,7 +38,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from gpurent.errors import DataError, require
+from gpurent.errors import DataError, InputError, require
 from gpurent.inputs import files
 from gpurent.inputs.times import is_number, parse_time
 from gpurent.spot.trace import Trace
@@ -351,7 +351,12 @@ def _gap_hours(
 ) -> tuple[float, list[str]]:
     where = f"{path}" + (f" zone {zone!r}" if zone else "")
     if len(times) < 2:
-        raise DataError(f"{where}: one tick only; the tick gap cannot be inferred")
+        # a well-formed file too short for any spot command: bad input (exit 2), not bad data
+        rows = f"{len(times)} row" + ("" if len(times) == 1 else "s")
+        raise InputError(
+            f"{where}: {rows}; a CSV trace needs at least 2 rows to infer the tick gap "
+            "(or give a JSON trace with metadata.gap_seconds)"
+        )
     diffs = [(b - a).total_seconds() for a, b in itertools.pairwise(times)]
     if any(d < 0 for d in diffs):
         raise DataError(f"{where}: timestamps go backwards; sort the rows by time")

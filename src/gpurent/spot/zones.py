@@ -86,14 +86,20 @@ def phi_coefficient(a: int, b: int, ticks: int) -> float | None:
     return (n11 * n00 - n10 * n01) / math.sqrt(den)
 
 
+DEFAULT_SET_SIZE = 3  # zones to spread over when --size is not given (fewer if fewer given)
+
+
 def analyse_zones(
-    traces: Sequence[Trace], *, set_size: int = 3, nodes: int = 1, top: int = 5
+    traces: Sequence[Trace], *, set_size: int | None = None, nodes: int = 1, top: int = 5
 ) -> ZoneReport:
-    """Per-zone availability and lifetimes, pairwise phi, and the best `set_size` zones."""
+    """Per-zone availability and lifetimes, pairwise phi, and the best `set_size` zones
+    (default: min(3, zones given))."""
     if nodes < 1:
         raise InputError(f"--nodes must be >= 1, got {nodes}")
     aligned = align_zones(traces)
     zones = aligned.traces
+    if set_size is None:
+        set_size = min(DEFAULT_SET_SIZE, len(zones))
     if not 1 <= set_size <= len(zones):
         raise InputError(
             f"--size {set_size} needs at least that many zones; {len(zones)} given "
