@@ -190,7 +190,11 @@ def fit(rows: list[Row], *, fit_fragmentation: bool = False) -> Params:
     parts = [_parts(r) for r in rows]
     best: tuple[float, Params] | None = None
     scales = [i / 100 for i in range(30, 201, 5)]
-    for full in scales:
+    # a scale no fit row measures stays at the physical count (1.0) instead of taking whatever
+    # value the grid happens to reach first
+    adapters = (Task.FINETUNE_LORA, Task.FINETUNE_QLORA)
+    full_scales = scales if any(r.workload.task not in adapters for r in rows) else [1.0]
+    for full in full_scales:
         for adapter in scales:
             for frag in (
                 [j / 100 for j in range(0, 31, 2)] if fit_fragmentation else [FRAGMENTATION]
