@@ -432,22 +432,18 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         except ValueError as exc:
             raise InputError(f"--{exc}") from None
         changes["activation_checkpointing"] = changes["recompute"] is Recompute.FULL
-    if virtual_stages is not None:
-        changes["virtual_pipeline_stages"] = virtual_stages
-    if context_parallel is not None:
-        changes["context_parallel"] = context_parallel
-    if sequence_parallel is not None:
-        changes["sequence_parallel"] = sequence_parallel
-    if fused_loss is not None:
-        changes["fused_loss"] = fused_loss
-    if grad_accum is not None:
-        changes["gradient_accumulation"] = grad_accum
-    if stack_v is not None:
-        changes["stack"] = stack_v
-    if tensor_parallel is not None:
-        changes["tensor_parallel"] = tensor_parallel
-    if pipeline_parallel is not None:
-        changes["pipeline_parallel"] = pipeline_parallel
+    # the flags given, by the Workload field each one sets
+    given = {
+        "virtual_pipeline_stages": virtual_stages,
+        "context_parallel": context_parallel,
+        "sequence_parallel": sequence_parallel,
+        "fused_loss": fused_loss,
+        "gradient_accumulation": grad_accum,
+        "stack": stack_v,
+        "tensor_parallel": tensor_parallel,
+        "pipeline_parallel": pipeline_parallel,
+    }
+    changes.update({field: v for field, v in given.items() if v is not None})
     wl = replace(wl, **changes)
     _single(
         wl,
