@@ -41,3 +41,15 @@ def test_the_all_extra_names_only_extras_that_exist() -> None:
     assert spec.startswith("gpurent[") and spec.endswith("]")
     named = spec.removeprefix("gpurent[").removesuffix("]").split(",")
     assert [n for n in named if n not in extras or n in {"all", "dev"}] == []
+
+
+def test_pre_commit_runs_the_same_checks_as_make_lint_and_typecheck() -> None:
+    import yaml
+
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    entries = {hook["entry"] for repo in config["repos"] for hook in repo["hooks"]}
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    for entry in entries:
+        command = entry.replace(".venv/bin/", "$(BIN)/")
+        assert command in makefile, f"hook {entry!r} is no step of make lint/typecheck"
+    assert len(entries) == 4
