@@ -38,9 +38,11 @@ spot_app = typer.Typer(
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the root app."""
     from gpurent.cli.spot_analytics_cmds import register_spot_analytics
+    from gpurent.cli.spot_probe_cmds import probe_cmd
     from gpurent.cli.spot_signal_cmds import signals_app
 
     register_spot_analytics(spot_app)
+    spot_app.command("probe")(probe_cmd)
     spot_app.add_typer(signals_app, name="signals")
     app.add_typer(spot_app, name="spot")
 
