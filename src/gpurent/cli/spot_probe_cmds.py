@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -37,7 +37,7 @@ CLOCK = _now
 SLEEP = time.sleep
 
 
-def _attempt(command: str, timeout_s: float) -> bool:
+def _attempt(command: str, timeout_s: float) -> Callable[[str], bool]:
     def run(zone: str) -> bool:
         env = {**os.environ, ZONE_ENV: zone}
         try:
