@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from gpurent.cli.common import checked, cli_errors, console, err_console, print_json
+from gpurent.cli.common import (
+    checked,
+    cli_errors,
+    console,
+    err_console,
+    print_json,
+    to_jsonable,
+)
+from gpurent.cli.spot_prices import OFFER_HELP, PRICES_HELP, choose_prices, usd
 from gpurent.cloud.spot_defaults import spot_default
 from gpurent.errors import DataError, InputError
 from gpurent.inputs import values as v
@@ -206,31 +214,70 @@ def interval_cmd(
 def zones_cmd(
     *,
     traces: Annotated[
-        list[Path],
+        list[Path] | None,
         typer.Argument(
-            help="One availability trace per zone (or a file with several zones).",
+            help="One availability trace per zone (or a file with several zones); without "
+            "traces, zones are ranked by the stored spot signals (`spot signals import`).",
             show_default=False,
         ),
-    ],
+    ] = None,
     size: Annotated[
         int | None,
         typer.Option(help="How many zones to spread over  [default: min(3, zones given)]"),
     ] = None,
     nodes: Annotated[int, typer.Option(help="Instances needed at once (all-or-none).")] = 1,
     top: Annotated[int, typer.Option(help="How many best subsets to list.")] = 5,
+    instance: Annotated[
+        str | None,
+        typer.Option(
+            help="Without traces: the instance type to rank zones for.", show_default=False
+        ),
+    ] = None,
+    provider: Annotated[
+        str | None,
+        typer.Option(help="Without traces: only this provider's signals.", show_default=False),
+    ] = None,
+    region: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Without traces: only these regions (repeat or comma-separate).",
+            show_default=False,
+        ),
+    ] = None,
+    offer: Annotated[str | None, typer.Option(help=OFFER_HELP, show_default=False)] = None,
+    prices: Annotated[str | None, typer.Option(help=PRICES_HELP, show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Zones: availability, lifetimes, correlation, and the set least likely to be dry at once.
 
     Example: gpurent spot zones data/spot/*_v100_1.csv --size 3
+
+    Example: gpurent spot zones --instance p5.48xlarge   (ranked by stored signals)
     """
+    from gpurent.cli.spot_zone_signals import render_signal_zones, zone_money
     from gpurent.spot.zones import analyse_zones
 
+    pair = choose_prices(offer, prices)
+    if not traces:
+        render_signal_zones(instance, offer, provider, region, pair, as_json=as_json)
+        return
     report = analyse_zones(_load_traces(traces), set_size=size, nodes=nodes, top=max(top, 1))
+    order, money = zone_money(report, pair)
     if as_json:
-        print_json(report)
+        print_json(
+            {**to_jsonable(report), "try_order": order, "dollars": money and money.as_json()}
+        )
         return
     _render_zones(report)
+    console.print(f"try in this order: {', '.join(order)} (most available first)", highlight=False)
+    if money is not None:
+        console.print(
+            f"dollars: {usd(money.usd_per_hour)}/h on this set vs "
+            f"{usd(money.on_demand_usd_per_hour)}/h on-demand ({money.saving_fraction:.0%} less; "
+            f"{money.rule}); prices from {money.price_source}",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _hours(x: float | None) -> str:
