@@ -22,6 +22,10 @@ from gpurent.inputs import files
 from gpurent.userdata import data_home
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from gpurent.catalog.offer import Offer
+    from gpurent.cloud.spot_defaults import SignalRate
     from gpurent.spot.signals.base import SpotSignal
 
 signals_app = typer.Typer(
@@ -62,6 +66,38 @@ def _save(signals: list[SpotSignal]) -> None:
 
 def now_utc() -> datetime:
     return datetime.now(UTC)
+
+
+def signal_rates_for(offers: Iterable[Offer]) -> tuple[SignalRate, ...]:
+    """Interruption rates from the stored signals for the offers' provider/region/instance,
+    each with its source, bucket, as-of time and age (for `plan`'s assumptions)."""
+    from gpurent.cloud.spot_defaults import SignalRate
+    from gpurent.spot.signals.base import RATE_RULE
+    from gpurent.spot.signals.select import age_text, interruption_rates
+
+    signals = load_signals()
+    if not signals:
+        return ()
+    wanted = {(o.provider.lower(), o.region.lower(), o.instance_type.lower()) for o in offers}
+    now = now_utc()
+    out = []
+    for c in interruption_rates(signals):
+        if (c.provider, c.region, c.instance) not in wanted:
+            continue
+        s = c.signal
+        zones = f", worst of {c.zones} zone series" if c.zones > 1 else ""
+        out.append(
+            SignalRate(
+                provider=c.provider,
+                region=c.region,
+                instance=c.instance,
+                interruptions_per_hour=c.interruptions_per_hour,
+                source=f"{s.source} '{s.label}' as of {s.as_of:%Y-%m-%d %H:%M} UTC "
+                f"({age_text(s.as_of, now)}{zones})",
+                rule=RATE_RULE,
+            )
+        )
+    return tuple(out)
 
 
 @signals_app.command("import")
