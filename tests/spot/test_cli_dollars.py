@@ -87,3 +87,27 @@ def test_bad_prices_are_one_line(write_csv, args: list[str], needle: str) -> Non
     code, _, err = run_cli("spot", "simulate", "--trace", str(a), *JOB, *args)
     assert code == 2, err
     assert needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_interval_gives_dollars_per_useful_hour() -> None:
+    base = ["spot", "interval", "--mtti-hours", "6", "--checkpoint-cost-s", "30", "--json"]
+    code, out, err = run_cli(*base, "--prices", "spot=1,ondemand=3")
+    assert code == 0, err
+    got = json.loads(out)
+    daly = got["dollars"]["Daly"]
+    total = got["overheads"]["Daly"]["total"]
+    assert daly["usd_per_hour"] == pytest.approx(1 + total)
+    assert daly["saving_fraction"] == pytest.approx(1 - (1 + total) / 3)
+    code, out, _ = run_cli(*base)
+    assert "dollars" not in json.loads(out)
+
+
+def test_interval_on_a_trace_with_an_offer(write_csv) -> None:
+    a = write_csv("a", [2 * v for v in pattern(80)])
+    code, out, err = run_cli(
+        "spot", "interval", str(a), "--offer", "runpod/1x_A40_SECURE/US", "--nodes", "2"
+    )
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "dollars per hour of useful work on spot (2 node(s), vs $0.80/h on-demand)" in text
+    assert "catalog offer runpod/1x_A40_SECURE/US" in text

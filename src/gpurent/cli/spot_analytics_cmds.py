@@ -31,6 +31,7 @@ from gpurent.inputs.files import write_text
 from gpurent.units import format_duration
 
 if TYPE_CHECKING:
+    from gpurent.spot.dollars import Prices
     from gpurent.spot.history_report import HistoryReport
     from gpurent.spot.interval import Overhead
     from gpurent.spot.price_io import PriceRecord
@@ -107,6 +108,8 @@ def interval_cmd(
         ),
     ] = None,
     nodes: Annotated[int, typer.Option(help="Instances needed at once (all-or-none).")] = 1,
+    offer: Annotated[str | None, typer.Option(help=OFFER_HELP, show_default=False)] = None,
+    prices: Annotated[str | None, typer.Option(help=PRICES_HELP, show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Checkpoint interval: Young, Daly, the empirical optimum on a trace, and the fixed 15 min.
@@ -124,6 +127,9 @@ def interval_cmd(
     )
     from gpurent.spot.survival import lifetimes_from_trace
 
+    pair = choose_prices(offer, prices)
+    if provider is None and offer is not None:
+        provider = offer.split("/")[0]
     d = spot_default(provider)
     used, why = [], []  # the defaults taken from the table and their sources, for the output
     if mtti_hours is None and not traces and provider is not None:
@@ -154,8 +160,16 @@ def interval_cmd(
             censored=[x.censored for x in lives],
             restart_s=restart_s,
         )
+        rules = {
+            "empirical optimum": choice.best,
+            "Daly (MTTI)": choice.daly,
+            "Young (MTTI)": choice.young,
+            "guide: fixed 15 min": choice.fixed_15min,
+        }
         if as_json:
-            print_json({**asdict(choice), "source": source})
+            print_json(
+                {**asdict(choice), "source": source, **_interval_dollars(rules, pair, nodes)}
+            )
             return
         _overhead_row(table, "empirical optimum", choice.best)
         _overhead_row(table, "Daly (MTTI)", choice.daly)
@@ -169,6 +183,7 @@ def interval_cmd(
             "empirical (Kaplan-Meier) lifetime distribution."
         )
         console.print(f"assumptions: {source}", highlight=False)
+        _print_interval_dollars(rules, pair, nodes)
         return
     if mtti_hours is None:
         raise InputError(
@@ -192,6 +207,7 @@ def interval_cmd(
                 "restart_s": restart_s,
                 "source": source,
                 "overheads": rows,
+                **_interval_dollars(rows, pair, nodes),
             }
         )
         return
@@ -203,6 +219,45 @@ def interval_cmd(
         "for the empirical optimum."
     )
     console.print(f"assumptions: {source}", highlight=False)
+    _print_interval_dollars(rows, pair, nodes)
+
+
+def _interval_dollars(
+    rules: dict[str, Overhead], prices: Prices | None, nodes: int
+) -> dict[str, object]:
+    """{"dollars": per rule, $ per hour of useful work on spot (overhead billed) vs on-demand},
+    or {} without prices."""
+    from gpurent.spot.dollars import overhead_dollars
+
+    if prices is None:
+        return {}
+    return {
+        "dollars": {
+            rule: overhead_dollars(o.total, prices, nodes).as_json()
+            for rule, o in rules.items()
+            if o.total != float("inf")
+        }
+    }
+
+
+def _print_interval_dollars(rules: dict[str, Overhead], prices: Prices | None, nodes: int) -> None:
+    from gpurent.spot.dollars import overhead_dollars
+
+    if prices is None:
+        return
+    parts = []
+    for rule, o in rules.items():
+        if o.total == float("inf"):
+            continue
+        h = overhead_dollars(o.total, prices, nodes)
+        parts.append(f"{rule} {usd(h.usd_per_hour)} ({h.saving_fraction:.0%} less)")
+    console.print(
+        f"dollars per hour of useful work on spot ({nodes} node(s), vs "
+        f"{usd(prices.on_demand_usd_per_hour * nodes)}/h on-demand): {'; '.join(parts)}; "
+        f"prices from {prices.source}",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 @cli_errors
