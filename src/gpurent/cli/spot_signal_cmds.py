@@ -19,6 +19,7 @@ from rich.table import Table
 from gpurent.cli.common import cli_errors, console, err_console, print_json
 from gpurent.errors import DataError
 from gpurent.inputs import files
+from gpurent.textsafe import cells
 from gpurent.userdata import data_home
 
 if TYPE_CHECKING:
@@ -201,13 +202,15 @@ def list_cmd(
         table.add_column(col, overflow="fold")
     for s in shown:
         table.add_row(
-            s.provider,
-            s.instance,
-            s.region,
-            s.zone or "-",
-            s.kind.value,
-            s.label,
-            s.as_of.strftime("%Y-%m-%d %H:%M"),
-            age_text(s.as_of, now),
+            *cells(
+                s.provider,
+                s.instance,
+                s.region,
+                s.zone or "-",
+                s.kind.value,
+                s.label,
+                s.as_of.strftime("%Y-%m-%d %H:%M"),
+                age_text(s.as_of, now),
+            )
         )
     console.print(table)

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from gpurent.cli.common import console, print_json, split_list
 from gpurent.errors import InputError
+from gpurent.textsafe import cells, clean
 
 if TYPE_CHECKING:
     from gpurent.spot.dollars import HourlyDollars, Prices
@@ -109,16 +110,20 @@ def render_signal_zones(
         if spot is not None and od:
             spot_cell += f", {1 - spot / od:.0%} off"
         table.add_row(
-            str(i),
-            z.zone or "(region)",
-            z.region,
-            f"{z.placement_score.value:g}/10" if z.placement_score else "-",
-            _cell(z.interruption),
-            spot_cell,
-            age_text(z.oldest, now),
+            *cells(
+                str(i),
+                z.zone or "(region)",
+                z.region,
+                f"{z.placement_score.value:g}/10" if z.placement_score else "-",
+                _cell(z.interruption),
+                spot_cell,
+                age_text(z.oldest, now),
+            )
         )
     console.print(table)
-    console.print(f"try in this order: {', '.join(ranking.order)}", highlight=False)
+    console.print(
+        f"try in this order: {clean(', '.join(ranking.order))}", highlight=False, markup=False
+    )
     console.print(f"rule: {ranking.rule}", highlight=False, soft_wrap=True)
     if prices is not None:
         console.print(f"on-demand ${prices.on_demand_usd_per_hour:g}/h from {prices.source}")
