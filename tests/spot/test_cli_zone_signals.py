@@ -82,3 +82,31 @@ def test_two_zone_traces_still_default(write_csv) -> None:
     code, out, err = run_cli("spot", "zones", str(a), str(b), "--json")
     assert code == 0, err
     assert sorted(json.loads(out)["try_order"]) == ["a", "b"]
+
+
+def test_region_signals_apply_to_its_zones(tmp_path: Path) -> None:
+    sps = {
+        "InstanceTypes": ["g6.xlarge"],
+        "SpotPlacementScores": [
+            {"Region": "us-east-1", "AvailabilityZoneId": "use1-az1", "Score": 5},
+            {"Region": "us-west-2", "AvailabilityZoneId": "usw2-az1", "Score": 5},
+        ],
+    }
+    advisor = {
+        "ranges": [{"index": 0, "label": "<5%"}, {"index": 4, "label": ">20%"}],
+        "spot_advisor": {
+            "us-east-1": {"Linux": {"g6.xlarge": {"s": 50, "r": 4}}},
+            "us-west-2": {"Linux": {"g6.xlarge": {"s": 50, "r": 0}}},
+            "eu-west-1": {"Linux": {"g6.xlarge": {"s": 50, "r": 0}}},
+        },
+    }
+    for name, doc in (("sps.json", sps), ("adv.json", advisor)):
+        path = tmp_path / name
+        path.write_text(json.dumps(doc))
+        assert run_cli("spot", "signals", "import", str(path))[0] == 0
+    code, out, err = run_cli("spot", "zones", "--instance", "g6.xlarge", "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    # equal scores: the zone of the <5% region first; eu-west-1 has no zone signal, so its region
+    assert got["try_order"] == ["usw2-az1", "use1-az1", "eu-west-1"]
+    assert got["zones"][1]["interruption"] == ">20%"

@@ -146,7 +146,8 @@ class ZoneRanking:
 
 RANK_RULE = (
     "higher placement score first, then lower interruption frequency, then lower spot price; "
-    "a zone without a signal of a kind ranks after those with one"
+    "a zone without a signal of a kind ranks after those with one; a per-region signal applies "
+    "to every zone of the region"
 )
 
 
@@ -176,6 +177,15 @@ def rank_zones(
             f"no stored spot signal for {instance!r}{where}; import one with "
             "`gpurent spot signals import FILE` or pass trace files"
         )
+    # a per-region signal (the advisor's, Azure's) applies to the zones of that region, which
+    # then stand in for the region's own row
+    for (p, r, z), kinds in picked.items():
+        regional = picked.get((p, r, None))
+        if z is not None and regional is not None:
+            for kind, sig in regional.items():
+                kinds.setdefault(kind, sig)
+    zoned = {(p, r) for (p, r, z) in picked if z is not None}
+    picked = {k: v for k, v in picked.items() if k[2] is not None or k[:2] not in zoned}
     zones = [
         ZoneSignal(
             provider=p,
