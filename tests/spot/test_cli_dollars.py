@@ -80,6 +80,7 @@ def test_terminal_shows_dollars_and_their_source(write_csv) -> None:
         (["--prices", "spot=1,ondemand=4", "--price-ratio", "3"], "not both"),
         (["--prices", "spot=1,ondemand=4", "--offer", "runpod/1x_A40_SECURE/US"], "not both"),
         (["--offer", "nope/none/nowhere"], "nope/none/nowhere"),
+        (["--prices", "spot=5,ondemand=4"], "above on-demand"),
     ],
 )
 def test_bad_prices_are_one_line(write_csv, args: list[str], needle: str) -> None:

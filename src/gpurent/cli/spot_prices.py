@@ -45,11 +45,17 @@ def choose_prices(offer: str | None, prices: str | None) -> Prices | None:
 
     if offer is not None and is_price_pair(prices):
         raise InputError("give --offer or --prices spot=..,ondemand=.., not both")
+    chosen = None
     if offer is not None:
-        return offer_prices(offer)
-    if prices is not None and is_price_pair(prices):
-        return parse_price_pair(prices)
-    return None
+        chosen = offer_prices(offer)
+    elif prices is not None and is_price_pair(prices):
+        chosen = parse_price_pair(prices)
+    if chosen is not None and chosen.spot_usd_per_hour > chosen.on_demand_usd_per_hour:
+        raise InputError(
+            f"{chosen.source}: spot ${chosen.spot_usd_per_hour:g}/h is above on-demand "
+            f"${chosen.on_demand_usd_per_hour:g}/h; check the prices"
+        )
+    return chosen
 
 
 def usd(x: float) -> str:
