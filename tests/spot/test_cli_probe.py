@@ -102,3 +102,26 @@ def test_probe_bad_bounds_are_exit_2(
     assert code == 2, err
     assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / "t").exists()
+
+
+def test_a_round_that_overruns_starts_the_next_at_once() -> None:
+    from gpurent.spot.probe import ProbeLimits, run_probe
+
+    clock = FakeClock()
+
+    def slow_attempt(zone: str) -> bool:
+        clock.t += timedelta(seconds=400)  # two zones x 400 s > the 600 s interval
+        return zone == "a"
+
+    result = run_probe(
+        ["a", "b"],
+        slow_attempt,
+        ProbeLimits(interval_s=600, max_attempts=3, max_duration_s=10_000),
+        now=clock.now,
+        sleep=clock.sleep,
+    )
+    assert clock.slept == []
+    starts = sorted({r.time for r in result.rows})
+    assert [(t - starts[0]).total_seconds() for t in starts] == [0, 800, 1600]
+    assert result.stopped_by == "max-attempts"
+    assert [r.created for r in result.rows] == [1, 0] * 3
