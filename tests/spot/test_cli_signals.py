@@ -167,3 +167,13 @@ def test_shipped_examples_import(tmp_path: Path) -> None:
         code, _, err = run_cli("spot", "signals", "import", str(path))
         assert code == 0, (path, err)
     assert {r["provider"] for r in stored()} == {"aws", "azure"}
+
+
+def test_the_store_keeps_the_newest_of_each_series(tmp_path: Path) -> None:
+    path = write(tmp_path, "lake.csv", SPOTLAKE)
+    assert run_cli("spot", "signals", "import", str(path))[0] == 0
+    assert run_cli("spot", "signals", "import", str(path))[0] == 0  # again: no duplicates
+    doc = json.loads((tmp_path / "gpurent-home" / "spot" / "signals.json").read_text())
+    az4 = [d for d in doc if d["zone"] == "use1-az4" and d["kind"] == "placement_score"]
+    assert [d["value"] for d in az4] == [2.0]
+    assert len(doc) == len(stored())

@@ -1,8 +1,9 @@
 """`gpurent spot signals import|list`: public spot signals kept in the user data directory.
 
 The store is one JSON file, `<data home>/spot/signals.json` (see userdata.py), a list of the
-signals as `SpotSignal.as_json` writes them. `plan` and `spot zones` read it through
-`load_signals`.
+signals as `SpotSignal.as_json` writes them, the newest of each series (format, provider,
+region, zone, instance, kind) only: a SpotLake archive's history is read, its latest row kept.
+`plan` and `spot zones` read it through `load_signals`.
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ def import_cmd(
     from gpurent.errors import InputError
     from gpurent.inputs.times import parse_time
     from gpurent.spot.signals import GCP_NOTE, parse_signals
-    from gpurent.spot.signals.select import merge
+    from gpurent.spot.signals.select import merge, newest
 
     if fmt is not None and fmt.strip().lower() == "gcp":
         raise InputError(GCP_NOTE)
@@ -154,12 +155,12 @@ def import_cmd(
     new = parse_signals(
         text, files.shown(file), fmt=fmt, as_of=when, instance=instance, os_name=os_name
     )
-    stored = merge(load_signals(), new)
+    stored = newest(merge(load_signals(), new))
     _save(stored)
     kinds = sorted({s.kind.value for s in new})
     err_console.print(
-        f"imported {len(new)} signal(s) ({', '.join(kinds)}) from {files.shown(file)}; "
-        f"{len(stored)} stored in {store_path()}",
+        f"read {len(new)} signal(s) ({', '.join(kinds)}) from {files.shown(file)}; "
+        f"{len(stored)} stored in {store_path()} (the newest of each series)",
         highlight=False,
         soft_wrap=True,
     )
