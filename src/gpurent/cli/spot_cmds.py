@@ -32,7 +32,8 @@ POLICY_HELP = (
 spot_app = typer.Typer(
     help=(
         "Spot instances: replay availability traces and compare policies (simulate), choose a "
-        "checkpoint interval (interval), pick zones (zones), read price history (history)."
+        "checkpoint interval (interval), pick zones (zones), read price history (history), "
+        "record a trace (probe), import public signals (signals)."
     ),
     no_args_is_help=True,
 )
