@@ -415,6 +415,20 @@ FILE_TARGETS = (
         lambda: json_texts(["metadata", "data", "gap_seconds"]),
     ),
     FileTarget(
+        "spot-signals-json",
+        ".json",
+        lambda p: ["spot", "signals", "import", p],
+        lambda: json_texts(
+            ["SpotPlacementScores", "InstanceTypes", "ranges", "spot_advisor", "data", "Score"]
+        ),
+    ),
+    FileTarget(
+        "spot-signals-spotlake",
+        ".csv",
+        lambda p: ["spot", "signals", "import", p],
+        lambda: csv_texts(["Time", "InstanceType", "Region", "AZ", "SPS", "IF", "SpotPrice"]),
+    ),
+    FileTarget(
         "scenario-yaml",
         ".yaml",
         lambda p: ["monitor", "--fake-gpus", p, "--duration", "0", "--json"],

@@ -24,6 +24,8 @@ NEEDS_USER_INPUT = {
     "spot interval": "needs a trace file (tests/spot)",
     "spot zones": "needs trace files (tests/spot)",
     "spot history": "needs a price-history file (tests/spot)",
+    "spot signals import": "needs a downloaded signal file (tests/spot/test_cli_signals.py)",
+    "spot probe": "runs the user's acquire script (tests/spot/test_cli_probe.py)",
     "bench": "a full benchmark run; tests/bench runs --quick end to end",
     "monitor --instance": "records to ~/gpu.db; tests/monitor records to a tmp store",
     "monitor --exporter": "serves until stopped; tests/monitor scrapes the exporter",

@@ -423,6 +423,10 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         commit_discount=commit_discount,
     )
     offers = load_offers(catalog)
+    if spot_rate is None:
+        from gpurent.cli.spot_signal_cmds import signal_rates_for
+
+        assumptions = replace(assumptions, signal_rates=signal_rates_for(offers))
     missing = set(constraints.exclude_providers) - {o.provider for o in offers}
     if missing:  # a typo would otherwise exclude nothing, silently
         err_console.print(

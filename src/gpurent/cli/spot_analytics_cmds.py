@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from gpurent.cli.common import checked, cli_errors, console, err_console, print_json
+from gpurent.cli.common import (
+    checked,
+    cli_errors,
+    console,
+    err_console,
+    print_json,
+    to_jsonable,
+)
+from gpurent.cli.spot_prices import OFFER_HELP, PRICES_HELP, choose_prices, usd
 from gpurent.cloud.spot_defaults import spot_default
 from gpurent.errors import DataError, InputError
 from gpurent.inputs import values as v
@@ -23,6 +31,7 @@ from gpurent.inputs.files import write_text
 from gpurent.units import format_duration
 
 if TYPE_CHECKING:
+    from gpurent.spot.dollars import Prices
     from gpurent.spot.history_report import HistoryReport
     from gpurent.spot.interval import Overhead
     from gpurent.spot.price_io import PriceRecord
@@ -99,6 +108,8 @@ def interval_cmd(
         ),
     ] = None,
     nodes: Annotated[int, typer.Option(help="Instances needed at once (all-or-none).")] = 1,
+    offer: Annotated[str | None, typer.Option(help=OFFER_HELP, show_default=False)] = None,
+    prices: Annotated[str | None, typer.Option(help=PRICES_HELP, show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Checkpoint interval: Young, Daly, the empirical optimum on a trace, and the fixed 15 min.
@@ -116,6 +127,9 @@ def interval_cmd(
     )
     from gpurent.spot.survival import lifetimes_from_trace
 
+    pair = choose_prices(offer, prices)
+    if provider is None and offer is not None:
+        provider = offer.split("/")[0]
     d = spot_default(provider)
     used, why = [], []  # the defaults taken from the table and their sources, for the output
     if mtti_hours is None and not traces and provider is not None:
@@ -146,8 +160,16 @@ def interval_cmd(
             censored=[x.censored for x in lives],
             restart_s=restart_s,
         )
+        rules = {
+            "empirical optimum": choice.best,
+            "Daly (MTTI)": choice.daly,
+            "Young (MTTI)": choice.young,
+            "guide: fixed 15 min": choice.fixed_15min,
+        }
         if as_json:
-            print_json({**asdict(choice), "source": source})
+            print_json(
+                {**asdict(choice), "source": source, **_interval_dollars(rules, pair, nodes)}
+            )
             return
         _overhead_row(table, "empirical optimum", choice.best)
         _overhead_row(table, "Daly (MTTI)", choice.daly)
@@ -161,6 +183,7 @@ def interval_cmd(
             "empirical (Kaplan-Meier) lifetime distribution."
         )
         console.print(f"assumptions: {source}", highlight=False)
+        _print_interval_dollars(rules, pair, nodes)
         return
     if mtti_hours is None:
         raise InputError(
@@ -184,6 +207,7 @@ def interval_cmd(
                 "restart_s": restart_s,
                 "source": source,
                 "overheads": rows,
+                **_interval_dollars(rows, pair, nodes),
             }
         )
         return
@@ -195,6 +219,45 @@ def interval_cmd(
         "for the empirical optimum."
     )
     console.print(f"assumptions: {source}", highlight=False)
+    _print_interval_dollars(rows, pair, nodes)
+
+
+def _interval_dollars(
+    rules: dict[str, Overhead], prices: Prices | None, nodes: int
+) -> dict[str, object]:
+    """{"dollars": per rule, $ per hour of useful work on spot (overhead billed) vs on-demand},
+    or {} without prices."""
+    from gpurent.spot.dollars import overhead_dollars
+
+    if prices is None:
+        return {}
+    return {
+        "dollars": {
+            rule: overhead_dollars(o.total, prices, nodes).as_json()
+            for rule, o in rules.items()
+            if o.total != float("inf")
+        }
+    }
+
+
+def _print_interval_dollars(rules: dict[str, Overhead], prices: Prices | None, nodes: int) -> None:
+    from gpurent.spot.dollars import overhead_dollars
+
+    if prices is None:
+        return
+    parts = []
+    for rule, o in rules.items():
+        if o.total == float("inf"):
+            continue
+        h = overhead_dollars(o.total, prices, nodes)
+        parts.append(f"{rule} {usd(h.usd_per_hour)} ({h.saving_fraction:.0%} less)")
+    console.print(
+        f"dollars per hour of useful work on spot ({nodes} node(s), vs "
+        f"{usd(prices.on_demand_usd_per_hour * nodes)}/h on-demand): {'; '.join(parts)}; "
+        f"prices from {prices.source}",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 @cli_errors
@@ -206,31 +269,70 @@ def interval_cmd(
 def zones_cmd(
     *,
     traces: Annotated[
-        list[Path],
+        list[Path] | None,
         typer.Argument(
-            help="One availability trace per zone (or a file with several zones).",
+            help="One availability trace per zone (or a file with several zones); without "
+            "traces, zones are ranked by the stored spot signals (`spot signals import`).",
             show_default=False,
         ),
-    ],
+    ] = None,
     size: Annotated[
         int | None,
         typer.Option(help="How many zones to spread over  [default: min(3, zones given)]"),
     ] = None,
     nodes: Annotated[int, typer.Option(help="Instances needed at once (all-or-none).")] = 1,
     top: Annotated[int, typer.Option(help="How many best subsets to list.")] = 5,
+    instance: Annotated[
+        str | None,
+        typer.Option(
+            help="Without traces: the instance type to rank zones for.", show_default=False
+        ),
+    ] = None,
+    provider: Annotated[
+        str | None,
+        typer.Option(help="Without traces: only this provider's signals.", show_default=False),
+    ] = None,
+    region: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Without traces: only these regions (repeat or comma-separate).",
+            show_default=False,
+        ),
+    ] = None,
+    offer: Annotated[str | None, typer.Option(help=OFFER_HELP, show_default=False)] = None,
+    prices: Annotated[str | None, typer.Option(help=PRICES_HELP, show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Zones: availability, lifetimes, correlation, and the set least likely to be dry at once.
 
     Example: gpurent spot zones data/spot/*_v100_1.csv --size 3
+
+    Example: gpurent spot zones --instance p5.48xlarge   (ranked by stored signals)
     """
+    from gpurent.cli.spot_zone_signals import render_signal_zones, zone_money
     from gpurent.spot.zones import analyse_zones
 
+    pair = choose_prices(offer, prices)
+    if not traces:
+        render_signal_zones(instance, offer, provider, region, pair, as_json=as_json)
+        return
     report = analyse_zones(_load_traces(traces), set_size=size, nodes=nodes, top=max(top, 1))
+    order, money = zone_money(report, pair)
     if as_json:
-        print_json(report)
+        print_json(
+            {**to_jsonable(report), "try_order": order, "dollars": money and money.as_json()}
+        )
         return
     _render_zones(report)
+    console.print(f"try in this order: {', '.join(order)} (most available first)", highlight=False)
+    if money is not None:
+        console.print(
+            f"dollars: {usd(money.usd_per_hour)}/h on this set vs "
+            f"{usd(money.on_demand_usd_per_hour)}/h on-demand ({money.saving_fraction:.0%} less; "
+            f"{money.rule}); prices from {money.price_source}",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _hours(x: float | None) -> str:

@@ -13,9 +13,12 @@ import typer
 from rich.table import Table
 
 from gpurent.cli.common import checked, cli_errors, console, err_console, print_json
+from gpurent.cli.spot_prices import OFFER_HELP, choose_prices, usd
+from gpurent.errors import InputError
 from gpurent.inputs import values as v
 
 if TYPE_CHECKING:
+    from gpurent.spot.dollars import JobDollars, Prices
     from gpurent.spot.model import JobSpec, Market
     from gpurent.spot.simulator import SimSummary
 
@@ -29,7 +32,8 @@ POLICY_HELP = (
 spot_app = typer.Typer(
     help=(
         "Spot instances: replay availability traces and compare policies (simulate), choose a "
-        "checkpoint interval (interval), pick zones (zones), read price history (history)."
+        "checkpoint interval (interval), pick zones (zones), read price history (history), "
+        "record a trace (probe), import public signals (signals)."
     ),
     no_args_is_help=True,
 )
@@ -38,8 +42,12 @@ spot_app = typer.Typer(
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the root app."""
     from gpurent.cli.spot_analytics_cmds import register_spot_analytics
+    from gpurent.cli.spot_probe_cmds import probe_cmd
+    from gpurent.cli.spot_signal_cmds import signals_app
 
     register_spot_analytics(spot_app)
+    spot_app.command("probe")(probe_cmd)
+    spot_app.add_typer(signals_app, name="signals")
     app.add_typer(spot_app, name="spot")
 
 
@@ -113,9 +121,14 @@ def simulate_cmd(
         typer.Option("--on-demand-price", help="On-demand $/h when spot prices come from traces."),
     ] = None,
     prices: Annotated[
-        Path | None,
-        typer.Option("--prices", help="JSON {zone: [spot $/h per tick]} matched by zone name."),
+        str | None,
+        typer.Option(
+            "--prices",
+            help="spot=USD,ondemand=USD ($/h per instance), or a JSON file {zone: [spot $/h per "
+            "tick]} matched by zone name.",
+        ),
     ] = None,
+    offer: Annotated[str | None, typer.Option("--offer", help=OFFER_HELP)] = None,
     nodes: Annotated[
         int, typer.Option("--nodes", help="Instances the job needs (all-or-none).")
     ] = 1,
@@ -136,7 +149,13 @@ def simulate_cmd(
         changeover_hours=changeover_hours,
         nodes=nodes,
     )
-    market = _load_market(trace, prices, nodes, price_ratio, on_demand_price)
+    pair = choose_prices(offer, prices)
+    if pair is not None and price_ratio is not None:
+        raise InputError(f"give --price-ratio or {pair.source}, not both")
+    prices_file = Path(prices) if prices is not None and pair is None else None
+    ratio = pair.ratio if pair is not None else price_ratio
+    market = _load_market(trace, prices_file, nodes, ratio, on_demand_price)
+    money = _money(pair, market, ratio)
     plan = tick_plan(job, market.gap_hours)
     if not plan.feasible_on_demand:
         err_console.print(
@@ -153,13 +172,36 @@ def simulate_cmd(
     summaries = _run_all(names, market, job, start_ticks)
     optimal = summaries.get(OPTIMAL)
     if as_json:
-        out = [_json(s, optimal) for s in summaries.values()]
+        out = [_json(s, optimal, money, job) for s in summaries.values()]
         if key == "all" or vs_optimal:
             print_json({"zones": list(market.zone_names), "results": out})
         else:
             print_json(out[0])
         return
-    _render(summaries, optimal, market, job)
+    _render(summaries, optimal, market, job, money)
+
+
+def _money(pair: Prices | None, market: Market, ratio: float | None) -> tuple[float, str] | None:
+    """(on-demand $/h per instance, where from) for dollars, or None with relative prices."""
+    if pair is not None:
+        return pair.on_demand_usd_per_hour, pair.source
+    if ratio is None:
+        return market.on_demand_usd_per_hour, "the traces' spot prices and on-demand price"
+    return None
+
+
+def _dollars(s: SimSummary, money: tuple[float, str] | None, job: JobSpec) -> JobDollars | None:
+    from gpurent.spot.dollars import job_dollars
+
+    if money is None:
+        return None
+    return job_dollars(
+        s.mean_cost_normalized,
+        on_demand_usd_per_hour=money[0],
+        job_hours=job.job_hours,
+        nodes=job.nodes,
+        price_source=money[1],
+    )
 
 
 def _run_all(
@@ -181,17 +223,29 @@ def _run_all(
     return out
 
 
-def _json(summary: SimSummary, optimal: SimSummary | None) -> dict[str, object]:
+def _json(
+    summary: SimSummary,
+    optimal: SimSummary | None,
+    money: tuple[float, str] | None = None,
+    job: JobSpec | None = None,
+) -> dict[str, object]:
     from gpurent.spot.evaluate import gap_to_optimal
 
     out = summary.as_json()
     if optimal is not None:
         out["gap_to_optimal"] = gap_to_optimal(summary, optimal)
+    dollars = _dollars(summary, money, job) if job is not None else None
+    if dollars is not None:
+        out["dollars"] = dollars.as_json()
     return out
 
 
 def _render(
-    summaries: dict[str, SimSummary], optimal: SimSummary | None, market: Market, job: JobSpec
+    summaries: dict[str, SimSummary],
+    optimal: SimSummary | None,
+    market: Market,
+    job: JobSpec,
+    money: tuple[float, str] | None = None,
 ) -> None:
     from gpurent.spot.evaluate import gap_to_optimal
 
@@ -217,4 +271,27 @@ def _render(
             cells.append(f"{gap_to_optimal(s, optimal):+.1%}")
         table.add_row(*cells)
     console.print(table)
+    if money is not None:
+        money_table = Table(title=f"the job in dollars ({job.nodes} node(s))")
+        for col in ("policy", "mean cost $", "saves vs on-demand"):
+            money_table.add_column(col, justify="left" if col == "policy" else "right")
+        for s in summaries.values():
+            d = _dollars(s, money, job)
+            assert d is not None
+            money_table.add_row(
+                s.policy, usd(d.cost_usd), f"{usd(d.saving_usd)} ({d.saving_fraction:.0%})"
+            )
+        console.print(money_table)
     console.print("cost normalised by on-demand for the whole job (k x C); 1.0 = all on-demand")
+    if money is None:
+        console.print(
+            "no dollars: relative prices only; pass --offer or --prices spot=..,ondemand=.."
+        )
+    else:
+        od_total = money[0] * job.job_hours * job.nodes
+        console.print(
+            f"dollars: {job.nodes} x {job.job_hours:g} h at ${money[0]:g}/h on-demand = "
+            f"{usd(od_total)} all on-demand; prices from {money[1]}",
+            highlight=False,
+            soft_wrap=True,
+        )

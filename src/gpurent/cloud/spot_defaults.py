@@ -63,6 +63,29 @@ SPOT_DEFAULTS: dict[str, SpotDefault] = {
 }
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SignalRate:
+    """An interruption rate for one provider/region/instance taken from a published signal
+    (`gpurent spot signals import`), used instead of the provider's default row. `source` says
+    which signal, its bucket, as-of time and age, and the bucket -> rate rule."""
+
+    provider: str
+    region: str
+    instance: str
+    interruptions_per_hour: float
+    source: str
+    rule: str = ""  # how the signal became a rate (e.g. bucket midpoint per month)
+
+    def matches(self, provider: str, region: str | None, instance: str | None) -> bool:
+        return (
+            region is not None
+            and instance is not None
+            and self.provider == provider.strip().lower()
+            and self.region == region.strip().lower()
+            and self.instance == instance.strip().lower()
+        )
+
+
 def spot_default(provider: str | None) -> SpotDefault:
     """The defaults for `provider` (case-insensitive); the `OTHERS` row when it has none or is
     None."""

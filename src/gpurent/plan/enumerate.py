@@ -297,7 +297,9 @@ def _timing(
         spot = spot_overhead(
             compute_s=compute_s,
             nodes=nodes,
-            interruptions_per_hour_per_instance=assumptions.interruptions_per_hour(offer.provider),
+            interruptions_per_hour_per_instance=assumptions.interruptions_per_hour(
+                offer.provider, offer.region, offer.instance_type
+            ),
             checkpoint_cost_s=checkpoint_cost_s(state_gib, assumptions),
             restart_s=assumptions.restart_seconds(offer.provider),
             trains=trains,

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from gpurent.cloud.spot_defaults import (
     OTHERS,
     SPOT_DEFAULTS,
+    SignalRate,
     spot_default,
     spot_sources,
 )
@@ -98,6 +99,7 @@ class CostAssumptions:
     checkpoint_write_gib_per_s: float = DEFAULT_CHECKPOINT_WRITE_GIB_PER_S
     commit_discount: float | None = None  # fraction off on-demand for "reserved", e.g. 0.35
     default_network_gbps: float = DEFAULT_NETWORK_GBPS
+    signal_rates: tuple[SignalRate, ...] = ()  # from stored spot signals, per region/instance
 
     def __post_init__(self) -> None:
         for name in ("storage_gb_per_node", "egress_gb"):
@@ -127,9 +129,16 @@ class CostAssumptions:
             return self.egress_usd_per_gb
         return _lookup(EGRESS_USD_PER_GB, provider)
 
-    def interruptions_per_hour(self, provider: str) -> float:
+    def interruptions_per_hour(
+        self, provider: str, region: str | None = None, instance: str | None = None
+    ) -> float:
+        """--spot-interruptions-per-hour, else a stored signal for this region and instance,
+        else the provider's default."""
         if self.spot_interruptions_per_hour is not None:
             return self.spot_interruptions_per_hour
+        for r in self.signal_rates:
+            if r.matches(provider, region, instance):
+                return r.interruptions_per_hour
         return spot_default(provider).interruptions_per_hour
 
     def restart_seconds(self, provider: str) -> float:
@@ -183,6 +192,17 @@ class CostAssumptions:
             f"spot: interruptions {rates}; any node lost stops the cluster; {ckpt}, Daly-optimal "
             f"interval; {restart}; billed while restarting"
         )
+        if self.signal_rates and self.spot_interruptions_per_hour is None:
+            used = "; ".join(
+                f"{r.provider}/{r.instance}/{r.region} {r.interruptions_per_hour:.2g}/h from "
+                f"{r.source}"
+                for r in self.signal_rates
+            )
+            rules = "; ".join(sorted({r.rule for r in self.signal_rates if r.rule}))
+            lines.append(
+                f"spot signals (instead of the defaults above, for these offers): {used}"
+                + (f" (bucket -> rate: {rules})" if rules else "")
+            )
         lines.append(
             f"network between nodes: {self.default_network_gbps:g} Gbit/s where the offer "
             "does not publish it"
