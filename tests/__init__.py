@@ -1,0 +1,1 @@
+"""The test suite (a regular package, so that no installed top-level `tests` shadows it)."""
