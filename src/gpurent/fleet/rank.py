@@ -1,14 +1,14 @@
 """Ranking a fleet and flagging the nodes to replace (pure: figures in, decisions out).
 
 The outlier rule, for every figure where higher is better (TFLOP/s, GB/s, IOPS, images/s):
-a node is slow on a figure when its value is both
-  - below `MEDIAN_FRACTION` (80%) of the fleet median, and
-  - below the median by more than `MAD_K` (3) scaled median absolute deviations
-    (MAD x 1.4826, the normal-consistent scale).
-Both must hold: the MAD test alone flags noise on a very uniform fleet (MAD near 0 would not, since
-the 20% gap also has to be there), the 80% test alone flags half of a fleet with a wide spread.
-A median needs at least `MIN_NODES` (3) nodes to name an outlier: of two nodes that differ, the
-figures cannot say which one is wrong.
+a node is slow on a figure when its value is
+  - below `MEDIAN_FRACTION` (80%) of the fleet median (identical machines do not differ by 20%:
+    that is a throttled, mis-seated or shared GPU, a degraded link, a noisy neighbour), or
+  - below the median by more than `MAD_K` (3) scaled median absolute deviations (MAD x 1.4826,
+    the normal-consistent scale) and by more than `MIN_DROP` (5%) of the median: on a tight
+    fleet this catches smaller drops, and the 5% floor keeps a MAD near 0 from flagging noise.
+The median needs at least `MIN_NODES` (3) nodes to name an outlier: of two nodes that differ, the
+figures cannot say which one is wrong. With 3 nodes only the slowest can be flagged.
 
 All-reduce between nodes is measured on pairs (a ring: node i with node i+1); a node's link
 figure is the best busbw of the pairs it is in (a healthy node has at least one fast link), and
@@ -29,11 +29,12 @@ from dataclasses import dataclass
 MEDIAN_FRACTION = 0.8
 MAD_K = 3.0
 MAD_SCALE = 1.4826
+MIN_DROP = 0.05
 MIN_NODES = 3
 LINK_METRIC = "allreduce.pair_busbw"
 RULE = (
-    f"slow: below {MEDIAN_FRACTION:.0%} of the fleet median and more than {MAD_K:g} scaled MAD "
-    f"(x{MAD_SCALE}) below it, with at least {MIN_NODES} nodes"
+    f"slow: below {MEDIAN_FRACTION:.0%} of the fleet median, or more than {MAD_K:g} scaled MAD "
+    f"(x{MAD_SCALE}) and {MIN_DROP:.0%} below it; at least {MIN_NODES} nodes"
 )
 
 
@@ -57,7 +58,7 @@ class Outlier:
     value: float
     median: float
     fraction_of_median: float
-    threshold: float  # the value below which the node is slow on this metric
+    threshold: float  # the value below which a node is slow on this metric
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,7 +91,7 @@ def slow_outliers(values: Mapping[str, float], metric: str) -> list[Outlier]:
     if med <= 0:
         return []
     mad = statistics.median(abs(v - med) for v in values.values())
-    threshold = min(MEDIAN_FRACTION * med, med - MAD_K * MAD_SCALE * mad)
+    threshold = max(MEDIAN_FRACTION * med, min(med - MAD_K * MAD_SCALE * mad, (1 - MIN_DROP) * med))
     return [
         Outlier(
             node=node,
