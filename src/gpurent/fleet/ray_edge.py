@@ -133,12 +133,15 @@ def alive_nodes(ray: Any) -> list[Node]:
     return sorted(nodes, key=lambda n: (not n.is_head, n.node_id))
 
 
-def _pinned(ray: Any, fn: Callable[..., Any], node: Node, gpus: float) -> Any:
+Claim = tuple[float, float]  # (CPUs, GPUs) a task asks of its node
+
+
+def _pinned(ray: Any, fn: Callable[..., Any], node: Node, claim: Claim) -> Any:
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     return ray.remote(fn).options(
-        num_cpus=1 if node.cpus >= 1 else 0,
-        num_gpus=gpus,
+        num_cpus=claim[0],
+        num_gpus=claim[1],
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node.node_id, soft=False),
         max_retries=0,
     )
@@ -146,13 +149,13 @@ def _pinned(ray: Any, fn: Callable[..., Any], node: Node, gpus: float) -> Any:
 
 def run_on(
     ray: Any,
-    calls: Sequence[tuple[Node, Callable[..., Any], dict[str, Any], float]],
+    calls: Sequence[tuple[Node, Callable[..., Any], dict[str, Any], Claim]],
     timeout_s: float,
 ) -> list[tuple[Any, str | None]]:
-    """Run each (node, fn, keyword arguments, gpus) as one task pinned to its node, all at once;
+    """Run each (node, fn, keyword arguments, claim) as one task pinned to its node, all at once;
     per call the value and None, or None and a one-line error (a failed task, or no answer by the
     timeout)."""
-    refs = [_pinned(ray, fn, node, gpus).remote(**kwargs) for node, fn, kwargs, gpus in calls]
+    refs = [_pinned(ray, fn, node, claim).remote(**kwargs) for node, fn, kwargs, claim in calls]
     deadline = time.monotonic() + timeout_s
     out: list[tuple[Any, str | None]] = []
     for (node, _, _, _), ref in zip(calls, refs, strict=True):
@@ -176,9 +179,11 @@ def bench_nodes(
     timeout_s: float,
     min_free_gib: float,
 ) -> list[tuple[Any, str | None]]:
-    """`gpurent bench --quick` and the health checks on every node, with all its GPUs."""
+    """`gpurent bench --quick` and the health checks on every node, holding the whole node (all
+    its CPUs and GPUs: nothing else of the cluster's runs there meanwhile, and Ray sets the
+    task's thread count, OMP_NUM_THREADS, to the node's CPUs)."""
     kwargs = {"bench_args": bench_args, "timeout_s": timeout_s, "min_free_gib": min_free_gib}
-    calls = [(n, on_node.bench_here, kwargs, n.gpus) for n in nodes]
+    calls = [(n, on_node.bench_here, kwargs, (n.cpus, n.gpus)) for n in nodes]
     return run_on(ray, calls, timeout_s + 30.0)
 
 
@@ -191,9 +196,10 @@ def health_nodes(
     endpoints: list[str],
     timeout_s: float,
 ) -> list[tuple[Any, str | None]]:
-    """The runtime's health checks on every node (GPU nodes with their GPUs, for NVML)."""
+    """The runtime's health checks on every node. They claim no CPU and no GPU, so they run
+    beside a job that holds the node (NVML sees every GPU whatever Ray makes visible)."""
     kwargs = {"path": path, "min_free_gib": min_free_gib, "endpoints": endpoints}
-    calls = [(n, on_node.health_here, kwargs, n.gpus) for n in nodes]
+    calls = [(n, on_node.health_here, kwargs, (0.0, 0.0)) for n in nodes]
     return run_on(ray, calls, timeout_s)
 
 
@@ -210,12 +216,18 @@ def allreduce_nodes(
     if len(nodes) < 2:
         raise DeviceError("all-reduce across nodes needs at least 2 live nodes")
     device = "cuda" if all(n.gpus >= 1 for n in nodes) else "cpu"
-    ((port, error),) = run_on(ray, [(nodes[0], on_node.free_port_here, {}, 0.0)], timeout_s)
+    free_port: tuple[Node, Callable[..., Any], dict[str, Any], Claim] = (
+        nodes[0],
+        on_node.free_port_here,
+        {},
+        (0.0, 0.0),
+    )
+    ((port, error),) = run_on(ray, [free_port], timeout_s)
     if error is not None:
         raise DeviceError(f"all-reduce rendezvous: {error}")
     init = f"tcp://{nodes[0].address}:{port}"
     gpus = 1.0 if device == "cuda" else 0.0
-    calls = [
+    calls: list[tuple[Node, Callable[..., Any], dict[str, Any], Claim]] = [
         (
             n,
             on_node.allreduce_here,
@@ -228,7 +240,7 @@ def allreduce_nodes(
                 "repeats": repeats,
                 "timeout_s": timeout_s,
             },
-            gpus,
+            (min(1.0, n.cpus), gpus),
         )
         for r, n in enumerate(nodes)
     ]
