@@ -136,3 +136,20 @@ def test_a_figure_the_others_have_and_one_node_lacks_is_a_warning() -> None:
     d = next(r for r in ranking.nodes if r.node == "d")
     assert not d.replace
     assert d.warnings == ("no m.y figure (other nodes have one: a benchmark skipped?)",)
+
+
+def test_a_nodecut_off_from_every_neighbour_is_replaced() -> None:
+    from gpurent.fleet.service import PairLink, cut_off
+
+    links = (
+        PairLink(a="a", b="b", device="cpu", busbw_gbps=1.0),
+        PairLink(a="b", b="c", device="", busbw_gbps=None, error="gloo: connection refused"),
+        PairLink(a="c", b="a", device="", busbw_gbps=None, error="gloo: connection refused"),
+    )
+    c = cut_off(nf("c", m_x=1.0), links)
+    assert c.health_fail == ("allreduce: failed with every neighbour (gloo: connection refused)",)
+    assert cut_off(nf("a", m_x=1.0), links).health_fail == ()
+    everything_failed = tuple(
+        PairLink(a=p.a, b=p.b, device="", busbw_gbps=None, error="x") for p in links
+    )
+    assert cut_off(nf("c", m_x=1.0), everything_failed).health_fail == ()

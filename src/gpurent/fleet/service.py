@@ -121,6 +121,18 @@ def _pair_links(
     return tuple(links)
 
 
+def cut_off(report: NodeFigures, links: tuple[PairLink, ...]) -> NodeFigures:
+    """A node whose all-reduce failed with every neighbour, while other pairs worked, cannot
+    join a job: it is marked failed (its link, NIC or firewall)."""
+    mine = [p for p in links if report.node in (p.a, p.b)]
+    if report.error is not None or not mine or any(p.error is None for p in mine):
+        return report
+    if all(p.error is not None for p in links):
+        return report  # nothing worked anywhere: a setup problem, said in the notes
+    reason = f"allreduce: failed with every neighbour ({mine[0].error})"
+    return replace(report, health_fail=(*report.health_fail, reason))
+
+
 def fleet_bench(
     address: str,
     *,
@@ -166,6 +178,7 @@ def fleet_bench(
         else r
         for r in reports
     ]
+    reports = [cut_off(r, links) for r in reports]
     ranking = rank_fleet(reports)
     return FleetBench(
         address=address,
