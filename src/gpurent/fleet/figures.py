@@ -9,8 +9,11 @@ from gpurent.bench.result import BenchResult, result_from_dict
 from gpurent.errors import DataError
 from gpurent.fleet.rank import NodeFigures
 
-# Units in which a bench figure is a rate (higher is better); other figures are not compared.
-RATE_UNITS = frozenset({"TFLOP/s", "GB/s", "IOPS", "images/s", "samples/s", "tokens/s"})
+# Units of the bench figures where higher is better: rates, and the scaling efficiency
+# ("fraction" of linear); other figures are not compared.
+RATE_UNITS = frozenset(
+    {"TFLOP/s", "GB/s", "IOPS", "images/s", "samples/s", "sequences/s", "tokens/s", "fraction"}
+)
 
 
 def health_reasons(rows: Sequence[Mapping[str, str]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
