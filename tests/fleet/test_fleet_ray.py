@@ -68,6 +68,7 @@ def cluster() -> Iterator[str]:
             c.shutdown()
 
 
+@pytest.mark.slow
 def test_fleet_bench_ranks_the_nodes_and_names_the_throttled_one(cluster: str) -> None:
     done = gpurent(
         "fleet", "bench", "--address", cluster, "--json",
@@ -93,6 +94,7 @@ def test_fleet_bench_ranks_the_nodes_and_names_the_throttled_one(cluster: str) -
     assert line.startswith(f"error: 1 of 3 nodes to replace: {slow['node']} (")
 
 
+@pytest.mark.slow
 def test_fleet_health_runs_on_every_node(cluster: str) -> None:
     done = gpurent("fleet", "health", "--address", cluster, "--min-free-gib", "1e6")
     assert done.returncode == 1  # no node has a million GiB free: every disk check fails
@@ -104,6 +106,7 @@ def test_fleet_health_runs_on_every_node(cluster: str) -> None:
     assert line.startswith("error: 3 of 3 nodes failed a health check: ")
 
 
+@pytest.mark.slow
 def test_fleet_allreduce_reports_algbw_and_busbw_per_size(cluster: str) -> None:
     done = gpurent(
         "fleet", "allreduce", "--address", cluster, "--json", "--sizes-mib", "1,4", "--repeats", "3"
