@@ -25,6 +25,7 @@ from gpurent.bench.matmul import CPU_PRECISIONS, GPU_PRECISIONS, run_matmul
 from gpurent.bench.membw import run_membw
 from gpurent.bench.models import CPU_SMALL, FULL, MODEL_NAMES, ModelConfig
 from gpurent.bench.result import BenchResult, CalibrationRow, Measurement, ModelRun
+from gpurent.bench.timing import THROTTLE_ENV, throttle_factor
 from gpurent.bench.torchdep import import_torch, resolve_device
 from gpurent.bench.train import run_model, run_scaling
 from gpurent.bench.verdict import judge
@@ -164,6 +165,7 @@ def run_bench(
 ) -> BenchResult:
     """Run the benchmarks of `cfg`, judge them, and return the result (nothing is printed)."""
     cfg.validate()
+    slow = throttle_factor()  # the test hook, checked before anything runs
     torch = import_torch()
     device = resolve_device(torch, cfg.device)
     start = clock()
@@ -326,6 +328,10 @@ def run_bench(
             measurements.append(failed(f"{name}.error", name, exc))
     if progress is not None:
         progress("verdict", len(selected), len(selected))
+    if slow > 1.0:
+        notes.append(
+            f"{THROTTLE_ENV}={slow:g}: every timed CPU call was slowed {slow:g}x (a test hook)"
+        )
     hw = detect_hardware(torch, device, links[0] if links else None)
     expectations = build_expectations(hw, spec, measurements, runs, model_expect)
     if device == "cuda" and model_expect is None:

@@ -4,15 +4,48 @@ On CUDA, kernels run asynchronously: a host clock would time the launch, not the
 timing records a `torch.cuda.Event` before and after each call and synchronizes before reading
 them (elapsed_time is in milliseconds). On the CPU the work is synchronous and perf_counter is
 exact enough for calls of more than ~100 us.
+
+Test hook: when `GPURENT_BENCH_THROTTLE` is a number f > 1, every timed CPU call (and every
+timed all-reduce) sleeps (f - 1) times its own duration inside the timed region, so the process
+really delivers 1/f of its work per second, like a node whose cores are shared or throttled. The
+fleet tests set it on one Ray node to make that node an honest outlier; the bench result says so
+in its notes. Nobody sets it in production.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from gpurent.errors import InputError
+
+THROTTLE_ENV = "GPURENT_BENCH_THROTTLE"
+
+
+def throttle_factor() -> float:
+    """The test hook's slow-down factor (1.0 when `GPURENT_BENCH_THROTTLE` is unset)."""
+    raw = os.environ.get(THROTTLE_ENV, "").strip()
+    if not raw:
+        return 1.0
+    try:
+        factor = float(raw)
+    except ValueError:
+        factor = float("nan")
+    if not 1.0 <= factor <= 1000.0:
+        raise InputError(
+            f"{THROTTLE_ENV}={raw!r}: expected a number from 1 to 1000 (a test hook; unset it)"
+        )
+    return factor
+
+
+def throttle(elapsed_s: float, factor: float) -> None:
+    """Sleep so that a call of `elapsed_s` takes `factor` times as long (the test hook)."""
+    if factor > 1.0:
+        time.sleep(elapsed_s * (factor - 1.0))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,6 +91,7 @@ def time_calls(
     for _ in range(warmup):
         fn()
     synchronize(torch, device)
+    slow = throttle_factor() if device != "cuda" else 1.0
     durations: list[float] = []
     for _ in range(repeats):
         if device == "cuda":
@@ -71,6 +105,7 @@ def time_calls(
         else:
             t0 = time.perf_counter()
             fn()
+            throttle(time.perf_counter() - t0, slow)
             durations.append(time.perf_counter() - t0)
         if deadline is not None and len(durations) >= 2 and time.monotonic() > deadline:
             break

@@ -9,6 +9,7 @@ from gpurent.cli import (
     bench_cmds,
     catalog_cmds,
     estimate_cmds,
+    fleet_cmds,
     monitor_cmds,
     plan_cmds,
     pricing_cmds,
@@ -57,6 +58,7 @@ for _module in (
     bench_cmds,
     monitor_cmds,
     run_cmds,
+    fleet_cmds,
 ):
     _module.register(app)
 
