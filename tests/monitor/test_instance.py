@@ -11,7 +11,6 @@ import time
 from collections.abc import Iterator, Mapping
 
 import pytest
-from tests.runtime.metadata_server import MetadataState, metadata_server
 from typer.testing import CliRunner
 
 from gpurent.catalog.sources import load_offers
@@ -23,6 +22,7 @@ from gpurent.monitor.instance import (
     gcp_region,
     price_detected,
 )
+from tests.runtime.metadata_server import MetadataState, metadata_server
 
 DEAD = "http://127.0.0.1:9"  # discard port: connection refused
 runner = CliRunner()

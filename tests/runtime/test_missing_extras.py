@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 
 import pytest
-from tests.conftest import run_cli
 
 from gpurent.errors import MissingExtraError
 from gpurent.runtime import CheckpointManager
+from tests.conftest import run_cli
 
 
 @pytest.fixture()
