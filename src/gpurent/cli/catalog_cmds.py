@@ -20,6 +20,7 @@ from gpurent.catalog import all_gpus, find_gpu, get_gpu
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.offer import Offer
 from gpurent.catalog.offers import OfferTable, bundled_table
+from gpurent.catalog.offers_csv import offers_csv
 from gpurent.catalog.query import OfferQuery, OfferSort, resolve_gpu_filter, select_offers
 from gpurent.catalog.sources import (
     DEFAULT_CLOUDS,
@@ -269,6 +270,9 @@ def offers(  # noqa: PLR0917 - typer maps parameters to options
         typer.Option("--catalog", help="Read offers from this file (SkyPilot vms.csv or plain)."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
+    as_csv: Annotated[
+        bool, typer.Option("--csv", help="CSV on stdout (RFC 4180, header row, units in names).")
+    ] = False,
 ) -> None:
     """List rentable GPU instances with prices, filtered and sorted; says how old prices are.
 
@@ -288,8 +292,13 @@ def offers(  # noqa: PLR0917 - typer maps parameters to options
         spot_only=spot,
         min_gpu_memory_gib=min_gpu_memory,
     )
+    if as_json and as_csv:
+        raise InputError("give --json or --csv, not both")
     matching = select_offers(table.offers, query, sort=sort)
     shown = select_offers(matching, OfferQuery(), sort=sort, limit=limit)
+    if as_csv:
+        typer.echo(offers_csv(shown), nl=False)
+        return
     if as_json:
         print_json(
             {

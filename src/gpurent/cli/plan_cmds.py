@@ -382,11 +382,13 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         if interconnect
         else (scenario.interconnect if scenario else Interconnect.ANY)
     )
+    offers = load_offers(catalog)
     gpus: tuple[str, ...] = ()
-    if gpu:
+    if gpu:  # a GPU with offers but no spec says so, not "did you mean" another GPU
         from gpurent.catalog import get_gpu
 
-        gpus = tuple(get_gpu(name).name for name in split_list(gpu))
+        names = {o.gpu_name for o in offers}
+        gpus = tuple(get_gpu(name, names).name for name in split_list(gpu))
     constraints = Constraints(
         deadline_s=deadline_s,
         budget_usd=budget,
@@ -422,7 +424,6 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         checkpoint_s=checkpoint_s,
         commit_discount=commit_discount,
     )
-    offers = load_offers(catalog)
     missing = set(constraints.exclude_providers) - {o.provider for o in offers}
     if missing:  # a typo would otherwise exclude nothing, silently
         err_console.print(
