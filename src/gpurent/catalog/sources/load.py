@@ -25,8 +25,9 @@ from gpurent.catalog.offers import (
     bundled_table,
     parse_offers_csv,
 )
+from gpurent.catalog.sources.gpuhunt import load_gpuhunt
 from gpurent.catalog.sources.skypilot import parse_skypilot_csv
-from gpurent.catalog.sources.store import CloudMeta, cloud_file, read_meta
+from gpurent.catalog.sources.store import cloud_file, read_meta
 from gpurent.errors import DataError
 from gpurent.inputs import files
 from gpurent.userdata import data_home
@@ -108,17 +109,18 @@ def load_file(path: Path, *, provider: str | None = None) -> OfferTable:
         raise DataError(f"{files.shown(path)}: unreadable CSV ({exc})") from None
 
 
-def fetched_age(metas: dict[str, CloudMeta], now: datetime | None = None) -> str:
-    """'fetched 2026-11-30 10:00 UTC (aws, gcp)', oldest fetch first, with days ago if `now`."""
-    if not metas:
+def fetched_age(fetched_at: dict[str, str], now: datetime | None = None) -> str:
+    """'fetched 2026-11-30 10:00 UTC (aws, gcp)' from {name: ISO fetch time}, the oldest fetch,
+    with days ago if `now`."""
+    if not fetched_at:
         return ""
-    oldest = min(datetime.fromisoformat(m.fetched_at) for m in metas.values())
+    oldest = min(datetime.fromisoformat(t) for t in fetched_at.values())
     when = oldest.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
     ago = ""
     if now is not None:
         days = (now - oldest).total_seconds() / 86400
         ago = ", today" if days < 1 else f", {days:.0f} days ago"
-    return f"fetched {when}{ago} ({', '.join(sorted(metas))})"
+    return f"fetched {when}{ago} ({', '.join(sorted(fetched_at))})"
 
 
 def load_offers(
@@ -137,9 +139,21 @@ def load_offers(
         return load_file(path, provider=provider)
     home = data_home() if home is None else home
     metas = read_meta(home)
+    hunt = load_gpuhunt(home)
     bundled = bundled_table()
-    if not metas:
+    if not metas and hunt is None:
         return bundled
+    hunt_offers: list[Offer] = []
+    if hunt is not None:  # per provider, the newer fetch wins
+        hunt_table, hunt_meta = hunt
+        hunt_at = datetime.fromisoformat(hunt_meta.fetched_at)
+        covered = {o.provider for o in hunt_table.offers}
+        metas = {
+            c: m
+            for c, m in metas.items()
+            if c not in covered or datetime.fromisoformat(m.fetched_at) > hunt_at
+        }
+        hunt_offers = [o for o in hunt_table.offers if o.provider not in metas]
     offers: list[Offer] = []
     skipped: list[SkippedRow] = []
     notes: list[str] = []
@@ -157,15 +171,23 @@ def load_offers(
         skipped.extend(table.skipped)
         notes.extend(f"{cloud}: {n}" for n in table.notes)
         ignored += table.ignored_rows
-    rest = [o for o in bundled.offers if o.provider not in metas]
-    age = fetched_age(metas, now)
+    fetched = {o.provider for o in (*offers, *hunt_offers)}
+    rest = [o for o in bundled.offers if o.provider not in fetched]
+    parts = [fetched_age({c: m.fetched_at for c, m in metas.items()}, now)] if metas else []
+    if hunt is not None and hunt_offers:
+        at = hunt[1].fetched_at
+        parts.append(
+            "gpuhunt " + fetched_age(dict.fromkeys({o.provider for o in hunt_offers}, at), now)
+        )
+    age = "; ".join(parts)
     if rest:
         others = sorted({o.provider for o in rest})
         age += f"; {', '.join(others)}: {BUNDLED_AGE}"
+    where = str(home / "catalog")
     return OfferTable(
-        offers=(*offers, *rest),
+        offers=(*offers, *hunt_offers, *rest),
         skipped=tuple(skipped),
-        source=f"{home / 'catalog'} + bundled snapshot" if rest else str(home / "catalog"),
+        source=f"{where} + bundled snapshot" if rest else where,
         age=age,
         ignored_rows=ignored,
         notes=tuple(notes),
