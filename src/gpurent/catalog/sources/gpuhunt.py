@@ -18,8 +18,8 @@ update keeps the previous files). This is an edge module (network, files, enviro
 from __future__ import annotations
 
 import contextlib
-import gc
 import csv
+import gc
 import io
 import json
 import logging
