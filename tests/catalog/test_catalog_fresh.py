@@ -79,3 +79,74 @@ def test_specless_gpu_with_offers_says_so_not_did_you_mean(name: str, command: l
 def test_truly_unknown_gpu_still_suggests() -> None:
     r = runner.invoke(app, ["plan", "--preset", "llama-lora", "--gpu", "H1OO"])
     assert r.exit_code == 2 and "did you mean" in r.stderr and "offers exist" not in r.stderr
+
+
+def _h100_catalog(tmp_path: Path, as_of: str) -> Path:
+    path = tmp_path / "offers.csv"
+    path.write_text(
+        "provider,instance_type,gpu,gpu_count,region,price_hour_usd,as_of\n"
+        f"aws,p5.48xlarge,H100,8,us-east-1,98.32,{as_of}\n"
+    )
+    return path
+
+
+def _plan_json(catalog: Path, now: str) -> dict[str, object]:
+    r = runner.invoke(
+        app,
+        ["plan", "--preset", "llama-lora", "--catalog", str(catalog), "--json"],
+        env={"GPURENT_NOW": now},
+    )
+    assert r.exit_code == 0, r.stderr  # an old price is warned about, never refused
+    doc: dict[str, object] = json.loads(r.stdout)
+    return doc
+
+
+def test_plan_warns_when_the_recommended_price_is_over_30_days_old(tmp_path: Path) -> None:
+    catalog = _h100_catalog(tmp_path, "2026-10-01")
+    fresh = _plan_json(catalog, "2026-10-31")  # 30 days: not yet stale
+    assert fresh["warnings"] == []
+    old = _plan_json(catalog, "2026-11-01T08:00:00+00:00")  # 31 days
+    warnings = old["warnings"]
+    assert isinstance(warnings, list) and len(warnings) == 1
+    assert "p5.48xlarge" in warnings[0] and "'2026-10-01', 31 days old" in warnings[0]
+    assert old["best"] is not None  # still recommended
+    r = runner.invoke(
+        app,
+        ["plan", "--preset", "llama-lora", "--catalog", str(catalog)],
+        env={"GPURENT_NOW": "2026-11-01"},
+    )
+    assert r.exit_code == 0 and "warning: the price of " in r.stdout and "p5.48xlarge" in r.stdout
+
+
+def test_plan_warns_about_an_undated_price(tmp_path: Path) -> None:
+    catalog = _h100_catalog(tmp_path, "")  # a --catalog file without dates
+    warnings = _plan_json(catalog, "2026-11-01")["warnings"]
+    assert isinstance(warnings, list) and len(warnings) == 1 and "unknown date" in warnings[0]
+
+
+def test_bad_clock_override_is_exit_2() -> None:
+    r = runner.invoke(app, ["offers"], env={"GPURENT_NOW": "yesterday"})
+    assert r.exit_code == 2 and "GPURENT_NOW" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_catalog_info_lists_each_source_age_count_and_marks_2023_rows_stale() -> None:
+    r = runner.invoke(app, ["catalog", "info", "--json"], env={"GPURENT_NOW": "2026-07-15"})
+    assert r.exit_code == 0, r.stderr
+    sources = {s["source"]: s for s in json.loads(r.stdout)["sources"]}
+    tencent = sources["bundled snapshot (tencentcloud)"]
+    assert tencent["as_of"] == "2023-06-30" and tencent["stale"] is True
+    assert tencent["age_days"] == 1111 and tencent["offers"] == 19
+    bundled = sources["bundled snapshot"]
+    assert bundled["age_days"] == 15 and bundled["stale"] is False  # 2026-H1 read as June 30
+    assert bundled["offers"] + tencent["offers"] == 899
+    text = runner.invoke(app, ["catalog", "info"], env={"GPURENT_NOW": "2026-07-15"}).stdout
+    assert "2023-06-30" in text and "STALE" in text
+
+
+def test_offers_mark_the_2023_rows_stale() -> None:
+    args = ["offers", "--provider", "tencentcloud", "--limit", "0"]
+    r = runner.invoke(app, [*args, "--json"], env={"GPURENT_NOW": "2026-07-15"})
+    offers = json.loads(r.stdout)["offers"]
+    assert offers and all(o["price_stale"] and o["as_of"] == "2023-06-30" for o in offers)
+    r = runner.invoke(app, args, env={"GPURENT_NOW": "2026-07-15"})
+    assert "stale: 19 of these 19 prices are over 30 days old" in r.stdout

@@ -191,13 +191,27 @@ def gpus_show(
 # ----------------------------------------------------------------------------- offers
 
 
-def _offer_json(o: Offer) -> dict[str, Any]:
+def _offer_json(o: Offer, now: datetime) -> dict[str, Any]:
     return {
         **to_jsonable(o),
         "key": o.key,
         "price_usd_per_gpu_hour": o.price_usd_per_gpu_hour,
         "spot_price_usd_per_gpu_hour": o.spot_price_usd_per_gpu_hour,
+        "price_age_days": age_days(o.as_of, now),
+        "price_stale": is_stale(o.as_of, now),
     }
+
+
+def _stale_note(shown: tuple[Offer, ...], now: datetime) -> str | None:
+    """'stale: N of these prices are over 30 days old (dates ...)', or None when none is."""
+    stale = sorted({o.as_of for o in shown if is_stale(o.as_of, now)})
+    count = sum(1 for o in shown if is_stale(o.as_of, now))
+    if not count:
+        return None
+    return (
+        f"stale: {count} of these {len(shown)} prices are over {STALE_AFTER_DAYS} days old on "
+        f"{now.date()} or undated ({'; '.join(stale)}); `gpurent catalog update` fetches fresh ones"
+    )
 
 
 def _short_gpu(name: str) -> str:
@@ -281,7 +295,7 @@ def offers(  # noqa: PLR0917 - typer maps parameters to options
     Example: `gpurent offers --gpu h100,a100-80gb --min-gpus 8 --spot --sort gpu-price`.
     Prices are list prices per hour for the whole instance; $/GPU-h divides by the GPU count.
     """
-    now = datetime.now(UTC)
+    now = now_utc()
     table = load_offers(catalog, now=now)
     if catalog is not None:
         _warn_skipped(table)
@@ -309,7 +323,7 @@ def offers(  # noqa: PLR0917 - typer maps parameters to options
                 "source": table.source,
                 "count": len(shown),
                 "matching": len(matching),
-                "offers": [_offer_json(o) for o in shown],
+                "offers": [_offer_json(o, now) for o in shown],
             }
         )
         return
@@ -318,6 +332,9 @@ def offers(  # noqa: PLR0917 - typer maps parameters to options
     else:
         console.print(_offers_table(shown, len(matching)))
     console.print(_age_line(table), highlight=False, soft_wrap=True)
+    note = _stale_note(shown, now)
+    if note:
+        console.print(Text(clean(note)), soft_wrap=True)
 
 
 # ----------------------------------------------------------------------------- catalog

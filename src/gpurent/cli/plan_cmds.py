@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
+from rich.text import Text
 
 from gpurent.cli.common import (
     checked,
@@ -32,12 +33,16 @@ from gpurent.plan.constraints import (
 )
 from gpurent.plan.scenarios import SCENARIOS, Scenario, get_scenario
 from gpurent.pricing.costs import DEFAULT_STORAGE_GB_PER_NODE, CostAssumptions
+from gpurent.userdata import now_utc
 from gpurent.workload.loader import FIELD_CHECKS
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from gpurent.catalog.offer import Offer
     from gpurent.catalog.precision import Precision
     from gpurent.plan.layouts import EstimatorFn
+    from gpurent.plan.result import Plan
     from gpurent.workload.spec import Task, Workload
 
 EXIT_INFEASIBLE = 3
@@ -440,6 +445,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
             exclude_regions=parse_regions(exclude_region, known),
         )
     result = make_plan(workload, offers, constraints, assumptions, _estimator(), scenario=scenario)
+    stale = price_warnings(result, now_utc())
     if html is not None:
         from gpurent.report.plan_html import render_html
 
@@ -447,19 +453,40 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     if as_json:
         from gpurent.report.plan_json import plan_to_dict
 
-        print_json(plan_to_dict(result))
+        print_json({**plan_to_dict(result), "warnings": stale})
     elif markdown:
         from gpurent.report.plan_markdown import render_markdown
 
         typer.echo(render_markdown(result))
+        for line in stale:
+            typer.echo(f"> warning: {line}")
     else:
         from gpurent.report.plan_terminal import render_terminal
 
         render_terminal(result, console)
+        for line in stale:
+            console.print(Text.assemble(("warning: ", "yellow"), line), soft_wrap=True)
     if html is not None:
         err_console.print(f"wrote {html}", highlight=False)
     if not result.feasible:
         raise typer.Exit(EXIT_INFEASIBLE)
+
+
+def price_warnings(result: Plan, now: datetime) -> list[str]:
+    """One warning per price date among the ranked rows that is over 30 days old (or unknown),
+    naming the best-ranked row with it: the plan says so and still ranks them (issue 15)."""
+    from gpurent.catalog.freshness import stale_price_warning
+
+    by_date: dict[str, list[str]] = {}
+    for c in result.top:
+        by_date.setdefault(c.as_of, []).append(c.label)
+    out = []
+    for as_of, labels in by_date.items():
+        more = f" (and {len(labels) - 1} more ranked rows)" if len(labels) > 1 else ""
+        line = stale_price_warning(labels[0] + more, as_of, now)
+        if line is not None:
+            out.append(line)
+    return out
 
 
 def register(app: typer.Typer) -> None:
