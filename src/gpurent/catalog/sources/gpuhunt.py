@@ -347,17 +347,25 @@ def read_gpuhunt_meta(home: Path) -> GpuhuntMeta | None:
         ) from None
 
 
-def load_gpuhunt(home: Path) -> tuple[OfferTable, GpuhuntMeta] | None:
+def load_gpuhunt(
+    home: Path, *, cache_dir: Path | None = None
+) -> tuple[OfferTable, GpuhuntMeta] | None:
     """The stored gpuhunt offers with their metadata, or None when never fetched."""
+    from gpurent.catalog.sources.cache import cached_table
+
     meta = read_gpuhunt_meta(home)
     if meta is None:
         return None
     path = gpuhunt_dir(home) / OFFERS_FILE
-    text = path.read_text(encoding="utf-8")
-    try:
-        table = parse_offers_csv(text, str(path), default_as_of=meta.fetched_at)
-    except (DataError, csv.Error) as exc:
-        raise DataError(f"{exc}; run `gpurent catalog update --source gpuhunt` again") from None
+
+    def parse() -> OfferTable:
+        text = path.read_text(encoding="utf-8")
+        try:
+            return parse_offers_csv(text, str(path), default_as_of=meta.fetched_at)
+        except (DataError, csv.Error) as exc:
+            raise DataError(f"{exc}; run `gpurent catalog update --source gpuhunt` again") from None
+
+    table = cached_table(path, ("gpuhunt", meta.fetched_at), parse, cache_dir)
     return table, meta
 
 

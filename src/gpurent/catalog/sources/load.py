@@ -25,12 +25,13 @@ from gpurent.catalog.offers import (
     bundled_table,
     parse_offers_csv,
 )
+from gpurent.catalog.sources.cache import cached_table
 from gpurent.catalog.sources.gpuhunt import load_gpuhunt
 from gpurent.catalog.sources.skypilot import parse_skypilot_csv
-from gpurent.catalog.sources.store import cloud_file, read_meta
+from gpurent.catalog.sources.store import CloudMeta, cloud_file, read_meta
 from gpurent.errors import DataError
 from gpurent.inputs import files
-from gpurent.userdata import data_home
+from gpurent.userdata import cache_home, data_home
 
 KNOWN_CLOUDS = (
     "aws",
@@ -92,21 +93,35 @@ def parse_catalog_text(
     )
 
 
-def load_file(path: Path, *, provider: str | None = None) -> OfferTable:
-    """Offers from one catalog file. Its prices are dated by the file's modification day."""
+def default_cache_dir() -> Path:
+    """Where parsed catalog files are cached (`sources/cache.py`)."""
+    return cache_home() / "catalog"
+
+
+def load_file(
+    path: Path, *, provider: str | None = None, cache_dir: Path | None = None
+) -> OfferTable:
+    """Offers from one catalog file. Its prices are dated by the file's modification day.
+
+    With `cache_dir`, a parse of the same file (path, mtime, size) is read back from there."""
     text = files.read_text(path, what="catalog file", error=DataError)
     modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC).date().isoformat()
     age = f"from {path.name} (price date unknown; file modified {modified})"
-    try:
-        return parse_catalog_text(
-            text,
-            str(path),
-            provider=provider or infer_provider(path),
-            as_of=f"unknown (file modified {modified})",
-            age=age,
-        )
-    except csv.Error as exc:  # e.g. a field over the csv module's size limit
-        raise DataError(f"{files.shown(path)}: unreadable CSV ({exc})") from None
+    cloud = provider or infer_provider(path)
+
+    def parse() -> OfferTable:
+        try:
+            return parse_catalog_text(
+                text,
+                str(path),
+                provider=cloud,
+                as_of=f"unknown (file modified {modified})",
+                age=age,
+            )
+        except csv.Error as exc:  # e.g. a field over the csv module's size limit
+            raise DataError(f"{files.shown(path)}: unreadable CSV ({exc})") from None
+
+    return cached_table(path, ("file", cloud or "", str(path)), parse, cache_dir)
 
 
 def fetched_age(fetched_at: dict[str, str], now: datetime | None = None) -> str:
@@ -129,17 +144,20 @@ def load_offers(
     provider: str | None = None,
     home: Path | None = None,
     now: datetime | None = None,
+    use_cache: bool = True,
 ) -> OfferTable:
     """Offers from `path`, else the user's fetched catalogs + bundled snapshot, else bundled.
 
     `home` defaults to `gpurent.userdata.data_home()`; `now` only adds "N days ago" to the age.
+    Parsed files are cached in the user cache dir (`use_cache=False`: parse every time).
     Raises `DataError` for an unusable file (no usable row, unknown format, bad metadata).
     """
+    cache_dir = default_cache_dir() if use_cache else None
     if path is not None:
-        return load_file(path, provider=provider)
+        return load_file(path, provider=provider, cache_dir=cache_dir)
     home = data_home() if home is None else home
     metas = read_meta(home)
-    hunt = load_gpuhunt(home)
+    hunt = load_gpuhunt(home, cache_dir=cache_dir)
     bundled = bundled_table()
     if not metas and hunt is None:
         return bundled
@@ -160,13 +178,18 @@ def load_offers(
     ignored = 0
     for cloud, meta in sorted(metas.items()):
         file = cloud_file(home, cloud)
-        table = parse_skypilot_csv(
-            file.read_text(encoding="utf-8"),
-            str(file),
-            provider=cloud,
-            as_of=meta.fetched_at,
-            source=meta.url,
-        )
+
+        def parse(file: Path = file, cloud: str = cloud, meta: CloudMeta = meta) -> OfferTable:
+            return parse_skypilot_csv(
+                file.read_text(encoding="utf-8"),
+                str(file),
+                provider=cloud,
+                as_of=meta.fetched_at,
+                source=meta.url,
+            )
+
+        params = ("skypilot", cloud, meta.fetched_at, meta.url)
+        table = cached_table(file, params, parse, cache_dir)
         offers.extend(table.offers)
         skipped.extend(table.skipped)
         notes.extend(f"{cloud}: {n}" for n in table.notes)
