@@ -34,6 +34,32 @@ NO_CACHE_ENV = "GPURENT_NO_CACHE"
 CACHE_FORMAT = "1"
 MAGIC = b"gpurent-offers-cache"
 _OFFER_FIELDS = tuple(f.name for f in fields(Offer))
+_ROW_ORDER = (
+    "provider",
+    "instance_type",
+    "region",
+    "gpu_name",
+    "gpu_count",
+    "gpu_memory_gib",
+    "vcpus",
+    "memory_gib",
+    "price_usd_per_hour",
+    "spot_price_usd_per_hour",
+    "spot_price_max_usd_per_hour",
+    "zones",
+    "zone_count",
+    "local_disk_gb",
+    "network_gbps",
+    "gpu_interconnect",
+    "reserved",
+    "billing_granularity_s",
+    "as_of",
+    "source",
+    "notes",
+    "extra",
+)
+if _OFFER_FIELDS != _ROW_ORDER:  # a field added to Offer must be added to `_offer` too
+    raise RuntimeError(f"cache row order is out of date with Offer: {_OFFER_FIELDS}")
 
 
 @cache
@@ -93,6 +119,38 @@ def _encode(key: list[str], table: OfferTable) -> bytes:
     return MAGIC + b" " + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n" + payload
 
 
+def _offer(r: tuple[Any, ...]) -> Offer:
+    """An offer from a row in `_OFFER_FIELDS` order (spelled out: ~2x faster than **kwargs)."""
+    return Offer(
+        provider=r[0],
+        instance_type=r[1],
+        region=r[2],
+        gpu_name=r[3],
+        gpu_count=r[4],
+        gpu_memory_gib=r[5],
+        vcpus=r[6],
+        memory_gib=r[7],
+        price_usd_per_hour=r[8],
+        spot_price_usd_per_hour=r[9],
+        spot_price_max_usd_per_hour=r[10],
+        zones=tuple(r[11]),
+        zone_count=r[12],
+        local_disk_gb=r[13],
+        network_gbps=r[14],
+        gpu_interconnect=r[15],
+        reserved=tuple(
+            ReservedTerm(term_months=m, price_usd_per_hour=p, upfront=u) for m, p, u in r[16]
+        )
+        if r[16]
+        else (),
+        billing_granularity_s=r[17],
+        as_of=r[18],
+        source=r[19],
+        notes=r[20],
+        extra=tuple(tuple(pair) for pair in r[21]) if r[21] else (),
+    )
+
+
 def _decode(data: bytes, key: list[str]) -> OfferTable | None:
     """The table in `data` if it is whole and was made for `key`, else None."""
     head, _, payload = data.partition(b"\n")
@@ -101,18 +159,7 @@ def _decode(data: bytes, key: list[str]) -> OfferTable | None:
     raw = marshal.loads(payload)
     if not isinstance(raw, dict) or raw.get("key") != key:
         return None
-    zones = _OFFER_FIELDS.index("zones")
-    reserved = _OFFER_FIELDS.index("reserved")
-    extra = _OFFER_FIELDS.index("extra")
-    offers = []
-    for row in map(list, zip(*raw["columns"], strict=True)):
-        row[zones] = tuple(row[zones])
-        row[reserved] = tuple(
-            ReservedTerm(term_months=m, price_usd_per_hour=p, upfront=u)
-            for m, p, u in row[reserved]
-        )
-        row[extra] = tuple(tuple(pair) for pair in row[extra])
-        offers.append(Offer(**dict(zip(_OFFER_FIELDS, row, strict=True))))
+    offers = [_offer(row) for row in zip(*raw["columns"], strict=True)]
     return OfferTable(
         offers=tuple(offers),
         skipped=tuple(SkippedRow(file=f, line=n, reason=r) for f, n, r in raw["skipped"]),
