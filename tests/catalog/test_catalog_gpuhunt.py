@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
 import zipfile
 from pathlib import Path
 
@@ -132,3 +133,23 @@ def test_gpuhunt_stored_file_is_gpurent_plain_csv(http_root: tuple[str, Path]) -
     assert {r["instance_type"] for r in rows} == {"p5.48xlarge", "g5.xlarge"}
     r = runner.invoke(app, ["catalog", "import", str(stored), "--json"])
     assert r.exit_code == 0 and json.loads(r.stdout)["offers"] == 2
+
+
+def test_gpuhunt_online_provider_without_credentials_is_reported(
+    http_root: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base, root = http_root
+    _publish(root, "aws", "v1", AWS_ROWS)
+    monkeypatch.delenv("DIGITAL_OCEAN_API_KEY", raising=False)
+    code, out, err = _update(base, "--clouds", "aws", "--online", "digitalocean")
+    assert code == 0, err
+    assert "gpuhunt aws: 2 GPU offers" in out
+    assert "warning: gpuhunt digitalocean: --online digitalocean: needs credentials" in err
+
+
+def test_without_the_gpuhunt_package_the_command_names_the_extra(
+    http_root: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "gpuhunt", None)  # import gpuhunt now fails
+    code, _, err = _update(http_root[0], "--clouds", "aws")
+    assert code == 1 and "pip install 'gpurent[catalog]'" in err and "Traceback" not in err

@@ -215,7 +215,7 @@ def _online_provider(name: str) -> Any:
             factory = getattr(value, "from_env", None) or value
             try:
                 return factory()
-            except (TypeError, KeyError, ValueError) as exc:
+            except Exception as exc:  # gpuhunt's MissingCredsError, a missing argument, ...
                 raise InputError(
                     f"--online {name}: needs credentials ({exc}); set them as gpuhunt's "
                     f"{name} provider documents, or drop it"
