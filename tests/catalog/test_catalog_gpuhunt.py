@@ -94,10 +94,11 @@ def test_gpuhunt_one_provider_missing_is_a_warning_not_a_failure(
 ) -> None:
     base, root = http_root
     _publish(root, "aws", "v1", AWS_ROWS)
-    code, out, err = _update(base, "--clouds", "aws,oci")
+    code, out, err = _update(base, "--clouds", "aws,oci,lambda")  # gpurent's name for lambdalabs
     assert code == 0, err
     assert "gpuhunt aws: 2 GPU offers" in out
     assert "warning: gpuhunt oci: no catalog at" in err and "Traceback" not in err
+    assert "warning: gpuhunt lambdalabs: no catalog at" in err
 
 
 def test_gpuhunt_nothing_served_is_one_line_error_and_keeps_previous(

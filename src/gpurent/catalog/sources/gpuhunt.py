@@ -43,7 +43,7 @@ GPUHUNT_DIR = "_gpuhunt"  # never a cloud name (those start with a letter)
 OFFERS_FILE = "offers.csv"
 META_FILE = "meta.json"
 
-PROVIDER_NAMES = {"lambdalabs": "lambda", "vastai": "vast", "datacrunch": "verda"}
+PROVIDER_NAMES = {"lambdalabs": "lambda", "vastai": "vast"}
 """gpuhunt provider names that gpurent (and SkyPilot) spell differently."""
 
 GPU_VENDORS = ("nvidia", "amd")
@@ -240,6 +240,9 @@ def fetch_gpuhunt(
     internal: Any = require("gpuhunt._internal.catalog", "catalog")
     offline_known = list(internal.OFFLINE_PROVIDERS)
     online_known = list(internal.ONLINE_PROVIDERS)
+    theirs = {ours: name for name, ours in PROVIDER_NAMES.items()}  # gpurent's "lambda" works
+    providers = [name if name in offline_known else theirs.get(name, name) for name in providers]
+    online = [name if name in online_known else theirs.get(name, name) for name in online]
     for name in providers:
         if name not in offline_known:
             raise InputError(
