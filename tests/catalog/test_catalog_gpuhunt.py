@@ -86,7 +86,8 @@ def test_gpuhunt_update_maps_offers_with_provenance_and_fetch_time(
     info = json.loads(runner.invoke(app, ["catalog", "info", "--json"]).stdout)
     hunt = info["gpuhunt"]
     assert hunt["url"] == base and hunt["offers"] == 4
-    assert hunt["providers"]["aws"] == {"version": "20261130-1", "offers": 2}
+    assert hunt["providers"]["aws"]["version"] == "20261130-1"
+    assert hunt["providers"]["aws"]["offers"] == 2
 
 
 def test_gpuhunt_one_provider_missing_is_a_warning_not_a_failure(
@@ -154,3 +155,20 @@ def test_without_the_gpuhunt_package_the_command_names_the_extra(
     monkeypatch.setitem(sys.modules, "gpuhunt", None)  # import gpuhunt now fails
     code, _, err = _update(http_root[0], "--clouds", "aws")
     assert code == 1 and "pip install 'gpurent[catalog]'" in err and "Traceback" not in err
+
+
+def test_gpuhunt_update_of_one_provider_keeps_the_others(http_root: tuple[str, Path]) -> None:
+    base, root = http_root
+    _publish(root, "aws", "v1", AWS_ROWS)
+    _publish(root, "lambdalabs", "v1", LAMBDA_ROWS)
+    assert _update(base, "--clouds", "aws,lambdalabs")[0] == 0
+    _publish(root, "aws", "v2", AWS_ROWS[:1])  # aws now lists only the p5
+    assert _update(base, "--clouds", "aws")[0] == 0
+    r = runner.invoke(app, ["offers", "--provider", "aws,lambda", "--limit", "0", "--json"])
+    by_provider: dict[str, int] = {}
+    for o in json.loads(r.stdout)["offers"]:
+        by_provider[o["provider"]] = by_provider.get(o["provider"], 0) + 1
+    assert by_provider == {"aws": 1, "lambda": 2}  # lambda kept from the first update
+    info = json.loads(runner.invoke(app, ["catalog", "info", "--json"]).stdout)["gpuhunt"]
+    assert info["providers"]["aws"]["version"] == "v2"
+    assert info["providers"]["lambdalabs"]["version"] == "v1" and info["offers"] == 3

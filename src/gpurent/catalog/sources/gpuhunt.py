@@ -27,7 +27,7 @@ import os
 import socket
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -299,6 +299,7 @@ def fetch_gpuhunt(
             name: {
                 "version": loaded[name].version if name in loaded else "online",
                 "offers": counts.get(gpurent_provider(name), 0),
+                "fetched_at": fetched_at,
             }
             for name in wanted
         },
@@ -317,12 +318,33 @@ def gpuhunt_dir(home: Path) -> Path:
 
 
 def store_gpuhunt(home: Path, rows: Sequence[dict[str, str]], meta: GpuhuntMeta) -> Path:
-    """Write the offers, then the metadata (each atomically); return the offers file."""
+    """Write the offers, then the metadata (each atomically); return the offers file.
+
+    Providers stored before and not fetched this time (not asked for, or failed) keep their
+    previous rows, each still dated by its own fetch time."""
     folder = gpuhunt_dir(home)
-    text = rows_to_csv(rows)
+    fetched = {gpurent_provider(name) for name in meta.providers}
+    kept: list[dict[str, str]] = []
+    kept_meta: dict[str, dict[str, str | int]] = {}
+    previous = read_gpuhunt_meta(home)
+    if previous is not None:
+        text = (folder / OFFERS_FILE).read_text(encoding="utf-8")
+        kept = [r for r in csv.DictReader(io.StringIO(text)) if r["provider"] not in fetched]
+        still = {r["provider"] for r in kept}
+        kept_meta = {
+            name: info
+            for name, info in previous.providers.items()
+            if gpurent_provider(name) in still
+        }
+    merged = replace(
+        meta,
+        providers={**kept_meta, **meta.providers},
+        offers=len(rows) + len(kept),
+    )
+    text = rows_to_csv([*rows, *kept])
     parse_offers_csv(text, OFFERS_FILE)  # what is stored must load
     write_atomic(folder / OFFERS_FILE, text.encode("utf-8"))
-    payload = json.dumps({"format": 1, **asdict(meta)}, indent=2) + "\n"
+    payload = json.dumps({"format": 1, **asdict(merged)}, indent=2) + "\n"
     write_atomic(folder / META_FILE, payload.encode("utf-8"))
     return folder / OFFERS_FILE
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -138,6 +139,19 @@ def fetched_age(fetched_at: dict[str, str], now: datetime | None = None) -> str:
     return f"fetched {when}{ago} ({', '.join(sorted(fetched_at))})"
 
 
+def _fetch_times(offers: Sequence[Offer], default: str) -> dict[str, datetime]:
+    """Per provider, the oldest fetch time of its gpuhunt offers (their `as_of`, ISO)."""
+    out: dict[str, datetime] = {}
+    for o in offers:
+        try:
+            when = datetime.fromisoformat(o.as_of or default)
+        except ValueError:
+            continue
+        if o.provider not in out or when < out[o.provider]:
+            out[o.provider] = when
+    return out
+
+
 def load_offers(
     path: Path | None = None,
     *,
@@ -164,12 +178,11 @@ def load_offers(
     hunt_offers: list[Offer] = []
     if hunt is not None:  # per provider, the newer fetch wins
         hunt_table, hunt_meta = hunt
-        hunt_at = datetime.fromisoformat(hunt_meta.fetched_at)
-        covered = {o.provider for o in hunt_table.offers}
+        hunt_at = _fetch_times(hunt_table.offers, hunt_meta.fetched_at)
         metas = {
             c: m
             for c, m in metas.items()
-            if c not in covered or datetime.fromisoformat(m.fetched_at) > hunt_at
+            if c not in hunt_at or datetime.fromisoformat(m.fetched_at) > hunt_at[c]
         }
         hunt_offers = [o for o in hunt_table.offers if o.provider not in metas]
     offers: list[Offer] = []
@@ -197,11 +210,9 @@ def load_offers(
     fetched = {o.provider for o in (*offers, *hunt_offers)}
     rest = [o for o in bundled.offers if o.provider not in fetched]
     parts = [fetched_age({c: m.fetched_at for c, m in metas.items()}, now)] if metas else []
-    if hunt is not None and hunt_offers:
-        at = hunt[1].fetched_at
-        parts.append(
-            "gpuhunt " + fetched_age(dict.fromkeys({o.provider for o in hunt_offers}, at), now)
-        )
+    if hunt_offers:
+        times = _fetch_times(hunt_offers, "")
+        parts.append("gpuhunt " + fetched_age({p: t.isoformat() for p, t in times.items()}, now))
     age = "; ".join(parts)
     if rest:
         others = sorted({o.provider for o in rest})
