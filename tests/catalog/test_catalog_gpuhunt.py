@@ -172,3 +172,16 @@ def test_gpuhunt_update_of_one_provider_keeps_the_others(http_root: tuple[str, P
     info = json.loads(runner.invoke(app, ["catalog", "info", "--json"]).stdout)["gpuhunt"]
     assert info["providers"]["aws"]["version"] == "v2"
     assert info["providers"]["lambdalabs"]["version"] == "v1" and info["offers"] == 3
+
+
+def test_gpuhunt_version_text_is_shown_not_interpreted(http_root: tuple[str, Path]) -> None:
+    base, root = http_root
+    version = "v1[red]x"  # markup; a URL cannot carry control characters
+    folder = root / "aws"
+    (folder / version).mkdir(parents=True)
+    (folder / "version").write_text(version)
+    with zipfile.ZipFile(folder / version / "catalog.zip", "w") as zf:
+        zf.writestr("aws.csv", "\n".join([HEADER, *AWS_ROWS]) + "\n")
+    code, out, err = _update(base, "--clouds", "aws")
+    assert code == 0, err
+    assert "gpuhunt aws: 2 GPU offers (catalog v1[red]x)" in out  # shown, not interpreted

@@ -476,12 +476,11 @@ def _update_gpuhunt(
         print_json({"stored": meta, "file": path})
     else:
         for name, info in meta.providers.items():
-            console.print(
+            line = (  # the version comes from the server: no markup, no control characters
                 f"gpuhunt {name}: {info['offers']} GPU offers (catalog {info['version']}), "
-                f"fetched {meta.fetched_at}",
-                highlight=False,
-                soft_wrap=True,
+                f"fetched {meta.fetched_at}"
             )
+            console.print(Text(clean(line)), soft_wrap=True)
     for name, reason in meta.failed.items():
         err_console.print(
             Text.assemble(("warning: ", "yellow"), clean(f"gpuhunt {name}: {reason}")),

@@ -33,6 +33,7 @@ from gpurent.plan.constraints import (
 )
 from gpurent.plan.scenarios import SCENARIOS, Scenario, get_scenario
 from gpurent.pricing.costs import DEFAULT_STORAGE_GB_PER_NODE, CostAssumptions
+from gpurent.textsafe import clean
 from gpurent.userdata import now_utc
 from gpurent.workload.loader import FIELD_CHECKS
 
@@ -445,7 +446,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
             exclude_regions=parse_regions(exclude_region, known),
         )
     result = make_plan(workload, offers, constraints, assumptions, _estimator(), scenario=scenario)
-    stale = price_warnings(result, now_utc())
+    stale = price_warnings(result, now_utc())  # raw in JSON; `clean` for the terminal
     if html is not None:
         from gpurent.report.plan_html import render_html
 
@@ -459,13 +460,13 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
 
         typer.echo(render_markdown(result))
         for line in stale:
-            typer.echo(f"> warning: {line}")
+            typer.echo(f"> warning: {clean(line)}")
     else:
         from gpurent.report.plan_terminal import render_terminal
 
         render_terminal(result, console)
         for line in stale:
-            console.print(Text.assemble(("warning: ", "yellow"), line), soft_wrap=True)
+            console.print(Text.assemble(("warning: ", "yellow"), clean(line)), soft_wrap=True)
     if html is not None:
         err_console.print(f"wrote {html}", highlight=False)
     if not result.feasible:
