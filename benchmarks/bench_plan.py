@@ -6,6 +6,13 @@ user would run it. Reports wall time (median and best of N runs), the catalog si
 candidates the planner priced, for several workloads.
 
     PYTHONPATH=src python benchmarks/bench_plan.py [--offers 10000] [--runs 5]
+
+With `--cache-offers N` it instead times the parsed-catalog cache (issue 15): the same
+`plan --preset llama-lora --catalog FILE --json` over an N-offer catalog with the cache off
+(`GPURENT_NO_CACHE=1`: every run parses the CSV, as before the cache) and warm, in a throw-away
+`GPURENT_HOME`, plus the in-process load time of each.
+
+    PYTHONPATH=src python benchmarks/bench_plan.py --cache-offers 50000 --runs 5
 """
 
 from __future__ import annotations
@@ -71,13 +78,13 @@ def synthetic_catalog(n_offers: int, seed: int = 0) -> str:
 
 
 def time_cli(
-    args: list[str], runs: int
+    args: list[str], runs: int, extra_env: dict[str, str] | None = None
 ) -> tuple[list[float], list[float], dict[str, object] | None]:
     """Wall and CPU (user + sys) seconds of each run of `gpurent ARGS`, and its JSON output.
 
     CPU time is what the process itself used: on a busy shared machine wall time includes waiting
     for a core, so CPU time is the better estimate of wall time on an idle one."""
-    env = dict(os.environ)
+    env = {**os.environ, **(extra_env or {})}
     times: list[float] = []
     cpu: list[float] = []
     doc = None
@@ -105,7 +112,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--offers", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--cache-offers", type=int, default=0)
     opts = parser.parse_args()
+    if opts.cache_offers:
+        cache_bench(opts.cache_offers, opts.runs)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         catalog = Path(tmp) / "offers-10k.csv"
         catalog.write_text(synthetic_catalog(opts.offers), encoding="utf-8")
@@ -178,6 +189,60 @@ def breakdown(catalog: Path, runs: int) -> None:
         f"{statistics.median(parse):.3f} s, make_plan {statistics.median(plan):.3f} s, "
         f"JSON {statistics.median(render):.3f} s (medians of {runs})"
     )
+
+
+def cache_bench(n_offers: int, runs: int) -> None:
+    """`plan` over an `n_offers` catalog with the parsed-catalog cache off and warm."""
+    from gpurent.catalog.sources import load_offers
+
+    with tempfile.TemporaryDirectory() as tmp:
+        catalog = Path(tmp) / f"offers-{n_offers}.csv"
+        catalog.write_text(synthetic_catalog(n_offers), encoding="utf-8")
+        home = {"GPURENT_HOME": str(Path(tmp) / "home")}
+        os.environ.update(home)
+        print(
+            f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+            f"Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f}"
+        )
+        from gpurent.estimate import bundled_estimator
+        from gpurent.plan import Constraints, make_plan
+        from gpurent.pricing.costs import CostAssumptions
+        from gpurent.workload import preset
+
+        # CPU seconds of this process (time.process_time): on a loaded machine wall time is
+        # mostly waiting for a core
+        load_off, load_warm, plan_cpu = [], [], []
+        for _ in range(runs):
+            t0 = time.process_time()
+            offers = load_offers(catalog, use_cache=False).offers
+            t1 = time.process_time()
+            load_offers(catalog)  # the first run writes the entry
+            t2 = time.process_time()
+            cached = load_offers(catalog).offers
+            t3 = time.process_time()
+            assert cached == offers
+            make_plan(
+                preset("llama-lora"), cached, Constraints(), CostAssumptions(), bundled_estimator()
+            )
+            t4 = time.process_time()
+            load_off.append(t1 - t0)
+            load_warm.append(t3 - t2)
+            plan_cpu.append(t4 - t3)
+        print(
+            f"in-process CPU, {len(offers)} offers: parse {statistics.median(load_off):.3f} s, "
+            f"from the cache {statistics.median(load_warm):.3f} s, make_plan (llama-lora) "
+            f"{statistics.median(plan_cpu):.3f} s (medians of {runs})"
+        )
+        print("| cache | offers | wall median | wall best | CPU median | CPU best |")
+        print("|---|---|---|---|---|---|")
+        args = ["plan", "--preset", "llama-lora", "--catalog", str(catalog), "--json"]
+        for label, env in (("off (parse)", {"GPURENT_NO_CACHE": "1"}), ("warm", {})):
+            times, cpu, doc = time_cli(args, runs, {**home, **env})
+            stats = doc["stats"] if doc else {}
+            print(
+                f"| {label} | {stats.get('catalog_offers')} | {statistics.median(times):.3f} s | "
+                f"{min(times):.3f} s | {statistics.median(cpu):.3f} s | {min(cpu):.3f} s |"
+            )
 
 
 if __name__ == "__main__":

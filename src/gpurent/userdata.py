@@ -7,7 +7,10 @@ This is an edge module (it reads the environment); the pure core never calls it.
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from pathlib import Path
+
+from gpurent.errors import InputError
 
 
 def data_home() -> Path:
@@ -16,4 +19,33 @@ def data_home() -> Path:
         return Path(explicit).expanduser()
     xdg = os.environ.get("XDG_DATA_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
+    return base / "gpurent"
+
+
+NOW_ENV = "GPURENT_NOW"
+"""An ISO date or timestamp that stands in for the clock (tests, reproducible reports)."""
+
+
+def now_utc() -> datetime:
+    """The current time in UTC, or `$GPURENT_NOW` when set (an ISO date or timestamp)."""
+    given = os.environ.get(NOW_ENV)
+    if not given:
+        return datetime.now(UTC)
+    try:
+        when = datetime.fromisoformat(given)
+    except ValueError:
+        raise InputError(
+            f"${NOW_ENV}: cannot read {given!r}; use an ISO date like 2026-12-01"
+        ) from None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def cache_home() -> Path:
+    """Where gpurent keeps rebuildable caches: `$GPURENT_HOME/cache` when `$GPURENT_HOME` is
+    set, else `$XDG_CACHE_HOME/gpurent`, else `~/.cache/gpurent`."""
+    explicit = os.environ.get("GPURENT_HOME")
+    if explicit:
+        return Path(explicit).expanduser() / "cache"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
     return base / "gpurent"

@@ -14,11 +14,12 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Iterable
 from functools import cache
 from importlib import resources
 
 from gpurent.catalog.gpu import GpuSpec
-from gpurent.errors import DataError, NotFoundError
+from gpurent.errors import DataError, InputError, NotFoundError
 
 _TABLE = "gpus.csv"
 
@@ -170,9 +171,35 @@ def find_gpu(name: str) -> GpuSpec | None:
     return _index().get(normalize_name(name)) or _by_words(name)
 
 
-def get_gpu(name: str) -> GpuSpec:
-    """The GpuSpec for `name` or an alias of it; raises `NotFoundError` with the closest names."""
+SPECLESS_MESSAGE = "offers exist; no spec, so it cannot be estimated"
+"""What gpurent says of a GPU that catalog offers name but the spec table lacks (issue 15)."""
+
+
+class SpeclessGpuError(InputError):
+    """A GPU the catalog has offers for but no spec: it can be listed, not estimated."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"GPU {name!r}: {SPECLESS_MESSAGE} (`gpurent offers --gpu {name}` lists its prices; "
+            "docs/plan.md names the GPUs skipped for want of a spec)"
+        )
+        self.name = name
+
+
+def get_gpu(name: str, offer_gpu_names: Iterable[str] | None = None) -> GpuSpec:
+    """The GpuSpec for `name` or an alias of it.
+
+    Raises `SpeclessGpuError` when no spec has that name but an offer names its GPU so
+    (`offer_gpu_names`, default: the bundled snapshot's GPU names), else `NotFoundError` with the
+    closest names. Never suggests another GPU for one that is rented but has no spec.
+    """
     spec = find_gpu(name)
     if spec is None:
+        if offer_gpu_names is None:
+            from gpurent.catalog.offers import bundled_offers  # here: offers.py imports this module
+
+            offer_gpu_names = {o.gpu_name for o in bundled_offers()}
+        if normalize_name(name) in {normalize_name(g) for g in offer_gpu_names}:
+            raise SpeclessGpuError(name)
         raise NotFoundError("GPU", name, known_gpu_names())
     return spec

@@ -17,9 +17,11 @@ from rich.table import Table
 from rich.text import Text
 
 from gpurent.catalog import all_gpus, find_gpu, get_gpu
+from gpurent.catalog.freshness import STALE_AFTER_DAYS, SourceAge, age_days, is_stale
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.offer import Offer
-from gpurent.catalog.offers import OfferTable, bundled_table
+from gpurent.catalog.offers import BUNDLED_AS_OF, OfferTable, bundled_table
+from gpurent.catalog.offers_csv import offers_csv
 from gpurent.catalog.query import OfferQuery, OfferSort, resolve_gpu_filter, select_offers
 from gpurent.catalog.sources import (
     DEFAULT_CLOUDS,
@@ -31,6 +33,7 @@ from gpurent.catalog.sources import (
     read_meta,
     update_catalogs,
 )
+from gpurent.catalog.sources.gpuhunt import GPUHUNT_URL_ENV
 from gpurent.catalog.sources.store import catalog_dir, check_cloud_name
 from gpurent.cli.common import (
     checked,
@@ -41,10 +44,10 @@ from gpurent.cli.common import (
     split_list,
     to_jsonable,
 )
-from gpurent.errors import InputError
+from gpurent.errors import InputError, require
 from gpurent.inputs import values as v
 from gpurent.textsafe import cells, clean
-from gpurent.userdata import data_home
+from gpurent.userdata import data_home, now_utc
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -188,13 +191,27 @@ def gpus_show(
 # ----------------------------------------------------------------------------- offers
 
 
-def _offer_json(o: Offer) -> dict[str, Any]:
+def _offer_json(o: Offer, now: datetime) -> dict[str, Any]:
     return {
         **to_jsonable(o),
         "key": o.key,
         "price_usd_per_gpu_hour": o.price_usd_per_gpu_hour,
         "spot_price_usd_per_gpu_hour": o.spot_price_usd_per_gpu_hour,
+        "price_age_days": age_days(o.as_of, now),
+        "price_stale": is_stale(o.as_of, now),
     }
+
+
+def _stale_note(shown: tuple[Offer, ...], now: datetime) -> str | None:
+    """'stale: N of these prices are over 30 days old (dates ...)', or None when none is."""
+    stale = sorted({o.as_of for o in shown if is_stale(o.as_of, now)})
+    count = sum(1 for o in shown if is_stale(o.as_of, now))
+    if not count:
+        return None
+    return (
+        f"stale: {count} of these {len(shown)} prices are over {STALE_AFTER_DAYS} days old on "
+        f"{now.date()} or undated ({'; '.join(stale)}); `gpurent catalog update` fetches fresh ones"
+    )
 
 
 def _short_gpu(name: str) -> str:
@@ -269,13 +286,16 @@ def offers(  # noqa: PLR0917 - typer maps parameters to options
         typer.Option("--catalog", help="Read offers from this file (SkyPilot vms.csv or plain)."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
+    as_csv: Annotated[
+        bool, typer.Option("--csv", help="CSV on stdout (RFC 4180, header row, units in names).")
+    ] = False,
 ) -> None:
     """List rentable GPU instances with prices, filtered and sorted; says how old prices are.
 
     Example: `gpurent offers --gpu h100,a100-80gb --min-gpus 8 --spot --sort gpu-price`.
     Prices are list prices per hour for the whole instance; $/GPU-h divides by the GPU count.
     """
-    now = datetime.now(UTC)
+    now = now_utc()
     table = load_offers(catalog, now=now)
     if catalog is not None:
         _warn_skipped(table)
@@ -288,8 +308,13 @@ def offers(  # noqa: PLR0917 - typer maps parameters to options
         spot_only=spot,
         min_gpu_memory_gib=min_gpu_memory,
     )
+    if as_json and as_csv:
+        raise InputError("give --json or --csv, not both")
     matching = select_offers(table.offers, query, sort=sort)
     shown = select_offers(matching, OfferQuery(), sort=sort, limit=limit)
+    if as_csv:
+        typer.echo(offers_csv(shown), nl=False)
+        return
     if as_json:
         print_json(
             {
@@ -298,7 +323,7 @@ def offers(  # noqa: PLR0917 - typer maps parameters to options
                 "source": table.source,
                 "count": len(shown),
                 "matching": len(matching),
-                "offers": [_offer_json(o) for o in shown],
+                "offers": [_offer_json(o, now) for o in shown],
             }
         )
         return
@@ -307,6 +332,9 @@ def offers(  # noqa: PLR0917 - typer maps parameters to options
     else:
         console.print(_offers_table(shown, len(matching)))
     console.print(_age_line(table), highlight=False, soft_wrap=True)
+    note = _stale_note(shown, now)
+    if note:
+        console.print(Text(clean(note)), soft_wrap=True)
 
 
 # ----------------------------------------------------------------------------- catalog
@@ -328,7 +356,7 @@ def _progress_bar() -> tuple[Progress, dict[str, TaskID]]:
 
 @catalog_app.command("update")
 @cli_errors
-def catalog_update(
+def catalog_update(  # noqa: PLR0917 - typer maps parameters to options
     url_base: Annotated[
         str | None,
         typer.Option(
@@ -337,24 +365,53 @@ def catalog_update(
         ),
     ] = None,
     clouds: Annotated[
-        str, typer.Option("--clouds", help="Comma-separated clouds to fetch.")
-    ] = ",".join(DEFAULT_CLOUDS),
+        str | None,
+        typer.Option(
+            "--clouds",
+            help="Comma-separated clouds to fetch (default for skypilot: "
+            f"{','.join(DEFAULT_CLOUDS)}; for gpuhunt: all its offline providers).",
+        ),
+    ] = None,
+    source: Annotated[
+        str,
+        typer.Option(
+            "--source",
+            help="skypilot (SkyPilot's vms.csv files) or gpuhunt (dstack's gpuhunt catalogs, "
+            f"through the gpuhunt package; its URL: --url-base or ${GPUHUNT_URL_ENV}).",
+        ),
+    ] = "skypilot",
+    online: Annotated[
+        str | None,
+        typer.Option(
+            "--online",
+            help="gpuhunt only: online providers to query too (e.g. vastai), with your "
+            "credentials from the environment where they need them.",
+        ),
+    ] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds per request.")] = 30.0,
     as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
 ) -> None:
-    """Fetch fresh SkyPilot catalog files into your data directory (the bundled snapshot stays
-    the fallback). A cloud that fails keeps its previous file.
+    """Fetch fresh catalogs into your data directory (the bundled snapshot stays the fallback):
+    SkyPilot's files (default) or gpuhunt's. A cloud that fails keeps its previous file.
 
-    Example: `gpurent catalog update --clouds aws,gcp,lambda`.
+    Example: `gpurent catalog update --clouds aws,gcp,lambda`, `gpurent catalog update --source
+    gpuhunt`.
     """
+    if timeout <= 0:
+        raise InputError(f"--timeout must be > 0 s, got {timeout}")
+    if source.lower() == "gpuhunt":
+        _update_gpuhunt(url_base, clouds, online, timeout, as_json=as_json)
+        return
+    if source.lower() != "skypilot":
+        raise InputError(f"--source: {source!r} is unknown; use skypilot or gpuhunt")
+    if online:
+        raise InputError("--online needs --source gpuhunt")
     base = url_base or os.environ.get(URL_ENV) or DEFAULT_URL_BASE
-    names = [c.lower() for c in split_list(clouds)]
+    names = [c.lower() for c in split_list(clouds if clouds is not None else DEFAULT_CLOUDS)]
     if not names:
         raise InputError("--clouds is empty; give e.g. --clouds aws,gcp")
     for name in names:
         check_cloud_name(name)
-    if timeout <= 0:
-        raise InputError(f"--timeout must be > 0 s, got {timeout}")
     home = data_home()
     progress, tasks = _progress_bar()
 
@@ -393,6 +450,44 @@ def catalog_update(
         raise typer.Exit(1)
     if not as_json:
         console.print(f"stored in {catalog_dir(home)}", highlight=False, soft_wrap=True)
+
+
+def _update_gpuhunt(
+    url_base: str | None, clouds: str | None, online: str | None, timeout: float, *, as_json: bool
+) -> None:
+    """`catalog update --source gpuhunt`: query, map, store; report per provider."""
+    from gpurent.catalog.sources.gpuhunt import fetch_gpuhunt, store_gpuhunt
+
+    require("gpuhunt", "catalog")
+    internal: Any = require("gpuhunt._internal.catalog", "catalog")
+    names = (
+        [c.lower() for c in split_list(clouds)]
+        if clouds is not None
+        else list(internal.OFFLINE_PROVIDERS)
+    )
+    online_names = [c.lower() for c in split_list(online)]
+    if not names and not online_names:
+        raise InputError("--clouds is empty; give e.g. --clouds aws,lambdalabs")
+    home = data_home()
+    now = datetime.now(UTC)
+    rows, meta = fetch_gpuhunt(names, now=now, url=url_base, online=online_names, timeout_s=timeout)
+    path = store_gpuhunt(home, rows, meta)
+    if as_json:
+        print_json({"stored": meta, "file": path})
+    else:
+        for name, info in meta.providers.items():
+            line = (  # the version comes from the server: no markup, no control characters
+                f"gpuhunt {name}: {info['offers']} GPU offers (catalog {info['version']}), "
+                f"fetched {meta.fetched_at}"
+            )
+            console.print(Text(clean(line)), soft_wrap=True)
+    for name, reason in meta.failed.items():
+        err_console.print(
+            Text.assemble(("warning: ", "yellow"), clean(f"gpuhunt {name}: {reason}")),
+            soft_wrap=True,
+        )
+    if not as_json:
+        console.print(f"stored in {path}", highlight=False, soft_wrap=True)
 
 
 @catalog_app.command("import")
@@ -439,24 +534,60 @@ def catalog_import(
     console.print(_age_line(table), highlight=False, soft_wrap=True)
 
 
+def _source_ages(current: OfferTable, now: datetime) -> list[SourceAge]:
+    """Each source of the offers in use: its price date, age and offer count (bundled rows by
+    their date, so the 2023 rows show as their own, stale, source)."""
+    groups: dict[tuple[str, str], int] = {}
+    for o in current.offers:
+        if o.source.startswith(("http://", "https://")) and "/catalog.zip" in o.source:
+            name = f"gpuhunt {o.provider}"
+        elif o.source.startswith(("http://", "https://")):
+            name = f"skypilot {o.provider} (fetched)"
+        elif o.source.endswith("_gpuhunt/offers.csv") or o.source.startswith("gpuhunt"):
+            name = f"gpuhunt {o.provider}"
+        else:
+            name = "bundled snapshot" + (f" ({o.provider})" if o.as_of != BUNDLED_AS_OF else "")
+        groups[(name, o.as_of)] = groups.get((name, o.as_of), 0) + 1
+    return [
+        SourceAge(
+            source=name,
+            as_of=as_of,
+            age_days=age_days(as_of, now),
+            offers=count,
+            stale=is_stale(as_of, now),
+        )
+        for (name, as_of), count in sorted(groups.items())
+    ]
+
+
 @catalog_app.command("info")
 @cli_errors
 def catalog_info(
     as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
 ) -> None:
-    """Where prices come from and how old they are (fetched catalogs, bundled snapshot)."""
+    """Where prices come from and how old they are: each source's price date, age in days and
+    offer count (stale: over 30 days or of unknown date), fetched catalogs, bundled snapshot."""
+    from gpurent.catalog.sources.gpuhunt import read_gpuhunt_meta
+
     home = data_home()
+    now = now_utc()
     metas = read_meta(home)
+    hunt = read_gpuhunt_meta(home)
     bundled = bundled_table()
-    current = load_offers(home=home, now=datetime.now(UTC))
+    current = load_offers(home=home, now=now)
+    ages = _source_ages(current, now)
     if as_json:
         print_json(
             {
                 "age": current.age,
                 "offers": len(current.offers),
+                "now": now.isoformat(timespec="seconds"),
+                "stale_after_days": STALE_AFTER_DAYS,
+                "sources": ages,
                 "data_dir": catalog_dir(home),
                 "url_env": URL_ENV,
                 "fetched": list(metas.values()),
+                "gpuhunt": hunt,
                 "bundled": {
                     "offers": len(bundled.offers),
                     "skipped": bundled.skipped,
@@ -467,6 +598,25 @@ def catalog_info(
         return
     console.print(_age_line(current), highlight=False, soft_wrap=True)
     console.print(f"{len(current.offers)} offers in use", highlight=False)
+    sources = Table(
+        title=f"sources in use (stale: over {STALE_AFTER_DAYS} days old on {now.date()} or "
+        "of unknown date)",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+    )
+    for col in ("source", "prices as of", "age days", "offers", "stale"):
+        sources.add_column(col, justify="right" if col in ("age days", "offers") else "left")
+    for a in ages:
+        sources.add_row(
+            *cells(
+                a.source,
+                a.as_of,
+                "?" if a.age_days is None else str(a.age_days),
+                str(a.offers),
+                "STALE" if a.stale else "",
+            )
+        )
+    console.print(sources)
     if metas:
         table = Table(title=f"fetched catalogs in {catalog_dir(home)}", header_style="bold")
         for col in ("cloud", "fetched at", "offers", "rows", "skipped", "url"):
@@ -476,10 +626,22 @@ def catalog_info(
                 *cells(m.cloud, m.fetched_at, str(m.offers), str(m.rows), str(m.skipped), m.url)
             )
         console.print(table)
-    else:
+    if hunt is not None:
+        versions = ", ".join(f"{k} {v['version']}" for k, v in hunt.providers.items())
+        console.print(
+            Text(
+                clean(
+                    f"gpuhunt: {hunt.offers} offers from {hunt.url}, fetched {hunt.fetched_at} "
+                    f"({versions})"
+                )
+            ),
+            soft_wrap=True,
+        )
+    if not metas and hunt is None:
         console.print(
             f"no fetched catalog in {catalog_dir(home)}: run `gpurent catalog update` "
-            f"(source: ${URL_ENV} or {DEFAULT_URL_BASE})",
+            f"(source: ${URL_ENV} or {DEFAULT_URL_BASE}) or `gpurent catalog update --source "
+            "gpuhunt`",
             highlight=False,
             soft_wrap=True,
         )

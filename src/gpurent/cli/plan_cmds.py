@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
+from rich.text import Text
 
 from gpurent.cli.common import (
     checked,
@@ -32,12 +33,17 @@ from gpurent.plan.constraints import (
 )
 from gpurent.plan.scenarios import SCENARIOS, Scenario, get_scenario
 from gpurent.pricing.costs import DEFAULT_STORAGE_GB_PER_NODE, CostAssumptions
+from gpurent.textsafe import clean
+from gpurent.userdata import now_utc
 from gpurent.workload.loader import FIELD_CHECKS
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from gpurent.catalog.offer import Offer
     from gpurent.catalog.precision import Precision
     from gpurent.plan.layouts import EstimatorFn
+    from gpurent.plan.result import Plan
     from gpurent.workload.spec import Task, Workload
 
 EXIT_INFEASIBLE = 3
@@ -382,11 +388,13 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         if interconnect
         else (scenario.interconnect if scenario else Interconnect.ANY)
     )
+    offers = load_offers(catalog)
     gpus: tuple[str, ...] = ()
-    if gpu:
+    if gpu:  # a GPU with offers but no spec says so, not "did you mean" another GPU
         from gpurent.catalog import get_gpu
 
-        gpus = tuple(get_gpu(name).name for name in split_list(gpu))
+        names = {o.gpu_name for o in offers}
+        gpus = tuple(get_gpu(name, names).name for name in split_list(gpu))
     constraints = Constraints(
         deadline_s=deadline_s,
         budget_usd=budget,
@@ -422,7 +430,6 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         checkpoint_s=checkpoint_s,
         commit_discount=commit_discount,
     )
-    offers = load_offers(catalog)
     if spot_rate is None:
         from gpurent.cli.spot_signal_cmds import signal_rates_for
 
@@ -443,6 +450,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
             exclude_regions=parse_regions(exclude_region, known),
         )
     result = make_plan(workload, offers, constraints, assumptions, _estimator(), scenario=scenario)
+    stale = price_warnings(result, now_utc())  # raw in JSON; `clean` for the terminal
     if html is not None:
         from gpurent.report.plan_html import render_html
 
@@ -450,19 +458,40 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     if as_json:
         from gpurent.report.plan_json import plan_to_dict
 
-        print_json(plan_to_dict(result))
+        print_json({**plan_to_dict(result), "warnings": stale})
     elif markdown:
         from gpurent.report.plan_markdown import render_markdown
 
         typer.echo(render_markdown(result))
+        for line in stale:
+            typer.echo(f"> warning: {clean(line)}")
     else:
         from gpurent.report.plan_terminal import render_terminal
 
         render_terminal(result, console)
+        for line in stale:
+            console.print(Text.assemble(("warning: ", "yellow"), clean(line)), soft_wrap=True)
     if html is not None:
         err_console.print(f"wrote {html}", highlight=False)
     if not result.feasible:
         raise typer.Exit(EXIT_INFEASIBLE)
+
+
+def price_warnings(result: Plan, now: datetime) -> list[str]:
+    """One warning per price date among the ranked rows that is over 30 days old (or unknown),
+    naming the best-ranked row with it: the plan says so and still ranks them (issue 15)."""
+    from gpurent.catalog.freshness import stale_price_warning
+
+    by_date: dict[str, list[str]] = {}
+    for c in result.top:
+        by_date.setdefault(c.as_of, []).append(c.label)
+    out = []
+    for as_of, labels in by_date.items():
+        more = f" (and {len(labels) - 1} more ranked rows)" if len(labels) > 1 else ""
+        line = stale_price_warning(labels[0] + more, as_of, now)
+        if line is not None:
+            out.append(line)
+    return out
 
 
 def register(app: typer.Typer) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,11 +26,13 @@ from gpurent.catalog.offers import (
     bundled_table,
     parse_offers_csv,
 )
+from gpurent.catalog.sources.cache import cached_table
+from gpurent.catalog.sources.gpuhunt import load_gpuhunt
 from gpurent.catalog.sources.skypilot import parse_skypilot_csv
 from gpurent.catalog.sources.store import CloudMeta, cloud_file, read_meta
 from gpurent.errors import DataError
 from gpurent.inputs import files
-from gpurent.userdata import data_home
+from gpurent.userdata import cache_home, data_home
 
 KNOWN_CLOUDS = (
     "aws",
@@ -91,34 +94,62 @@ def parse_catalog_text(
     )
 
 
-def load_file(path: Path, *, provider: str | None = None) -> OfferTable:
-    """Offers from one catalog file. Its prices are dated by the file's modification day."""
+def default_cache_dir() -> Path:
+    """Where parsed catalog files are cached (`sources/cache.py`)."""
+    return cache_home() / "catalog"
+
+
+def load_file(
+    path: Path, *, provider: str | None = None, cache_dir: Path | None = None
+) -> OfferTable:
+    """Offers from one catalog file. Its prices are dated by the file's modification day.
+
+    With `cache_dir`, a parse of the same file (path, mtime, size) is read back from there."""
     text = files.read_text(path, what="catalog file", error=DataError)
     modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC).date().isoformat()
     age = f"from {path.name} (price date unknown; file modified {modified})"
-    try:
-        return parse_catalog_text(
-            text,
-            str(path),
-            provider=provider or infer_provider(path),
-            as_of=f"unknown (file modified {modified})",
-            age=age,
-        )
-    except csv.Error as exc:  # e.g. a field over the csv module's size limit
-        raise DataError(f"{files.shown(path)}: unreadable CSV ({exc})") from None
+    cloud = provider or infer_provider(path)
+
+    def parse() -> OfferTable:
+        try:
+            return parse_catalog_text(
+                text,
+                str(path),
+                provider=cloud,
+                as_of=f"unknown (file modified {modified})",
+                age=age,
+            )
+        except csv.Error as exc:  # e.g. a field over the csv module's size limit
+            raise DataError(f"{files.shown(path)}: unreadable CSV ({exc})") from None
+
+    return cached_table(path, ("file", cloud or "", str(path)), parse, cache_dir)
 
 
-def fetched_age(metas: dict[str, CloudMeta], now: datetime | None = None) -> str:
-    """'fetched 2026-11-30 10:00 UTC (aws, gcp)', oldest fetch first, with days ago if `now`."""
-    if not metas:
+def fetched_age(fetched_at: dict[str, str], now: datetime | None = None) -> str:
+    """'fetched 2026-11-30 10:00 UTC (aws, gcp)' from {name: ISO fetch time}, the oldest fetch,
+    with days ago if `now`."""
+    if not fetched_at:
         return ""
-    oldest = min(datetime.fromisoformat(m.fetched_at) for m in metas.values())
+    oldest = min(datetime.fromisoformat(t) for t in fetched_at.values())
     when = oldest.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
     ago = ""
     if now is not None:
         days = (now - oldest).total_seconds() / 86400
         ago = ", today" if days < 1 else f", {days:.0f} days ago"
-    return f"fetched {when}{ago} ({', '.join(sorted(metas))})"
+    return f"fetched {when}{ago} ({', '.join(sorted(fetched_at))})"
+
+
+def _fetch_times(offers: Sequence[Offer], default: str) -> dict[str, datetime]:
+    """Per provider, the oldest fetch time of its gpuhunt offers (their `as_of`, ISO)."""
+    out: dict[str, datetime] = {}
+    for o in offers:
+        try:
+            when = datetime.fromisoformat(o.as_of or default)
+        except ValueError:
+            continue
+        if o.provider not in out or when < out[o.provider]:
+            out[o.provider] = when
+    return out
 
 
 def load_offers(
@@ -127,45 +158,70 @@ def load_offers(
     provider: str | None = None,
     home: Path | None = None,
     now: datetime | None = None,
+    use_cache: bool = True,
 ) -> OfferTable:
     """Offers from `path`, else the user's fetched catalogs + bundled snapshot, else bundled.
 
     `home` defaults to `gpurent.userdata.data_home()`; `now` only adds "N days ago" to the age.
+    Parsed files are cached in the user cache dir (`use_cache=False`: parse every time).
     Raises `DataError` for an unusable file (no usable row, unknown format, bad metadata).
     """
+    cache_dir = default_cache_dir() if use_cache else None
     if path is not None:
-        return load_file(path, provider=provider)
+        return load_file(path, provider=provider, cache_dir=cache_dir)
     home = data_home() if home is None else home
     metas = read_meta(home)
+    hunt = load_gpuhunt(home, cache_dir=cache_dir)
     bundled = bundled_table()
-    if not metas:
+    if not metas and hunt is None:
         return bundled
+    hunt_offers: list[Offer] = []
+    if hunt is not None:  # per provider, the newer fetch wins
+        hunt_table, hunt_meta = hunt
+        hunt_at = _fetch_times(hunt_table.offers, hunt_meta.fetched_at)
+        metas = {
+            c: m
+            for c, m in metas.items()
+            if c not in hunt_at or datetime.fromisoformat(m.fetched_at) > hunt_at[c]
+        }
+        hunt_offers = [o for o in hunt_table.offers if o.provider not in metas]
     offers: list[Offer] = []
     skipped: list[SkippedRow] = []
     notes: list[str] = []
     ignored = 0
     for cloud, meta in sorted(metas.items()):
         file = cloud_file(home, cloud)
-        table = parse_skypilot_csv(
-            file.read_text(encoding="utf-8"),
-            str(file),
-            provider=cloud,
-            as_of=meta.fetched_at,
-            source=meta.url,
-        )
+
+        def parse(file: Path = file, cloud: str = cloud, meta: CloudMeta = meta) -> OfferTable:
+            return parse_skypilot_csv(
+                file.read_text(encoding="utf-8"),
+                str(file),
+                provider=cloud,
+                as_of=meta.fetched_at,
+                source=meta.url,
+            )
+
+        params = ("skypilot", cloud, meta.fetched_at, meta.url)
+        table = cached_table(file, params, parse, cache_dir)
         offers.extend(table.offers)
         skipped.extend(table.skipped)
         notes.extend(f"{cloud}: {n}" for n in table.notes)
         ignored += table.ignored_rows
-    rest = [o for o in bundled.offers if o.provider not in metas]
-    age = fetched_age(metas, now)
+    fetched = {o.provider for o in (*offers, *hunt_offers)}
+    rest = [o for o in bundled.offers if o.provider not in fetched]
+    parts = [fetched_age({c: m.fetched_at for c, m in metas.items()}, now)] if metas else []
+    if hunt_offers:
+        times = _fetch_times(hunt_offers, "")
+        parts.append("gpuhunt " + fetched_age({p: t.isoformat() for p, t in times.items()}, now))
+    age = "; ".join(parts)
     if rest:
         others = sorted({o.provider for o in rest})
         age += f"; {', '.join(others)}: {BUNDLED_AGE}"
+    where = str(home / "catalog")
     return OfferTable(
-        offers=(*offers, *rest),
+        offers=(*offers, *hunt_offers, *rest),
         skipped=tuple(skipped),
-        source=f"{home / 'catalog'} + bundled snapshot" if rest else str(home / "catalog"),
+        source=f"{where} + bundled snapshot" if rest else where,
         age=age,
         ignored_rows=ignored,
         notes=tuple(notes),
