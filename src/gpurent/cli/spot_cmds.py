@@ -141,8 +141,8 @@ def simulate_cmd(
     if not plan.feasible_on_demand:
         err_console.print(
             "[yellow]warning:[/] the deadline cannot be met even on on-demand "
-            f"({plan.changeover_ticks} changeover + {plan.work_ticks} work ticks > "
-            f"{plan.deadline_ticks}); runs will miss it",
+            f"({job.changeover_hours:g} h changeover + {job.job_hours:g} h work > "
+            f"{job.deadline_hours:g} h); runs will miss it",
             highlight=False,
             soft_wrap=True,
         )
