@@ -13,6 +13,7 @@ import typer
 from rich.table import Table
 
 from gpurent.cli.common import checked, cli_errors, console, err_console, print_json
+from gpurent.errors import InputError
 from gpurent.inputs import values as v
 
 if TYPE_CHECKING:
@@ -49,12 +50,21 @@ def _load_market(
     nodes: int,
     price_ratio: float | None,
     on_demand_price: float | None,
+    *,
+    node_traces: bool = False,
 ) -> Market:
     from gpurent.spot.model import build_market
-    from gpurent.spot.trace import align_zones
+    from gpurent.spot.trace import align_zones, combine_nodes
     from gpurent.spot.trace_io import attach_prices, load_traces
 
     traces, notes = load_traces(trace_files)
+    if node_traces:
+        if len(traces) != nodes:
+            raise InputError(
+                f"--node-traces: {len(traces)} per-node traces for --nodes {nodes}; "
+                "give one trace per node"
+            )
+        traces = [combine_nodes(traces, name="+".join(tr.name for tr in traces))]
     for note in notes:
         err_console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
     if prices_file is not None and price_ratio is None:
@@ -119,6 +129,14 @@ def simulate_cmd(
     nodes: Annotated[
         int, typer.Option("--nodes", help="Instances the job needs (all-or-none).")
     ] = 1,
+    node_traces: Annotated[
+        bool,
+        typer.Option(
+            "--node-traces",
+            help="The --trace files are one zone's per-node traces (one per node of --nodes); "
+            "the job runs only while every node has spot.",
+        ),
+    ] = False,
     starts: Annotated[int, typer.Option("--starts", help="Runs, spread over the trace.")] = 100,
     vs_optimal: Annotated[
         bool, typer.Option("--vs-optimal", help="Also compute the hindsight optimum and the gap.")
@@ -136,7 +154,9 @@ def simulate_cmd(
         changeover_hours=changeover_hours,
         nodes=nodes,
     )
-    market = _load_market(trace, prices, nodes, price_ratio, on_demand_price)
+    market = _load_market(
+        trace, prices, nodes, price_ratio, on_demand_price, node_traces=node_traces
+    )
     plan = tick_plan(job, market.gap_hours)
     if not plan.feasible_on_demand:
         err_console.print(
@@ -218,3 +238,9 @@ def _render(
         table.add_row(*cells)
     console.print(table)
     console.print("cost normalised by on-demand for the whole job (k x C); 1.0 = all on-demand")
+    if job.nodes > 1:
+        first = next(iter(summaries.values()))
+        console.print(
+            f"{job.nodes} nodes, all billed: {first.policy} costs {first.mean_cost_all_nodes:.2f} "
+            "per run for all nodes (the normalised cost is the same per node)"
+        )

@@ -229,4 +229,4 @@ def simulate_optimal(
     """The hindsight optimum for every start tick, summarised like an online policy."""
     plan = tick_plan(job, market.gap_hours)
     runs = optimal_runs(market, plan, start_ticks, progress)
-    return summarize("optimal", runs, job.job_hours)
+    return summarize("optimal", runs, job.job_hours, job.nodes)

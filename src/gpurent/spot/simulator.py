@@ -55,6 +55,14 @@ class SimSummary:
     mean_spot_fraction: float
     """Mean share of the job's compute hours done on spot."""
     results: tuple[RunResult, ...]
+    nodes: int = 1
+    """Instances the job runs on; every one is billed."""
+
+    @property
+    def mean_cost_all_nodes(self) -> float:
+        """Mean cost of a run over all nodes (in $ with prices in $/h; with --price-ratio in
+        spot-hours)."""
+        return self.nodes * float(np.mean([r.cost_usd_per_node for r in self.results]))
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -64,6 +72,8 @@ class SimSummary:
             "p90_cost_normalized": self.p90_cost_normalized,
             "deadline_misses": self.deadline_misses,
             "mean_spot_fraction": self.mean_spot_fraction,
+            "nodes": self.nodes,
+            "mean_cost_all_nodes": self.mean_cost_all_nodes,
         }
 
 
@@ -135,7 +145,9 @@ def simulate_run(
     )
 
 
-def summarize(policy: str, results: Sequence[RunResult], job_hours: float) -> SimSummary:
+def summarize(
+    policy: str, results: Sequence[RunResult], job_hours: float, nodes: int = 1
+) -> SimSummary:
     """Mean and 90th percentile of the normalised cost, misses and spot share over runs."""
     costs = np.array([r.cost_normalized for r in results], dtype=np.float64)
     spot = np.array([r.spot_progress_hours / job_hours for r in results], dtype=np.float64)
@@ -147,6 +159,7 @@ def summarize(policy: str, results: Sequence[RunResult], job_hours: float) -> Si
         deadline_misses=sum(1 for r in results if not r.finished),
         mean_spot_fraction=float(spot.mean()),
         results=tuple(results),
+        nodes=nodes,
     )
 
 
@@ -166,4 +179,4 @@ def simulate(
         results.append(simulate_run(policy, market, plan, s, tape=tape))
         if progress is not None:
             progress(1)
-    return summarize(policy.name, results, job.job_hours)
+    return summarize(policy.name, results, job.job_hours, job.nodes)
