@@ -75,7 +75,7 @@ class IdleWait(LifetimeUniformProgressPolicy):
     z_score = 2.0
     min_samples = 10
 
-    def decide(self, t: int, progress_ticks: int, current: int, row: tuple[bool, ...]) -> int:
+    def decide(self, t: int, progress_ticks: float, current: int, row: tuple[bool, ...]) -> int:
         if current < 0 and not self.net.committed and not self.behind(t, progress_ticks):
             z = self.pick_zone(t, row)
             if z >= 0 and self.net.slack(t, progress_ticks) > 4 * self._d:

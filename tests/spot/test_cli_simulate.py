@@ -17,6 +17,8 @@ KEYS = {
     "p90_cost_normalized",
     "deadline_misses",
     "mean_spot_fraction",
+    "nodes",
+    "mean_cost_all_nodes",
 }
 
 

@@ -20,12 +20,12 @@ def cases(draw: st.DrawFn) -> tuple[list[list[int]], JobSpec, float]:
     ticks = draw(st.integers(30, 50))
     p_up = draw(st.floats(0.1, 0.95))
     rows = [[int(draw(st.floats(0, 1)) < p_up) for _ in range(ticks)] for _ in range(zones)]
-    d = draw(st.sampled_from([0.0, 0.1, 0.25]))
+    d = draw(st.sampled_from([0.0, 0.03, 0.05, 0.1, 0.25]))  # D = 0, 0.3, 0.5, 1, 2.5 ticks
     deadline_ticks = draw(st.integers(8, 24))
     work_ticks = draw(st.integers(1, deadline_ticks - 3))
     job = JobSpec(
         job_hours=work_ticks * GAP - draw(st.sampled_from([0.0, 0.04])),
-        deadline_hours=deadline_ticks * GAP,
+        deadline_hours=deadline_ticks * GAP - draw(st.sampled_from([0.0, 0.05])),
         changeover_hours=d,
     )
     return rows, job, draw(st.floats(1.2, 5.0))

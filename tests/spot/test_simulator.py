@@ -27,10 +27,12 @@ def one(policy: str, m: Market, job: JobSpec = JOB) -> tuple[float, int, float]:
     return s.mean_cost_normalized, s.deadline_misses, s.mean_spot_fraction
 
 
-def test_tick_plan_rounds_changeover_and_work_up_deadline_down() -> None:
+def test_tick_plan_keeps_changeover_work_and_deadline_fractional() -> None:
     plan = tick_plan(JobSpec(job_hours=0.95, deadline_hours=2.05, changeover_hours=0.15), GAP)
-    assert (plan.work_ticks, plan.deadline_ticks, plan.changeover_ticks) == (10, 20, 2)
-    assert plan.last_tick_hours == pytest.approx(0.05)
+    assert (plan.work_ticks, plan.deadline_ticks, plan.changeover_ticks) == pytest.approx(
+        (9.5, 20.5, 1.5)
+    )
+    assert plan.run_ticks == 21 and plan.feasible_on_demand
 
 
 def test_on_demand_pays_changeover_and_partial_last_tick() -> None:
@@ -181,15 +183,17 @@ class _Scripted:
     def start(self, run: object) -> None:
         del run
 
-    def decide(self, t: int, progress_ticks: int, current: int, row: tuple[bool, ...]) -> int:
+    def decide(self, t: int, progress_ticks: float, current: int, row: tuple[bool, ...]) -> int:
         a = self.actions[t]
         return a if a <= 0 or row[a - 1] else -1
 
 
-def test_optimal_equals_brute_force_over_every_schedule() -> None:
+@pytest.mark.parametrize("changeover_hours", [0.1, 0.15, 0.05, 0.0])
+def test_optimal_equals_brute_force_over_every_schedule(changeover_hours: float) -> None:
     """On a small two-zone market with zone prices and a partial last tick, the DP's cost is
-    the minimum over all 4^8 action sequences that finish, from several starts, and batching
-    the runs does not change it."""
+    the minimum over all 4^7 action sequences that finish, from several starts, and batching
+    the runs does not change it; with fractional changeovers too (the reported cost is the
+    recorded schedule replayed through the simulator)."""
     import itertools
 
     from gpurent.spot import optimal
@@ -202,14 +206,15 @@ def test_optimal_equals_brute_force_over_every_schedule() -> None:
         Trace(name="b", gap_hours=GAP, available=tuple(z1), price_usd_per_hour=(0.6,) * 12),
     ]
     m = build_market(align_zones(traces), on_demand_usd_per_hour=2.0)
-    job = JobSpec(job_hours=0.35, deadline_hours=0.8, changeover_hours=0.1)  # W=4, N=8, D=1
+    # W = 3.5, N = 6.5 (the last tick cut in half), D = 1, 1.5, 0.5 or 0 ticks
+    job = JobSpec(job_hours=0.35, deadline_hours=0.65, changeover_hours=changeover_hours)
     plan = tick_plan(job, GAP)
     starts = [0, 2, 4]
     dp = optimal.optimal_runs(m, plan, starts)
     for start, res in zip(starts, dp, strict=True):
         best = min(
             r.cost_usd_per_node
-            for acts in itertools.product((-1, 0, 1, 2), repeat=plan.deadline_ticks)
+            for acts in itertools.product((-1, 0, 1, 2), repeat=plan.run_ticks)
             if (r := simulate_run(_Scripted(acts), m, plan, start)).finished
         )
         assert res.finished and res.cost_usd_per_node == pytest.approx(best)

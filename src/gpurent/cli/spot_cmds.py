@@ -57,12 +57,21 @@ def _load_market(
     nodes: int,
     price_ratio: float | None,
     on_demand_price: float | None,
+    *,
+    node_traces: bool = False,
 ) -> Market:
     from gpurent.spot.model import build_market
-    from gpurent.spot.trace import align_zones
+    from gpurent.spot.trace import align_zones, combine_nodes
     from gpurent.spot.trace_io import attach_prices, load_traces
 
     traces, notes = load_traces(trace_files)
+    if node_traces:
+        if len(traces) != nodes:
+            raise InputError(
+                f"--node-traces: {len(traces)} per-node traces for --nodes {nodes}; "
+                "give one trace per node"
+            )
+        traces = [combine_nodes(traces, name="+".join(tr.name for tr in traces))]
     for note in notes:
         err_console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
     if prices_file is not None and price_ratio is None:
@@ -132,6 +141,14 @@ def simulate_cmd(
     nodes: Annotated[
         int, typer.Option("--nodes", help="Instances the job needs (all-or-none).")
     ] = 1,
+    node_traces: Annotated[
+        bool,
+        typer.Option(
+            "--node-traces",
+            help="The --trace files are one zone's per-node traces (one per node of --nodes); "
+            "the job runs only while every node has spot.",
+        ),
+    ] = False,
     starts: Annotated[int, typer.Option("--starts", help="Runs, spread over the trace.")] = 100,
     vs_optimal: Annotated[
         bool, typer.Option("--vs-optimal", help="Also compute the hindsight optimum and the gap.")
@@ -154,14 +171,16 @@ def simulate_cmd(
         raise InputError(f"give --price-ratio or {pair.source}, not both")
     prices_file = Path(prices) if prices is not None and pair is None else None
     ratio = pair.ratio if pair is not None else price_ratio
-    market = _load_market(trace, prices_file, nodes, ratio, on_demand_price)
+    market = _load_market(
+        trace, prices_file, nodes, ratio, on_demand_price, node_traces=node_traces
+    )
     money = _money(pair, market, ratio)
     plan = tick_plan(job, market.gap_hours)
     if not plan.feasible_on_demand:
         err_console.print(
             "[yellow]warning:[/] the deadline cannot be met even on on-demand "
-            f"({plan.changeover_ticks} changeover + {plan.work_ticks} work ticks > "
-            f"{plan.deadline_ticks}); runs will miss it",
+            f"({job.changeover_hours:g} h changeover + {job.job_hours:g} h work > "
+            f"{job.deadline_hours:g} h); runs will miss it",
             highlight=False,
             soft_wrap=True,
         )
@@ -294,4 +313,10 @@ def _render(
             f"{usd(od_total)} all on-demand; prices from {money[1]}",
             highlight=False,
             soft_wrap=True,
+        )
+    if job.nodes > 1:
+        first = next(iter(summaries.values()))
+        console.print(
+            f"{job.nodes} nodes, all billed: {first.policy} costs {first.mean_cost_all_nodes:.2f} "
+            "per run for all nodes (the normalised cost is the same per node)"
         )

@@ -1,14 +1,15 @@
-"""The job and market of the spot simulator, in whole ticks.
+"""The job and market of the spot simulator; time in ticks of the trace, fractional.
 
-Model of "Can't Be Late" (Wu et al., NSDI'24, section 3): a job needs C hours of compute and
-must finish within R hours; at each tick it is idle, on spot (only where available) or on
-on-demand; every switch onto a new instance costs a changeover of d hours with no progress,
-billed at the new instance's price.
+Model of "Can't Be Late" (Wu et al., NSDI'24, section 3, and its simulator sky_spot's
+`Strategy.step`): a job needs C hours of compute and must finish within R hours; at each tick
+it is idle, on spot (only where available) or on on-demand; every switch onto a new instance
+sets a remaining overhead of d hours, and a tick of gap hours on a held instance yields
+max(gap - remaining, 0) hours of progress (the remaining overhead falls by the rest). Billing
+is per held hour, at the held instance's price; it stops the moment the work is done.
 
-Discretisation (shared by the simulator and the hindsight optimum, so the optimum is a true
-lower bound): the deadline is N = floor(R / gap) ticks, the work W = ceil(C / gap) running
-ticks (the last one billed only for the part needed), the changeover D = ceil(d / gap) ticks.
-The deadline is feasible on on-demand when D + W <= N.
+`TickPlan` states the job in (fractional) ticks: deadline N = R / gap, work W = C / gap,
+changeover D = d / gap; the run lasts ceil(N) ticks, the last one cut at the deadline. The
+deadline is feasible on on-demand when D + W <= N.
 """
 
 from __future__ import annotations
@@ -57,29 +58,33 @@ class JobSpec:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TickPlan:
-    """A JobSpec in whole ticks of `gap_hours` (see the module docstring)."""
+    """A JobSpec in ticks of `gap_hours`, fractional (see the module docstring)."""
 
     gap_hours: float
-    deadline_ticks: int
-    work_ticks: int
-    changeover_ticks: int
-    last_tick_hours: float
-    """Hours of work (and billing) in the final running tick, 0 < x <= gap."""
+    deadline_ticks: float
+    """N = R / gap."""
+    work_ticks: float
+    """W = C / gap."""
+    changeover_ticks: float
+    """D = d / gap."""
+
+    @property
+    def run_ticks(self) -> int:
+        """Ticks a run may last: ceil(N), the last one cut at the deadline."""
+        return max(1, math.ceil(self.deadline_ticks - _EPS))
 
     @property
     def feasible_on_demand(self) -> bool:
-        return self.changeover_ticks + self.work_ticks <= self.deadline_ticks
+        return self.changeover_ticks + self.work_ticks <= self.deadline_ticks + _EPS
 
 
 def tick_plan(job: JobSpec, gap_hours: float) -> TickPlan:
-    """Discretise a job on a trace's tick gap (d and C rounded up, R rounded down)."""
-    work = max(1, math.ceil(job.job_hours / gap_hours - _EPS))
+    """The job in ticks of the trace (nothing rounded)."""
     return TickPlan(
         gap_hours=gap_hours,
-        deadline_ticks=math.floor(job.deadline_hours / gap_hours + _EPS),
-        work_ticks=work,
-        changeover_ticks=max(0, math.ceil(job.changeover_hours / gap_hours - _EPS)),
-        last_tick_hours=job.job_hours - (work - 1) * gap_hours,
+        deadline_ticks=job.deadline_hours / gap_hours,
+        work_ticks=job.job_hours / gap_hours,
+        changeover_ticks=job.changeover_hours / gap_hours,
     )
 
 
@@ -158,11 +163,11 @@ def build_market(
 
 
 def run_starts(market: Market, job: JobSpec, starts: int) -> list[int]:
-    """Start ticks of the runs: run i starts at i * floor((T - R / gap) / S)."""
+    """Start ticks of the runs: run i starts at i * floor((T - ceil(R / gap)) / S)."""
     if starts < 1:
         raise InputError(f"--starts must be >= 1, got {starts}")
-    room = market.ticks - job.deadline_hours / market.gap_hours
-    if room < -_EPS:
+    room = market.ticks - math.ceil(job.deadline_hours / market.gap_hours - _EPS)
+    if room < 0:
         names = ", ".join(repr(n) for n in market.zone_names)
         need = math.ceil(job.deadline_hours / market.gap_hours - _EPS)
         which = f"traces {names} have" if market.zones > 1 else f"trace {names} has"
@@ -171,5 +176,5 @@ def run_starts(market: Market, job: JobSpec, starts: int) -> list[int]:
             f"than the deadline {job.deadline_hours:g} h, which needs at least {need}; "
             "give a longer trace or an earlier deadline"
         )
-    stride = math.floor(max(room, 0.0) / starts)
+    stride = room // starts
     return [i * stride for i in range(starts)]

@@ -1,34 +1,60 @@
 """The hindsight optimum: the cheapest schedule knowing the whole trace in advance.
 
-The "omniscient" policy of "Can't Be Late" (Wu et al., NSDI'24, Table 3), computed by dynamic
-programming backward over ticks. States at the start of tick t: free (no instance), or holding
-instance i (on-demand, or spot in zone z) past its changeover; and the slack left,
-s = (ticks left) - (work ticks left), 0..s0 with s0 = N - W. In slack terms a tick of running
-keeps s, a tick idle costs 1, a changeover D; the job is done at s = N - t. Working on slack
-instead of progress keeps the arrays s0 + 1 long instead of W + 1 (19x shorter at C/R = 0.95),
-and every run of a batch shares them, so the runs are solved together, vectorised over
-(run, instance, slack). Moves: idle a tick; run the held instance a tick (spot only while its
-zone is usable); drop it; start a new instance, which bills D ticks of changeover and needs its
-zone usable through them. It uses the same tick rounding as the simulator (`model.tick_plan`),
-so no online policy can beat it on the same run.
+The "omniscient" policy of "Can't Be Late" (Wu et al., NSDI'24, Table 3) on the same fractional
+model as the simulator (`model`, `simulator`): decisions at tick boundaries, a changeover of
+D = d / gap ticks (fractional), billing stopped the moment the work is done.
+
+Dynamic programming backward over ticks, exact on a slack grid. With slack used
+j = t - progress (ticks lost to idling and changeovers so far), a tick of running keeps j, a
+tick idle adds 1 and a changeover adds D, so every reachable j is a whole multiple of 1/q
+when D = m / q: the DP's slack axis has step 1/q, and a changeover of m steps spans
+c = ceil(D) ticks, the last one partly working. States at the start of tick t: free (no
+instance), or holding instance i (on-demand, or spot in zone z) past its changeover; and j,
+0..floor((N - W) q). Moves: idle a tick; run the held instance a tick (spot only while its
+zone is usable; the tick in which the work ends is billed up to then); drop it; start a new
+instance, which bills the c ticks of its changeover window and needs its zone usable through
+them (the job may end inside the window's last tick). All runs of a batch are solved together,
+vectorised over (run, instance, slack).
+
+q is the smallest denominator (<= `MAX_STEPS_PER_TICK`) that states D exactly (0.05 h on 10-min
+ticks: D = 3/10, q = 10; on the CBL 195 s traces: D = 12/13, q = 13). Where none does, D is
+rounded down to the grid: the optimum is then still a lower bound, no longer exact.
+The schedule is replayed through the simulator (same rules as every policy) and reported as
+the simulator counts it; on a rounded grid the cost reported is the DP's (a lower bound).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt
 
-from gpurent.spot.model import IDLE, ON_DEMAND, JobSpec, Market, TickPlan, tick_plan
+from gpurent.spot.model import IDLE, JobSpec, Market, TickPlan, tick_plan
+from gpurent.spot.policies.base import RunView
 from gpurent.spot.policies.baselines import OnDemandPolicy
 from gpurent.spot.simulator import RunResult, SimSummary, simulate_run, summarize
 
 _INF = np.inf
+_EPS = 1e-9
 _BATCH_BYTES = 64 * 2**20
 """Memory for the recorded choices of one batch of runs (they are replayed afterwards)."""
+MAX_STEPS_PER_TICK = 240
+"""Finest slack grid (steps per tick) the DP uses to state the changeover exactly."""
 Arr = npt.NDArray[np.float64]
 BoolArr = npt.NDArray[np.bool_]
+Int8Arr = npt.NDArray[np.int8]
+
+
+def slack_grid(changeover_ticks: float) -> tuple[int, int]:
+    """(q, m): slack steps per tick and the changeover in steps, m / q <= D (= when exact)."""
+    frac = Fraction(changeover_ticks).limit_denominator(MAX_STEPS_PER_TICK)
+    if abs(float(frac) - changeover_ticks) <= _EPS * max(1.0, changeover_ticks):
+        return frac.denominator, frac.numerator
+    q = MAX_STEPS_PER_TICK
+    return q, math.floor(changeover_ticks * q + _EPS)
 
 
 def _windows(market: Market, starts: Sequence[int], n: int) -> tuple[Arr, BoolArr]:
@@ -51,10 +77,11 @@ def optimal_runs(
 ) -> list[RunResult]:
     """The hindsight-optimal run from each start tick (on-demand throughout if infeasible);
     `progress(n)` after each batch of n runs."""
-    s0 = plan.deadline_ticks - plan.work_ticks
-    if s0 < 0:
+    if not plan.feasible_on_demand:
         return [simulate_run(OnDemandPolicy(), market, plan, s) for s in start_ticks]
-    per_run = plan.deadline_ticks * (market.zones + 2) * (s0 + 1)
+    q, _ = slack_grid(plan.changeover_ticks)
+    length = math.floor((plan.deadline_ticks - plan.work_ticks) * q + _EPS) + 1
+    per_run = plan.run_ticks * (market.zones + 2) * length
     batch = max(1, _BATCH_BYTES // per_run)
     out: list[RunResult] = []
     for i in range(0, len(start_ticks), batch):
@@ -71,49 +98,56 @@ def optimal_run(market: Market, plan: TickPlan, start_tick: int) -> RunResult:
 
 
 def _solve_batch(market: Market, plan: TickPlan, starts: list[int]) -> list[RunResult]:
-    n, w, d, gap = plan.deadline_ticks, plan.work_ticks, plan.changeover_ticks, plan.gap_hours
-    s0 = n - w
-    length = s0 + 1
-    price, ok = _windows(market, starts, n)
+    n_t, w, n, gap = plan.run_ticks, plan.work_ticks, plan.deadline_ticks, plan.gap_hours
+    q, m = slack_grid(plan.changeover_ticks)
+    c = math.ceil(m / q - _EPS) if m else 0  # ticks of a changeover window
+    exact = abs(m / q - plan.changeover_ticks) <= _EPS * max(1.0, plan.changeover_ticks)
+    length = math.floor((n - w) * q + _EPS) + 1
+    price, ok = _windows(market, starts, n_t)
     b, s_count = price.shape[0], price.shape[1]
+    span = np.minimum(1.0, n - np.arange(n_t))  # the last tick is cut at the deadline
     barred = np.where(ok, 0.0, _INF)  # added to a value: unusable instance -> inf
     zeros = np.zeros((b, s_count, 1))
-    cum_price = np.concatenate([zeros, np.cumsum(price * gap, axis=2)], axis=2)
+    cum_price = np.concatenate([zeros, np.cumsum(price * (gap * span), axis=2)], axis=2)
     cum_ok = np.concatenate([zeros, np.cumsum(ok, axis=2)], axis=2)
-    last_extra = plan.last_tick_hours - gap  # the job's last tick bills only what it needs
-    slack = np.arange(length)
+    used = np.arange(length) / q  # slack used at each index
 
-    # t = n: done only with no slack left over (progress W exactly at the deadline).
-    v_free_next = np.full((b, length), _INF)
-    v_free_next[:, 0] = 0.0
-    v_run_hist: list[Arr] = [np.repeat(v_free_next[:, None, :], s_count, axis=1)]  # t+1, t+2..
-    free_choice = np.empty((n, b, length), dtype=np.int8)  # -1 idle, else instance started
-    run_stay = np.empty((n, b, s_count, length), dtype=np.bool_)
-    for t in range(n - 1, -1, -1):
-        done = n - t  # slack index of "work complete" at tick t
-        impossible = slack > done
-        v_run_next = v_run_hist[0]
+    inf_free = np.full((b, length), _INF)
+    v_free_next = inf_free
+    v_run_hist: list[Arr] = [np.full((b, s_count, length), _INF)] * max(c, 1)  # t+1, t+2..
+    free_choice = np.empty((n_t, b, length), dtype=np.int8)  # -1 idle, else instance started
+    run_stay = np.empty((n_t, b, s_count, length), dtype=np.bool_)
+    for t in range(n_t - 1, -1, -1):
+        rem = w - t + used  # work left at (t, j)
+        finishing = rem <= span[t] + _EPS
         p_t = price[:, :, t]
-        stay = v_run_next + (p_t * gap + barred[:, :, t])[:, :, None]
-        if 1 <= done <= length:
-            stay[:, :, done - 1] += p_t * last_extra  # this tick finishes the job
-        if d == 0:
+        stay = v_run_hist[0] + (p_t * gap + barred[:, :, t])[:, :, None]
+        fin_cost = p_t[:, :, None] * gap * rem[None, None, :] + barred[:, :, t][:, :, None]
+        stay[:, :, finishing] = fin_cost[:, :, finishing]
+        if c == 0:
             start_val = stay
-        elif t + d <= n:
-            window_ok = (cum_ok[:, :, t + d] - cum_ok[:, :, t]) == d
-            start_cost = cum_price[:, :, t + d] - cum_price[:, :, t]
+        elif t + c <= n_t:
+            window_ok = (cum_ok[:, :, t + c] - cum_ok[:, :, t]) == c
+            start_cost = cum_price[:, :, t + c] - cum_price[:, :, t]
             start_cost[~window_ok] = _INF
-            start_val = np.empty((b, s_count, length))
-            start_val[:, :, :d] = _INF
-            np.add(
-                v_run_hist[d - 1][:, :, : length - d],
-                start_cost[:, :, None],
-                out=start_val[:, :, d:],
-            )
+            start_val = np.full((b, s_count, length), _INF)
+            if m < length:
+                np.add(
+                    v_run_hist[c - 1][:, :, m:],
+                    start_cost[:, :, None],
+                    out=start_val[:, :, : length - m],
+                )
+                # the work ends inside the window's last tick: bill only up to then
+                rem_after = w - (t + c) + used[m:]
+                ends = np.flatnonzero(rem_after <= _EPS)
+                if ends.size:
+                    last = price[:, :, t + c - 1][:, :, None] * gap * rem_after[None, None, ends]
+                    start_val[:, :, ends] = start_cost[:, :, None] + last
         else:
             start_val = np.full((b, s_count, length), _INF)
         idle = np.full((b, length), _INF)
-        idle[:, 1:] = v_free_next[:, :-1]
+        if q < length:
+            idle[:, : length - q] = v_free_next[:, q:]
         # best new instance per (run, slack); a loop over the few instances beats argmin
         best_start = start_val[:, 0, :].copy()
         arg_start = np.zeros((b, length), dtype=np.int8)
@@ -123,87 +157,67 @@ def _solve_batch(market: Market, plan: TickPlan, starts: list[int]) -> list[RunR
             arg_start[better] = i
         v_free = np.minimum(idle, best_start)
         free_choice[t] = np.where(best_start < idle, arg_start, IDLE)
-        if done < length:
-            v_free[:, done] = 0.0
-            stay[:, :, done] = 0.0
-            free_choice[t, :, done] = IDLE
-        v_free[:, impossible] = _INF
-        stay[:, :, impossible] = _INF
+        done = rem <= _EPS
+        v_free[:, done] = 0.0
+        stay[:, :, done] = 0.0
         v_run = np.minimum(stay, v_free[:, None, :])
         np.less_equal(stay, v_free[:, None, :], out=run_stay[t])
-        v_run_hist.insert(0, v_run)
-        del v_run_hist[max(d, 1) :]
+        v_run_hist = [v_run, *v_run_hist[: max(c, 1) - 1]]
         v_free_next = v_free
     results = []
     for k, start in enumerate(starts):
-        if not np.isfinite(v_free_next[k, s0]):
+        value = float(v_free_next[k, 0])
+        if not np.isfinite(value):
             results.append(simulate_run(OnDemandPolicy(), market, plan, start))
-        else:
-            results.append(
-                _replay(
-                    market,
-                    plan=plan,
-                    start_tick=start,
-                    price=price[k],
-                    ok=ok[k],
-                    free_choice=free_choice[:, k],
-                    run_stay=run_stay[:, k],
-                )
+            continue
+        hindsight = _Hindsight(free_choice[:, k], run_stay[:, k], q, c)
+        r = simulate_run(hindsight, market, plan, start)
+        if exact:
+            results.append(r)  # the schedule replayed by the simulator's rules
+            continue
+        results.append(
+            RunResult(
+                start_tick=start,
+                cost_usd_per_node=value,
+                cost_normalized=value / (market.on_demand_usd_per_hour * w * gap),
+                finished=True,
+                progress_hours=w * gap,
+                spot_progress_hours=r.spot_progress_hours,
+                changeovers=r.changeovers,
+                preemptions=r.preemptions,
             )
+        )
     return results
 
 
-def _replay(
-    market: Market,
-    *,
-    plan: TickPlan,
-    start_tick: int,
-    price: Arr,
-    ok: BoolArr,
-    free_choice: npt.NDArray[np.int8],
-    run_stay: BoolArr,
-) -> RunResult:
-    """Follow the optimal choices forward to count cost, spot hours and changeovers."""
-    gap, n, w, d = plan.gap_hours, plan.deadline_ticks, plan.work_ticks, plan.changeover_ticks
-    cur, co_left, p, cost = IDLE, 0, 0, 0.0
-    spot_ticks = changeovers = 0
-    finished = False
-    for t in range(n):
-        s = (n - t) - (w - p)
-        if cur != IDLE and not ok[cur, t]:
-            cur, co_left = IDLE, 0  # lost (the optimum never pays for this, see the DP)
-        if co_left == 0 and cur != IDLE and not run_stay[t, cur, s]:
-            cur = IDLE
-        if co_left == 0 and cur == IDLE:
-            choice = int(free_choice[t, s])
-            if choice != IDLE:
-                cur, co_left = choice, d
-                changeovers += 1
-        if cur == IDLE:
-            continue
-        if co_left:
-            co_left -= 1
-            cost += price[cur, t] * gap
-            continue
-        p += 1
-        spot_ticks += cur > ON_DEMAND
-        if p >= w:
-            cost += price[cur, t] * plan.last_tick_hours
-            finished = True
-            break
-        cost += price[cur, t] * gap
-    job_hours = (w - 1) * gap + plan.last_tick_hours
-    spot_hours = spot_ticks * gap - (gap - plan.last_tick_hours if finished and cur else 0.0)
-    return RunResult(
-        start_tick=start_tick,
-        cost_usd_per_node=float(cost),
-        cost_normalized=float(cost) / (market.on_demand_usd_per_hour * job_hours),
-        finished=finished,
-        progress_hours=job_hours if finished else p * gap,
-        spot_progress_hours=float(spot_hours),
-        changeovers=changeovers,
-        preemptions=0,
-    )
+class _Hindsight:
+    """Plays the DP's recorded choices through the simulator."""
+
+    name = "optimal"
+
+    def __init__(self, free_choice: Int8Arr, run_stay: BoolArr, q: int, c: int) -> None:
+        self._free = free_choice
+        self._stay = run_stay
+        self._q = q
+        self._c = c
+        self._until = 0
+        self._last = free_choice.shape[1] - 1
+
+    def start(self, run: RunView) -> None:
+        del run
+        self._until = 0
+
+    def decide(self, t: int, progress_ticks: float, current: int, row: tuple[bool, ...]) -> int:
+        del row
+        if current != IDLE and t < self._until:
+            return current  # inside the changeover window the DP paid for
+        j = min(max(round((t - progress_ticks) * self._q), 0), self._last)
+        if current != IDLE and self._stay[t, current, j]:
+            return current
+        choice = int(self._free[t, j])
+        if choice != IDLE:
+            self._until = t + self._c
+        return choice
 
 
 def simulate_optimal(
@@ -215,4 +229,4 @@ def simulate_optimal(
     """The hindsight optimum for every start tick, summarised like an online policy."""
     plan = tick_plan(job, market.gap_hours)
     runs = optimal_runs(market, plan, start_ticks, progress)
-    return summarize("optimal", runs, job.job_hours)
+    return summarize("optimal", runs, job.job_hours, job.nodes)

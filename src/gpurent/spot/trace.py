@@ -127,3 +127,27 @@ def align_zones(traces: Sequence[Trace], gap_tolerance: float = 0.05) -> Aligned
             tr = tr.truncated(shortest)
         out.append(tr)
     return AlignedZones(traces=tuple(out), notes=tuple(notes))
+
+
+def combine_nodes(traces: Sequence[Trace], name: str) -> Trace:
+    """One zone from per-node traces: the count at a tick is how many of the nodes' traces
+    have spot then, so a job on N nodes runs only while all N are held ("Can't Be Late",
+    section 5.3: one lost node stops the job). Traces are aligned first (`align_zones`);
+    prices, when every node has them, are the mean per node."""
+    aligned = align_zones(traces)
+    rows = [tr.available for tr in aligned.traces]
+    counts = tuple(sum(1 for v in col if v > 0) for col in zip(*rows, strict=True))
+    priced = [tr.price_usd_per_hour for tr in aligned.traces]
+    prices = None
+    if all(p is not None for p in priced):
+        cols = zip(*[p for p in priced if p is not None], strict=True)
+        prices = tuple(sum(col) / len(traces) for col in cols)
+    first = aligned.traces[0]
+    return Trace(
+        name=name,
+        gap_hours=first.gap_hours,
+        available=counts,
+        price_usd_per_hour=prices,
+        on_demand_usd_per_hour=first.on_demand_usd_per_hour,
+        start_time=first.start_time,
+    )

@@ -16,6 +16,12 @@ Formats, detected from the content:
 - Probe CSV `time,zone,requested,created`: one probe per row; a zone's count at a tick is the
   number of instances created. One trace per zone, all on one time grid (a round a zone
   missed repeats its previous count, and says so).
+- Probe rounds, the format of the SkyNomad artifact's 16-node H100 traces
+  (andylizf/skynomad-artifact, `data/h100_16_runs/`): one JSON per round,
+  `{"scheduled_at": ISO time, "zone_results": {zone: {"instances_requested": 16,
+  "instances_created": n}, ...}}`; a folder of them (given as the trace path) or a JSON list of
+  rounds. Read like the probe CSV: a zone's count at a tick is `instances_created`, so
+  `--nodes N` needs N of them.
 
 Any of these may be zstandard-compressed (`.zst`, needing the `spot` extra).
 
@@ -57,6 +63,8 @@ def load_trace(path: str | Path) -> list[Trace]:
 def load_trace_with_notes(path: str | Path) -> tuple[list[Trace], list[str]]:
     """Like `load_trace`, plus notes for the user (irregular ticks)."""
     p = Path(path)
+    if p.is_dir():
+        return _parse_round_dir(p)
     text = read_text(p, "a JSON or CSV trace")
     if not text.strip():
         raise DataError(f"{p}: empty file; give a trace with at least one tick")
@@ -142,8 +150,49 @@ def parse_json(text: str, where: str) -> Any:
     return files.parse_json(text, where, error=DataError)
 
 
+def _parse_round_dir(folder: Path) -> tuple[list[Trace], list[str]]:
+    """A folder of probe-round JSONs (see the module docstring)."""
+    rounds = []
+    for f in sorted(folder.glob("*.json")):
+        raw = parse_json(read_text(f, "a probe-round JSON"), str(f))
+        if isinstance(raw, Mapping) and "zone_results" in raw:
+            rounds.append((f, raw))
+    if not rounds:
+        raise DataError(
+            f"{folder}: no probe-round JSON (with 'zone_results') in this folder; give a trace "
+            "file or a folder of rounds"
+        )
+    return _rounds_grid(rounds, folder)
+
+
+def _rounds_grid(
+    rounds: Sequence[tuple[Path, Mapping[str, Any]]], where: Path
+) -> tuple[list[Trace], list[str]]:
+    per_zone: dict[str, list[tuple[datetime, int]]] = {}
+    for f, raw in rounds:
+        stamp = raw.get("scheduled_at", raw.get("started_at"))
+        if stamp is None:
+            raise DataError(f"{f}: a probe round needs 'scheduled_at' (its time)")
+        when = _parse_time(stamp, f, 1)
+        results = raw["zone_results"]
+        if not isinstance(results, Mapping):
+            raise DataError(f"{f}: 'zone_results' must map zone -> result")
+        for zone, res in results.items():
+            if not isinstance(res, Mapping) or "instances_created" not in res:
+                raise DataError(f"{f}: zone {zone!r} has no 'instances_created'")
+            count = _count(res["instances_created"], f"{f}: {zone} instances_created")
+            per_zone.setdefault(str(zone), []).append((when, count))
+    return _probe_grid(per_zone, where)
+
+
 def _parse_json(text: str, path: Path) -> list[Trace]:
     raw = parse_json(text, str(path))
+    if (
+        isinstance(raw, list)
+        and raw
+        and all(isinstance(r, Mapping) and "zone_results" in r for r in raw)
+    ):
+        return _rounds_grid([(path, r) for r in raw], path)[0]
     if isinstance(raw, list):
         raw = {"data": raw}
     if not isinstance(raw, Mapping) or "data" not in raw:

@@ -6,7 +6,9 @@ Uniform Progress (section 5.2), in ticks, with expected progress ep(t) = t * W /
 3. Hysteresis: on on-demand, stay until progress >= ep(t + 2D).
 4. Taking risks: take spot whenever it is available (from idle, or from on-demand once the
    hysteresis lets go).
-5. Uniform progress: idle, no spot and progress < ep(t) -> on-demand.
+5. Uniform progress: idle, no spot and progress < ep(t) -> on-demand; on on-demand with no
+   spot anywhere, stay on on-demand (as the public simulator's strategy does: going idle would
+   only cost another changeover later).
 With several zones this is failover UP: spot is available when any zone has it, and the first
 zone (in the order given) that has it is taken, including after a preemption.
 """
@@ -25,7 +27,7 @@ class OnDemandPolicy:
     def start(self, run: RunView) -> None:
         del run
 
-    def decide(self, t: int, progress_ticks: int, current: int, row: tuple[bool, ...]) -> int:
+    def decide(self, t: int, progress_ticks: float, current: int, row: tuple[bool, ...]) -> int:
         return ON_DEMAND
 
 
@@ -41,7 +43,7 @@ class GreedyPolicy:
     def start(self, run: RunView) -> None:
         self.net.start(run)
 
-    def decide(self, t: int, progress_ticks: int, current: int, row: tuple[bool, ...]) -> int:
+    def decide(self, t: int, progress_ticks: float, current: int, row: tuple[bool, ...]) -> int:
         net = self.net
         if net.must_commit(t, progress_ticks, current):
             return ON_DEMAND
@@ -65,7 +67,7 @@ class UniformProgressPolicy:
     def __init__(self) -> None:
         self.net = SafetyNet()
         self._rate = 0.0
-        self._two_d = 0
+        self._two_d = 0.0
 
     def start(self, run: RunView) -> None:
         self.net.start(run)
@@ -82,7 +84,7 @@ class UniformProgressPolicy:
         del t, zone, current
         return True
 
-    def decide(self, t: int, progress_ticks: int, current: int, row: tuple[bool, ...]) -> int:
+    def decide(self, t: int, progress_ticks: float, current: int, row: tuple[bool, ...]) -> int:
         net = self.net
         if net.must_commit(t, progress_ticks, current):
             return ON_DEMAND
@@ -94,8 +96,10 @@ class UniformProgressPolicy:
             z = self.pick_zone(t, row)
             if z >= 0 and self.spot_worth_it(t, z, current):
                 return z + 1
+        if current == ON_DEMAND and not any(row):
+            return ON_DEMAND
         return ON_DEMAND if self.behind(t, progress_ticks) else IDLE
 
-    def behind(self, t: int, progress_ticks: int) -> bool:
+    def behind(self, t: int, progress_ticks: float) -> bool:
         """Behind the uniform-progress line ep(t) = t * W / N (then on-demand catches up)."""
         return progress_ticks < self._rate * t

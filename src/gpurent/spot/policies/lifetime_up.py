@@ -87,10 +87,10 @@ class LifetimeUniformProgressPolicy(UniformProgressPolicy):
         self._market: Market | None = None
         self._spells: list[ZoneSpells] = []
         self._start = 0
-        self._d = 0
-        self._s0 = 0
-        self._n = 1
-        self._w = 0
+        self._d = 0.0
+        self._s0 = 0.0
+        self._n = 1.0
+        self._w = 0.0
         self._spot: list[list[float]] = []
         self._od = 1.0
 
@@ -116,7 +116,7 @@ class LifetimeUniformProgressPolicy(UniformProgressPolicy):
                 best, best_price = z, self._spot[z][now]
         return best
 
-    def decide(self, t: int, progress_ticks: int, current: int, row: tuple[bool, ...]) -> int:
+    def decide(self, t: int, progress_ticks: float, current: int, row: tuple[bool, ...]) -> int:
         if (
             current == ON_DEMAND
             and not self.net.committed
@@ -131,7 +131,7 @@ class LifetimeUniformProgressPolicy(UniformProgressPolicy):
                 return z + 1
         return super().decide(t, progress_ticks, current, row)
 
-    def _slack_allows_changeover(self, t: int, progress_ticks: int) -> bool:
+    def _slack_allows_changeover(self, t: int, progress_ticks: float) -> bool:
         """The slack after one more changeover keeps 3D and the reserve (see module)."""
         slack_after = self.net.slack(t, progress_ticks) - self._d
         reserve = self.slack_share * self._s0 * (1.0 - t / self._n)
@@ -140,7 +140,7 @@ class LifetimeUniformProgressPolicy(UniformProgressPolicy):
         reserve = min(reserve, self._preemption_reserve(self._start + t, progress_ticks))
         return slack_after > 3 * self._d + reserve
 
-    def _move(self, t: int, progress_ticks: int, here: int, zone: int) -> bool:
+    def _move(self, t: int, progress_ticks: float, here: int, zone: int) -> bool:
         """Leave running spot in `here` for spot in `zone` (see module: cheaper zone)."""
         now = self._start + t
         price_here, price_there = self._spot[here][now], self._spot[zone][now]
@@ -151,7 +151,7 @@ class LifetimeUniformProgressPolicy(UniformProgressPolicy):
         payback = self._d * price_there / (price_here - price_there)
         return mean_residual_ticks(self._spells[zone], now) > self.move_life_factor * payback
 
-    def _early_return(self, t: int, progress_ticks: int, zone: int) -> bool:
+    def _early_return(self, t: int, progress_ticks: float, zone: int) -> bool:
         """Leave on-demand for spot in `zone` while UP's hysteresis would stay (see module)."""
         if not self.net.may_take_spot(t, progress_ticks):
             return False
@@ -165,7 +165,7 @@ class LifetimeUniformProgressPolicy(UniformProgressPolicy):
         need = self.life_factor * self._d * (k / (k - 1.0) if k != float("inf") else 1.0)
         return mean_residual_ticks(self._spells[zone], now) > need
 
-    def _preemption_reserve(self, now: int, progress_ticks: int) -> float:
+    def _preemption_reserve(self, now: int, progress_ticks: float) -> float:
         """Slack ticks the rest of the job is predicted to lose to preemptions (inf: unknown)."""
         count = total = 0
         for spells in self._spells:
