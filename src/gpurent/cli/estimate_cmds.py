@@ -36,7 +36,8 @@ Examples:
 
 Software stacks (--stack, non-LLM training): ngc-24 (default: current NGC PyTorch
 containers, stock scripts), ngc-22.09 (the old container, whose multi-GPU all-reduce is
-slow), nvidia-dle (NVIDIA's tuned DeepLearningExamples: DALI, channels-last).
+slow), nvidia-dle (NVIDIA's tuned DeepLearningExamples: DALI, channels-last), tuned
+(MLPerf-grade code, fitted on MLPerf Training results; the one stack LLMs also read).
 """
 
 CSV_REQUIRED = ("model", "gpu", "num_gpus", "precision", "batch_size")
@@ -155,7 +156,7 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
         communication_time_s=est.communication_time_s,
         basis=est.basis,
         efficiency_basis=est.efficiency_basis,
-        stack=None if model.is_llm else wl.stack.value,
+        stack=None if model.is_llm and wl.stack.value != "tuned" else wl.stack.value,
     )
     return out
 
@@ -333,7 +334,8 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         str | None,
         typer.Option(
             "--stack",
-            help="Software stack of non-LLM training: ngc-24 (default), ngc-22.09, nvidia-dle. "
+            help="Software stack of non-LLM training: ngc-24 (default), ngc-22.09, nvidia-dle; "
+            "tuned (MLPerf-grade code, LLMs too). "
             "With --from-csv, the default for rows without a `stack` column.",
         ),
     ] = None,
@@ -365,7 +367,8 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
     Throughput is the total across GPUs in the model's unit (images/s, sequences/s, tokens/s,
     ...); memory is per GPU with its breakdown; the bottleneck is compute, memory bandwidth,
     communication or memory capacity. Non-LLM training assumes PyTorch NGC 24.x containers with
-    Lambda's stock scripts (`--stack` picks another), LLMs MosaicML llm-foundry; your own
+    Lambda's stock scripts (`--stack` picks another), LLMs MosaicML llm-foundry (`--stack
+    tuned`: MLPerf-grade code); your own
     measurements (`gpurent calibrate add`) take precedence for their GPU and model.
     """
     from dataclasses import replace

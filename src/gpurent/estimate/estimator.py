@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.precision import Precision
 from gpurent.errors import DataError, InputError
-from gpurent.estimate.constants import CommCoeffs, Constants, load_constants
+from gpurent.estimate.constants import CommCoeffs, Constants, StackCoeffs, load_constants
 from gpurent.estimate.efficiency import efficiency_note, realized_efficiency
 from gpurent.estimate.measured import Calibration, best_match
 from gpurent.estimate.memory import (
@@ -45,9 +45,15 @@ from gpurent.estimate.perf import (
     tp_allreduce_time_s,
 )
 from gpurent.estimate.result import Bottleneck, Estimate
-from gpurent.estimate.uncertainty import IntervalTable, interval_for, load_intervals
+from gpurent.estimate.uncertainty import (
+    COVERAGE,
+    Interval,
+    IntervalTable,
+    interval_for,
+    load_intervals,
+)
 from gpurent.workload.models import custom_llm, get_model
-from gpurent.workload.spec import Recompute, Sharding, Task, Workload
+from gpurent.workload.spec import Recompute, Sharding, Stack, Task, Workload
 from gpurent.workload.zoo import ModelInfo, llm_flops_per_token, llm_params
 
 LLM_COMM_OVERLAP = 0.9  # FSDP prefetch hides most gathers behind compute (MosaicML, torchtitan)
@@ -525,8 +531,17 @@ def _estimate(
                 f"anchored on your measurement ({ref.num_gpus}x {ref.gpu}, batch {ref.batch_size}: "
                 f"{ref.throughput:g} {model.throughput_unit})"
             )
+    if model.is_llm and workload.stack is Stack.TUNED:
+        notes.append(f"software stack assumed: tuned ({Stack.TUNED.description})")
+        tuned = k.stack(Stack.TUNED.value)
+        if tuned is None or tuned_llm_key(workload.task) not in tuned.speed:
+            notes.append(
+                f"no MLPerf measurement of {workload.task.value} for the tuned stack: "
+                f"{model.name} is timed as llm-foundry's"
+            )
     if model.is_llm:
-        notes.append(f"software stack assumed: {LLM_STACK}")
+        if workload.stack is not Stack.TUNED:
+            notes.append(f"software stack assumed: {LLM_STACK}")
         offload = _llm_offload(
             workload, model, gpu, num_gpus=num_gpus, nodes=nodes, k=k, compute_s=t_c + t_m
         )
@@ -562,6 +577,7 @@ def _estimate(
         trains=workload.task.trains,
         exact_measurement=exact,
     )
+    interval = _tuned_interval(workload, model, k, basis) or interval
     return Estimate(
         model=model.name,
         gpu=gpu.name,
@@ -589,6 +605,27 @@ def _estimate(
         interval_high=interval.high,
         interval_coverage=interval.coverage,
         interval_class=interval.label,
+    )
+
+
+def _tuned_interval(
+    workload: Workload, model: ModelInfo, k: Constants, basis: str
+) -> Interval | None:
+    """The `tuned` stack's interval: the 10th-90th percentiles of its leave-one-MLPerf-round-
+    out residuals for the model's speed key (None: another stack, no such residuals, or an
+    estimate anchored on the user's measurement, which keeps its own interval)."""
+    sk = tuned_llm_coeffs(workload, k) if workload.task.trains else None
+    if sk is None or basis == "measured":
+        return None
+    key = tuned_llm_key(workload.task) if model.is_llm else model.key
+    if key not in sk.intervals:
+        return None
+    lo, hi, rows = sk.intervals[key]
+    return Interval(
+        low=min(1.0, math.exp(lo)),
+        high=max(1.0, math.exp(hi)),
+        coverage=COVERAGE,
+        label=f"tuned stack, {key}: leave-one-MLPerf-round-out residuals ({rows} rows)",
     )
 
 
@@ -987,6 +1024,18 @@ def _llm_offload(
     )
 
 
+def tuned_llm_key(task: Task) -> str:
+    """The `speed` key of the `tuned` stack for a decoder-LLM training task."""
+    return "llm-lora" if task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA) else "llm"
+
+
+def tuned_llm_coeffs(workload: Workload, k: Constants) -> StackCoeffs | None:
+    """The `tuned` stack's constants when `workload` asks for it (LLMs read no other stack)."""
+    if workload.stack is not Stack.TUNED:
+        return None
+    return k.stack(Stack.TUNED.value)
+
+
 def _llm_training(
     workload: Workload,
     model: ModelInfo,
@@ -1043,6 +1092,9 @@ def _llm_training(
     if offload is not None:  # the optimizer runs on the host instead
         t_opt = offload.exposed_per_micro_batch_s
     single = t_c + t_m + c.c_s * ratio + t_opt
+    tuned = tuned_llm_coeffs(workload, k)
+    if tuned is not None:  # MLPerf-grade code: its fitted speed and its own fabric default
+        single /= tuned.speed.get(tuned_llm_key(workload.task), 1.0)
     cm = llm_comm_times(
         workload,
         model,
@@ -1050,7 +1102,7 @@ def _llm_training(
         num_gpus=num_gpus,
         nodes=nodes,
         seq=seq,
-        comm=k.comm,
+        comm=k.comm if tuned is None else tuned.comm,
         inter_node_gbps=inter_node_gbps,
         interconnect=interconnect,
     )
