@@ -55,11 +55,13 @@ from gpurent.workload.spec import Sharding, Stack, Task, Workload, parse_shardin
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "benchmarks" / "data" / "validation" / "mlperf_throughput.csv"
+MLPERF_8GPU = ROOT / "benchmarks" / "data" / "mlperf_training_8gpu.csv"
 CALIBRATION = ROOT / "src" / "gpurent" / "estimate" / "data" / "calibration.json"
 OUT = ROOT / "src" / "gpurent" / "estimate" / "data" / TUNED_FILE
 ROUNDS = ("v3.0", "v3.1", "v4.1", "v5.0")
 ASSUMED_INTER_NODE_GBPS = 3200.0
 OVERLAPS = (0.0, 0.3, 0.6, 0.9, 1.2, 1.5, 2.0)
+MIN_ARCH_ROWS = 10  # fit rows an architecture needs for its own speed factor
 SYNCS = (0.9, 0.92, 0.94, 0.96, 0.98, 1.0)
 DESCRIPTION = Stack.TUNED.description
 
@@ -67,6 +69,23 @@ DESCRIPTION = Stack.TUNED.description
 def speed_key(model: str) -> str:
     info = get_model(model)
     return "llm-lora" if info.is_llm else info.key
+
+
+def arch_of(r: dict[str, str]) -> str:
+    return get_gpu(r["gpu"]).architecture
+
+
+def effective_keys(rows: list[dict[str, str]]) -> list[str]:
+    """Each row's speed key: "KEY@ARCH" where the architecture has `MIN_ARCH_ROWS` rows of that
+    key among `rows`, else the pooled "KEY"."""
+    counts: dict[str, int] = defaultdict(int)
+    for r in rows:
+        counts[f"{speed_key(r['model'])}@{arch_of(r)}"] += 1
+    out = []
+    for r in rows:
+        own = f"{speed_key(r['model'])}@{arch_of(r)}"
+        out.append(own if counts[own] >= MIN_ARCH_ROWS else speed_key(r["model"]))
+    return out
 
 
 def load(path: Path = DATA) -> list[dict[str, str]]:
@@ -133,21 +152,34 @@ def ratios(rows: list[dict[str, str]], base: Constants, sk: StackCoeffs) -> list
     return out
 
 
-def fit(rows: list[dict[str, str]], base: Constants) -> tuple[StackCoeffs, float]:
+def fit(
+    rows: list[dict[str, str]], base: Constants, per_arch: bool = True
+) -> tuple[StackCoeffs, float]:
     """Speed factors and (overlap, sync) minimising the median |log ratio| on `rows`."""
-    keys = sorted({speed_key(r["model"]) for r in rows})
+    eff = effective_keys(rows) if per_arch else [speed_key(r["model"]) for r in rows]
     best: tuple[float, StackCoeffs] | None = None
     for overlap in OVERLAPS:
         for sync in SYNCS:
-            speed = dict.fromkeys(keys, 1.0)
+            speed = dict.fromkeys(sorted(set(eff)), 1.0)
             for _ in range(4):  # communication does not scale with the speed: iterate
                 rs = ratios(rows, base, tuned_coeffs(speed, overlap, sync))
                 by_key: dict[str, list[float]] = defaultdict(list)
-                for r, x in zip(rows, rs, strict=True):
+                for key, x in zip(eff, rs, strict=True):
                     if x is not None:
-                        by_key[speed_key(r["model"])].append(math.log(x))
+                        by_key[key].append(math.log(x))
                 for key, logs in by_key.items():
                     speed[key] *= math.exp(statistics.fmean(logs))
+                # the pooled factor of a model key, for architectures without their own:
+                # the geometric mean of the factors of all its rows
+                pooled: dict[str, list[float]] = defaultdict(list)
+                for r, key in zip(rows, eff, strict=True):
+                    if key != speed_key(r["model"]):
+                        pooled[speed_key(r["model"])].append(math.log(speed[key]))
+                for r, key in zip(rows, eff, strict=True):
+                    if key == speed_key(r["model"]) and key in pooled:
+                        pooled[key].append(math.log(speed[key]))
+                for key, logs in pooled.items():
+                    speed[key] = math.exp(statistics.fmean(logs))
             sk = tuned_coeffs({k: round(v, 4) for k, v in speed.items()}, overlap, sync)
             rs = [x for x in ratios(rows, base, sk) if x is not None]
             loss = statistics.median(abs(math.log(x)) for x in rs)
@@ -192,6 +224,29 @@ def default_stack_errors(rows: list[dict[str, str]], base: Constants) -> list[fl
     return out
 
 
+def v51_rows() -> list[dict[str, str]]:
+    """The v5.1 llama2_70b_lora rows of `mlperf_training_8gpu.csv` (8 GPUs, FP8 recipe or,
+    on some NVIDIA Blackwell systems, NVFP4: the logs do not say which) in this file's form."""
+    with MLPERF_8GPU.open(newline="") as fh:
+        src = [r for r in csv.DictReader(fh) if r["round"] == "v5.1"]
+    return [
+        {
+            "model": "llama2-70b",
+            "gpu": r["gpu"],
+            "num_gpus": r["num_gpus"],
+            "nodes": r["nodes"],
+            "precision": "fp8",
+            "batch_size": str(max(1, int(r["global_batch_size"]) // int(r["num_gpus"]))),
+            "seq_len": r["seq_len"],
+            "task": "finetune-lora",
+            "measured_throughput": r["tokens_per_s"],
+            "_round": "v5.1",
+        }
+        for r in src
+        if r["benchmark"] == "llama2_70b_lora"
+    ]
+
+
 def loro_intervals(rows: list[dict[str, str]], base: Constants) -> dict[str, dict[str, float]]:
     """Per speed key, the 10th/90th percentiles of leave-one-round-out log residuals."""
     logs: dict[str, list[float]] = defaultdict(list)
@@ -200,7 +255,9 @@ def loro_intervals(rows: list[dict[str, str]], base: Constants) -> dict[str, dic
         sk, _ = fit([r for r in rows if r["_round"] != rnd], base)
         for r, x in zip(test_rows, ratios(test_rows, base, sk), strict=True):
             if x is not None:
-                logs[speed_key(r["model"])].append(math.log(x))
+                logs[sk.speed_key(speed_key(r["model"]), arch_of(r))].append(math.log(x))
+    for key in [k for k, v in logs.items() if "@" in k and len(v) < MIN_ARCH_ROWS]:
+        logs[key.split("@")[0]] += logs.pop(key)  # too few for its own: pooled
     out: dict[str, dict[str, float]] = {}
     for key, vals in sorted(logs.items()):
         q = statistics.quantiles(vals, n=10, method="inclusive")
@@ -218,6 +275,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--test", default="v4.1", help="the round held out (never fitted)")
     ap.add_argument("--write", action="store_true", help=f"write src/.../{TUNED_FILE}")
     ap.add_argument("--loro", action="store_true", help="leave-one-round-out over all rounds")
+    ap.add_argument(
+        "--v51", action="store_true", help="also judge the v5.1 8-GPU Llama 2 70B LoRA rows"
+    )
     args = ap.parse_args(argv)
     raw = json.loads(CALIBRATION.read_text(encoding="utf-8"))
     raw.get("stacks", {}).pop(Stack.TUNED.value, None)
@@ -257,9 +317,18 @@ def main(argv: list[str] | None = None) -> int:
         by_model[r["model"]].append(r)
     for model, mrows in sorted(by_model.items()):
         print(f"  {model}: {summary(ttt_errors(mrows, base, sk))}")
+    if args.v51:
+        v51 = v51_rows()
+        print(f"v5.1 (never fitted; some NVIDIA rows NVFP4): {summary(ttt_errors(v51, base, sk))}")
+        by_gpu: dict[str, list[dict[str, str]]] = defaultdict(list)
+        for r in v51:
+            by_gpu[r["gpu"]].append(r)
+        for gpu, grows in sorted(by_gpu.items()):
+            print(f"  {gpu}: {summary(ttt_errors(grows, base, sk))}")
     if args.write:
         intervals = loro_intervals(rows, base)
-        counts = {k: sum(speed_key(r["model"]) == k for r in fit_rows) for k in sk.speed}
+        eff = effective_keys(fit_rows)
+        counts = {k: sum(e == k for e in eff) for k in sk.speed}
         doc = {
             "description": DESCRIPTION,
             "comm": {f: getattr(sk.comm, f) for f in CommCoeffs.__dataclass_fields__},

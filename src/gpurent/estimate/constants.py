@@ -106,6 +106,16 @@ class StackCoeffs:
     # own out-of-fit validation (the `tuned` stack: leave-one-MLPerf-round-out), or none
     intervals: dict[str, tuple[float, float, int]] = field(default_factory=dict)
 
+    def speed_key(self, key: str, architecture: str) -> str:
+        """The `speed` (and `intervals`) key for model key `key` on `architecture`: its own
+        factor "KEY@ARCH" where the stack fitted one, else the pooled "KEY"."""
+        own = f"{key}@{architecture}"
+        return own if own in self.speed else key
+
+    def speed_of(self, key: str, architecture: str) -> float:
+        """One-GPU speed relative to the roofline's stack (1.0 where nothing was measured)."""
+        return self.speed.get(self.speed_key(key, architecture), 1.0)
+
     def sync_s(self, sync: float, single_step_s: float, num_gpus: int) -> float:
         """Seconds of per-step synchronisation for the `scaling` value `sync`."""
         if self.sync_relative:

@@ -577,7 +577,7 @@ def _estimate(
         trains=workload.task.trains,
         exact_measurement=exact,
     )
-    interval = _tuned_interval(workload, model, k, basis) or interval
+    interval = _tuned_interval(workload, model, gpu, k, basis) or interval
     return Estimate(
         model=model.name,
         gpu=gpu.name,
@@ -609,7 +609,7 @@ def _estimate(
 
 
 def _tuned_interval(
-    workload: Workload, model: ModelInfo, k: Constants, basis: str
+    workload: Workload, model: ModelInfo, gpu: GpuSpec, k: Constants, basis: str
 ) -> Interval | None:
     """The `tuned` stack's interval: the 10th-90th percentiles of its leave-one-MLPerf-round-
     out residuals for the model's speed key (None: another stack, no such residuals, or an
@@ -617,9 +617,12 @@ def _tuned_interval(
     sk = tuned_llm_coeffs(workload, k) if workload.task.trains else None
     if sk is None or basis == "measured":
         return None
-    key = tuned_llm_key(workload.task) if model.is_llm else model.key
+    base = tuned_llm_key(workload.task) if model.is_llm else model.key
+    key = sk.speed_key(base, gpu.architecture)
     if key not in sk.intervals:
-        return None
+        key = base
+        if key not in sk.intervals:
+            return None
     lo, hi, rows = sk.intervals[key]
     return Interval(
         low=min(1.0, math.exp(lo)),
@@ -688,7 +691,7 @@ def _family(
     single = roofline_s(t_c, t_m, k.roofline_p) + overhead
     sk = k.stack(workload.stack.value)
     if sk is not None:
-        single /= sk.speed.get(model.key, 1.0)
+        single /= sk.speed_of(model.key, gpu.architecture)
     if num_gpus == 1 or not training:
         return t_c, t_m, 0.0, single, 1.0
     comm = sk.comm if sk is not None else k.comm
@@ -1094,7 +1097,7 @@ def _llm_training(
     single = t_c + t_m + c.c_s * ratio + t_opt
     tuned = tuned_llm_coeffs(workload, k)
     if tuned is not None:  # MLPerf-grade code: its fitted speed and its own fabric default
-        single /= tuned.speed.get(tuned_llm_key(workload.task), 1.0)
+        single /= tuned.speed_of(tuned_llm_key(workload.task), gpu.architecture)
     cm = llm_comm_times(
         workload,
         model,
