@@ -274,7 +274,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fit", default="v3.0,v3.1,v5.0", help="rounds fitted on")
     ap.add_argument("--test", default="v4.1", help="the round held out (never fitted)")
     ap.add_argument("--write", action="store_true", help=f"write src/.../{TUNED_FILE}")
-    ap.add_argument("--loro", action="store_true", help="leave-one-round-out over all rounds")
+    ap.add_argument("--loro", action="store_true", help="leave-one-round-out (see --among)")
+    ap.add_argument(
+        "--among",
+        default=",".join(ROUNDS),
+        help="--loro: the rounds it leaves out one at a time (others are not read)",
+    )
+    ap.add_argument(
+        "--pooled", action="store_true", help="one factor per model (no per-architecture ones)"
+    )
     ap.add_argument(
         "--v51", action="store_true", help="also judge the v5.1 8-GPU Llama 2 70B LoRA rows"
     )
@@ -286,10 +294,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.loro:
         print("| round held out | rows | default stack | tuned (fitted on the other rounds) |")
         print("|---|---|---|---|")
-        for rnd in ROUNDS:
-            fit_rows = [r for r in rows if r["_round"] != rnd]
+        among = [x.strip() for x in args.among.split(",") if x.strip()]
+        for rnd in among:
+            fit_rows = [r for r in rows if r["_round"] != rnd and r["_round"] in among]
             test_rows = [r for r in rows if r["_round"] == rnd]
-            sk, _ = fit(fit_rows, base)
+            sk, _ = fit(fit_rows, base, per_arch=not args.pooled)
             d = default_stack_errors(test_rows, base)
             t = ttt_errors(test_rows, base, sk)
             print(
