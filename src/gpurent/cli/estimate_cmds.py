@@ -251,7 +251,8 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         typer.Option(
             "--precision",
             "-p",
-            help="fp32, strict-fp32, tf32, amp, fp16, bf16, fp8 (aliases "
+            help="fp32, strict-fp32, tf32, amp, fp16, bf16, fp8, fp8-tensorwise, fp8-rowwise, "
+            "fp8-delayed, mxfp8 (Blackwell, CDNA4), nvfp4 (Blackwell) (aliases "
             "fp16_amp, fp32_or_tf32). Default: amp; bf16 for LLMs.",
         ),
     ] = None,

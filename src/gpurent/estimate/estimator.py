@@ -22,6 +22,7 @@ from gpurent.estimate.measured import Calibration, best_match
 from gpurent.estimate.memory import (
     DEFAULT_OUTPUT_TOKENS,
     data_parallel_degree,
+    fp8_frozen_base,
     frozen_base_bytes_per_param,
     lora_params,
     memory_breakdown,
@@ -44,6 +45,7 @@ from gpurent.estimate.perf import (
     spans_nodes_domain,
     tp_allreduce_time_s,
 )
+from gpurent.estimate.precisions import Recipe, check_precision, recipe_of
 from gpurent.estimate.result import Bottleneck, Estimate
 from gpurent.estimate.uncertainty import (
     COVERAGE,
@@ -444,6 +446,7 @@ def _estimate(
     model = resolve_model(workload)
     seq = _validate(workload, model, num_gpus, nodes, gpu)
     p = workload.precision
+    check_precision(gpu, p)
     b = workload.batch_size_per_gpu
     mem = memory_breakdown(
         workload, model, num_gpus, gpu.capacity_gib, gpus_per_node=num_gpus // nodes
@@ -451,8 +454,6 @@ def _estimate(
     notes: list[str] = []
     if p is Precision.BF16 and not gpu.bf16_supported:
         notes.append(f"{gpu.name} has no bf16 tensor cores: runs at the fp32 rate")
-    if p is Precision.FP8 and gpu.fp8_tflops is None:
-        notes.append(f"{gpu.name} has no fp8 tensor cores: runs at the fp16 rate")
     if gpu.confidence == "low":
         notes.append(f"{gpu.name}'s specs are low-confidence ({gpu.notes or gpu.source})")
     if (eff_note := efficiency_note(gpu)) is not None:
@@ -501,6 +502,16 @@ def _estimate(
                 "with FP32 on any GPU, so it is timed at the fp32 (TF32) rate"
             )
 
+    recipe = recipe_of(p)
+    if recipe is not None and model.is_llm and workload.task.trains:
+        step /= recipe.speedup_vs_fp8
+        mfu = None if mfu is None else mfu * recipe.speedup_vs_fp8
+        notes.append(
+            f"{p.value}: x{recipe.speedup_vs_fp8:g} over the fp8 estimate ({recipe.source}); "
+            "MFU against the fp8 peak"
+        )
+    elif recipe is not None:
+        notes.append(f"{p.value}: timed as fp8 (its measurements are decoder-LLM training only)")
     samples_per_s = samples_per_step / step
     basis = "calibrated"
     exact = False
@@ -578,6 +589,8 @@ def _estimate(
         exact_measurement=exact,
     )
     interval = _tuned_interval(workload, model, gpu, k, basis) or interval
+    if recipe is not None and basis != "measured":
+        interval = _recipe_interval(interval, recipe)
     return Estimate(
         model=model.name,
         gpu=gpu.name,
@@ -605,6 +618,19 @@ def _estimate(
         interval_high=interval.high,
         interval_coverage=interval.coverage,
         interval_class=interval.label,
+    )
+
+
+def _recipe_interval(interval: Interval, recipe: Recipe) -> Interval:
+    """`interval` widened by the spread of the recipe's own measurements (or its assumed one)."""
+    what = (
+        f"{recipe.measurements} measurements" if recipe.measurements else "assumed, no measurement"
+    )
+    return Interval(
+        low=min(1.0, interval.low * math.exp(recipe.log_low)),
+        high=max(1.0, interval.high * math.exp(recipe.log_high)),
+        coverage=interval.coverage,
+        label=f"{interval.label}; {recipe.precision.value} spread ({what})",
     )
 
 
@@ -763,7 +789,7 @@ def llm_dp_collectives(
     task = workload.task
     full = task in (Task.TRAINING, Task.FINETUNE_FULL)
     p = workload.precision
-    grad_b = 2.0 if p in (Precision.BF16, Precision.FP16, Precision.FP8) else 4.0
+    grad_b = 2.0 if p in (Precision.BF16, Precision.FP16) or p.is_low_float else 4.0
     trainable = n if full else lora_params(model, workload.lora_rank)
     hsdp = workload.sharding is Sharding.HSDP
     within = "shard" if hsdp else "dp"
@@ -793,7 +819,7 @@ def llm_dp_collectives(
         return (
             Collective(
                 "frozen base weights gathered in forward and backward",
-                n * frozen_base_bytes_per_param(task) / mp,
+                n * frozen_base_bytes_per_param(task, fp8_weights=fp8_frozen_base(workload)) / mp,
                 2.0,
                 True,
                 within,
@@ -1014,7 +1040,8 @@ def _llm_offload(
         shards *= zero_shard_degree(workload, num_gpus, max(1, num_gpus // nodes))
     fetched = 0.0
     if workload.sharding.shards_weights:
-        fetched = n * (2.0 if full else frozen_base_bytes_per_param(task)) / shards
+        base = frozen_base_bytes_per_param(task, fp8_weights=fp8_frozen_base(workload))
+        fetched = n * (2.0 if full else base) / shards
     return cpu_offload_time(
         gpu,
         k.comm,

@@ -59,7 +59,7 @@ from gpurent.catalog.precision import Precision
 from gpurent.estimate.perf import bytes_per_value
 from gpurent.estimate.result import MemoryBreakdown
 from gpurent.units import BYTES_PER_GIB
-from gpurent.workload.spec import Optimizer, Sharding, Task, Workload
+from gpurent.workload.spec import Optimizer, Sharding, Stack, Task, Workload
 from gpurent.workload.zoo import ModelInfo, llm_layer_params
 
 CONTEXT_OVERHEAD_GIB = 0.8
@@ -96,10 +96,20 @@ def lora_params(model: ModelInfo, rank: int) -> float:
     return float(rank * per_layer * s.layers)
 
 
-def frozen_base_bytes_per_param(task: Task) -> float:
+def frozen_base_bytes_per_param(task: Task, *, fp8_weights: bool = False) -> float:
     """Bytes per parameter of the frozen base weights of a LoRA (bf16) or QLoRA (NF4 storage plus
-    its quantisation constants) fine-tune: what each GPU holds and what ZeRO-3/FSDP gathers."""
-    return 0.53 if task is Task.FINETUNE_QLORA else 2.0
+    its quantisation constants) fine-tune: what each GPU holds and what ZeRO-3/FSDP gathers.
+    `fp8_weights`: the base is stored in fp8 (1 B), as the MLPerf LoRA implementations do
+    (`fp8_frozen_base`)."""
+    if task is Task.FINETUNE_QLORA:
+        return 0.53
+    return 1.0 if fp8_weights else 2.0
+
+
+def fp8_frozen_base(workload: Workload) -> bool:
+    """Whether a LoRA keeps its frozen base weights in fp8: the `tuned` stack (NVIDIA's MLPerf
+    Llama 2 70B LoRA code stores them in FP8; validation README) in an fp8-or-narrower run."""
+    return workload.stack is Stack.TUNED and workload.precision.is_low_float
 
 
 def data_parallel_degree(workload: Workload, num_gpus: int) -> int:
@@ -157,7 +167,7 @@ def memory_breakdown(
     p = workload.precision
     n = model.num_params
     mp = workload.tensor_parallel * workload.pipeline_parallel
-    half_store = p in (Precision.BF16, Precision.FP16, Precision.FP8)
+    half_store = p in (Precision.BF16, Precision.FP16) or p.is_low_float
     task = workload.task
     b = workload.batch_size_per_gpu
     seq = workload.seq_len or model.default_seq_len
@@ -183,7 +193,8 @@ def memory_breakdown(
     else:
         if task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA):
             trainable = lora_params(model, workload.lora_rank)
-            weights = n * frozen_base_bytes_per_param(task) + trainable * 4.0
+            base = frozen_base_bytes_per_param(task, fp8_weights=fp8_frozen_base(workload))
+            weights = n * base + trainable * 4.0
             grads = trainable * 4.0
             optim = trainable * _OPT_BYTES[workload.optimizer]
         else:
@@ -314,17 +325,21 @@ def _training_activations(
         if pp > 1:
             return max(acts * pipeline_in_flight(workload), acts + logits)
         return acts + logits
-    acts = scale * model.activation_values(seq) * b * bytes_per_value / tp
+    values = (
+        model.fused_attention_activation_values(seq)
+        if workload.stack is Stack.TUNED
+        else model.activation_values(seq)
+    )
+    acts = scale * values * b * bytes_per_value / tp
     if workload.activation_checkpointing:
         acts *= 0.3
     return acts
 
 
 def weights_bytes_for_inference(model: ModelInfo, precision: Precision) -> float:
-    """Bytes of the served weights: 1 B/param in fp8, 2 B in a 16-bit precision, else 4 B."""
-    return model.num_params * (
-        1.0 if precision is Precision.FP8 else 2.0 if precision.is_half else 4.0
-    )
+    """Bytes of the served weights: 1 B/param in fp8 (every fp8 recipe, MXFP8 and, counting
+    its higher-precision copies conservatively, NVFP4), 2 B in a 16-bit precision, else 4 B."""
+    return model.num_params * (1.0 if precision.is_low_float else 2.0 if precision.is_half else 4.0)
 
 
 __all__ = [
@@ -333,6 +348,7 @@ __all__ = [
     "DEFAULT_OUTPUT_TOKENS",
     "FRAGMENTATION",
     "data_parallel_degree",
+    "fp8_frozen_base",
     "frozen_base_bytes_per_param",
     "fused_loss_chunk_tokens",
     "llm_layer_activation_values",

@@ -90,6 +90,17 @@ class ModelInfo:
         c = _costs(self, seq_len or self.default_seq_len or 0)
         return c[1] if (flash or self.llm is None) else c[2]
 
+    def fused_attention_activation_values(self, seq_len: int | None = None) -> float:
+        """Values stored for backward per sample when attention runs as one fused kernel that
+        keeps no s x s score, softmax or dropout tensor (FlashAttention; the fused multi-head
+        attention of NVIDIA's MLPerf BERT): encoders drop their 2.5 a s / h term per layer and
+        value (Korthikanti et al. 2022's 5 a s / h bytes at 2 B); other models as
+        `activation_values`."""
+        if self.encoder is None:
+            return self.activation_values(seq_len)
+        e = self.encoder
+        return float((seq_len or self.default_seq_len or 0) * e.layers * e.hidden * 17.0)
+
     def units_per_sample(self, seq_len: int | None = None) -> float:
         """Throughput units per sample: tokens per sequence for token-counted models."""
         if self.llm is not None:
