@@ -88,7 +88,7 @@ def _workload_columns() -> set[str]:
     from gpurent.workload.spec import Workload
 
     names = {f.name for f in fields(Workload)} - {"shape", "name"}
-    return names | {"batch_size", "batch", "tp", "pp", "vp", "cp", "sp", "grad_accum"}
+    return names | {"batch_size", "batch", "tp", "pp", "vp", "cp", "ep", "sp", "grad_accum"}
 
 
 def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[str, Any]:
@@ -107,12 +107,6 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
     nodes = v.positive_int(nodes_raw, f"{where}: nodes", most=v.MAX_NODES) if nodes_raw else 1
     net_raw = (row.get("inter_node_gbps") or "").strip()
     net = v.positive(net_raw, f"{where}: inter_node_gbps", most=1e6) if net_raw else None
-    ep = (row.get("ep") or "").strip()
-    if ep not in ("", "1"):
-        raise InputError(
-            f"{where}: ep {ep}: expert parallelism is not modelled (the zoo has no mixture-of-"
-            "experts model); leave ep empty or 1"
-        )
     link = (row.get("interconnect") or "").strip().lower() or None
     if link is not None and link not in ("nvlink", "pcie"):
         raise InputError(f"{where}: interconnect {link!r}: nvlink or pcie")
@@ -230,6 +224,7 @@ def _from_csv(path: Path, as_json: bool, stack: Any) -> None:
     seq_len=FIELD_CHECKS["seq_len"],
     tensor_parallel=FIELD_CHECKS["tensor_parallel"],
     pipeline_parallel=FIELD_CHECKS["pipeline_parallel"],
+    expert_parallel=FIELD_CHECKS["expert_parallel"],
     inter_node_gbps=v.bounded(v.positive, most=1e6),
 )
 def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
@@ -297,6 +292,13 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
     context_parallel: Annotated[
         int | None,
         typer.Option("--cp", help="Context-parallel degree (ring attention; divides --seq-len)."),
+    ] = None,
+    expert_parallel: Annotated[
+        int | None,
+        typer.Option(
+            "--ep",
+            help="Expert-parallel degree of a mixture-of-experts model (divides its experts).",
+        ),
     ] = None,
     sequence_parallel: Annotated[
         bool | None,
@@ -440,6 +442,7 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
     given = {
         "virtual_pipeline_stages": virtual_stages,
         "context_parallel": context_parallel,
+        "expert_parallel": expert_parallel,
         "sequence_parallel": sequence_parallel,
         "fused_loss": fused_loss,
         "gradient_accumulation": grad_accum,
@@ -572,6 +575,8 @@ def _layout_line(wl: Any, num_gpus: int) -> str | None:
     parts = [f"TP{tp}{' (SP)' if wl.sequence_parallel_on else ''}"]
     if cp > 1:
         parts.append(f"CP{cp}")
+    if wl.expert_parallel > 1:
+        parts.append(f"EP{wl.expert_parallel}")
     vp = wl.virtual_pipeline_stages
     parts.append(f"PP{pp}{f' (VP{vp})' if vp > 1 else ''}")
     parts.append(f"DP{data_parallel_degree(wl, num_gpus)}")

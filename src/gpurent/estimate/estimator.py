@@ -22,6 +22,7 @@ from gpurent.estimate.measured import Calibration, best_match
 from gpurent.estimate.memory import (
     DEFAULT_OUTPUT_TOKENS,
     data_parallel_degree,
+    expert_parallel_share,
     fp8_frozen_base,
     frozen_base_bytes_per_param,
     lora_params,
@@ -49,14 +50,22 @@ from gpurent.estimate.precisions import Recipe, check_precision, recipe_of
 from gpurent.estimate.result import Bottleneck, Estimate
 from gpurent.estimate.uncertainty import (
     COVERAGE,
+    WIDEN,
     Interval,
     IntervalTable,
     interval_for,
     load_intervals,
+    widened_interval,
 )
 from gpurent.workload.models import custom_llm, get_model
-from gpurent.workload.spec import Recompute, Sharding, Stack, Task, Workload
-from gpurent.workload.zoo import ModelInfo, llm_flops_per_token, llm_params
+from gpurent.workload.spec import LlmShape, Recompute, Sharding, Stack, Task, Workload
+from gpurent.workload.zoo import (
+    ModelInfo,
+    llm_active_params,
+    llm_expert_params,
+    llm_flops_per_token,
+    llm_params,
+)
 
 LLM_COMM_OVERLAP = 0.9  # FSDP prefetch hides most gathers behind compute (MosaicML, torchtitan)
 LLM_REFERENCE_GPU = "A100-SXM4-80GB"  # where the MosaicML LLM runs were measured
@@ -126,6 +135,33 @@ _CHANGE_LAYOUT = (
 )
 
 
+def _validate_experts(workload: Workload, model: ModelInfo, dp_cp_ranks: int) -> None:
+    """Expert parallelism: a MoE model, `ep` dividing its experts and the data-parallel x
+    context-parallel ranks it is drawn from; else one line naming the numbers."""
+    ep = workload.expert_parallel
+    if ep == 1:
+        return
+    shape = model.llm
+    if ep < 1:
+        raise InputError(f"expert parallel must be >= 1, got ep {ep}")
+    if shape is None or not shape.is_moe:
+        raise InputError(
+            f"expert parallel {ep} needs a mixture-of-experts model and {model.name} is dense: "
+            "drop --ep (expert_parallel in the workload file)"
+        )
+    if shape.experts % ep:
+        raise InputError(
+            f"expert parallel {ep} does not divide {model.name}'s {shape.experts} experts: "
+            f"use a divisor of {shape.experts} (--ep)"
+        )
+    if dp_cp_ranks % ep:
+        raise InputError(
+            f"expert parallel {ep} does not divide the {dp_cp_ranks} data-parallel x "
+            f"context-parallel ranks (GPUs / (tensor x pipeline parallel)): use a divisor of "
+            f"{dp_cp_ranks} (--ep)"
+        )
+
+
 def _validate_layout(
     workload: Workload, model: ModelInfo, num_gpus: int, nodes: int, gpu: GpuSpec
 ) -> None:
@@ -155,6 +191,7 @@ def _validate_layout(
             f"{num_gpus} GPUs are not a multiple of {names} parallel = {nums} = {mp}: use a "
             f"multiple of {mp} GPUs or another layout {_CHANGE_LAYOUT}"
         )
+    _validate_experts(workload, model, num_gpus // mp)
     per_node = num_gpus // nodes
     domain = spans_nodes_domain(gpu)
     in_domain = tp > per_node and tp % per_node == 0 and tp <= domain
@@ -591,6 +628,16 @@ def _estimate(
     interval = _tuned_interval(workload, model, gpu, k, basis) or interval
     if recipe is not None and basis != "measured":
         interval = _recipe_interval(interval, recipe)
+    if model.llm is not None and model.llm.is_moe and basis != "measured":
+        interval = widened_interval(
+            interval, WIDEN, f"x{WIDEN:g} width: mixture of experts, no MoE measurement fitted"
+        )
+        if workload.expert_parallel > 1:
+            notes.append(
+                f"expert parallel {workload.expert_parallel}: all-to-all dispatch and combine "
+                f"per MoE layer priced unhidden; expert load imbalance x{MOE_LOAD_IMBALANCE:g} "
+                "assumed on the experts' matmuls"
+            )
     return Estimate(
         model=model.name,
         gpu=gpu.name,
@@ -784,7 +831,9 @@ def llm_dp_collectives(
     - DDP, ZeRO-1, ZeRO-2: the trainable gradients (all weights, or only the adapters) all-reduced
       (reduce-scatter + all-gather) once per optimizer step."""
     assert model.llm is not None
-    n = llm_params(model.llm)
+    # expert parallelism: a GPU's experts are gathered and reduced only among the ranks that
+    # hold the same experts; per GPU that moves its share of the weights (dense: all of them)
+    n = llm_params(model.llm) * expert_parallel_share(workload, model)
     mp = workload.tensor_parallel * workload.pipeline_parallel
     task = workload.task
     full = task in (Task.TRAINING, Task.FINETUNE_FULL)
@@ -921,6 +970,7 @@ class LlmComm:
     tp_s: float  # tensor (and sequence) parallel
     pp_s: float  # pipeline point-to-point sends
     cp_s: float  # context parallel ring attention, before overlap
+    ep_s: float = 0.0  # expert parallel all-to-all dispatch and combine (MoE), not overlapped
 
 
 def llm_comm_times(
@@ -1012,7 +1062,17 @@ def llm_comm_times(
         block = 2.0 * local_seq * b * kv * act_b / tp
         cp_nodes = max(1, (tp * cp) // per_node)
         cp_s = 3.0 * layers_here * on(cp, cp_nodes, block * cp, 1.0)
-    return LlmComm(dp_s=dp_s, tp_s=tp_s, pp_s=pp_s, cp_s=cp_s)
+    ep_s = 0.0
+    ep = workload.expert_parallel
+    if ep > 1 and shape.is_moe:
+        # per MoE layer an all-to-all dispatches each token's hidden state to its k experts and
+        # one combines the results, in forward and again in backward: 4 x tokens x k x h bf16
+        # values, (ep - 1) / ep of them leaving the GPU (the expert group sits inside the
+        # tensor-parallel x expert-parallel block of consecutive ranks)
+        local = local_seq * b * shape.experts_per_token * shape.hidden * act_b / tp
+        ep_nodes = max(1, (tp * ep) // per_node)
+        ep_s = 4.0 * layers_here * on(ep, ep_nodes, local, 1.0)
+    return LlmComm(dp_s=dp_s, tp_s=tp_s, pp_s=pp_s, cp_s=cp_s, ep_s=ep_s)
 
 
 def _llm_offload(
@@ -1052,6 +1112,22 @@ def _llm_offload(
         overlap=LLM_COMM_OVERLAP,
         grad_accum=workload.gradient_accumulation,
     )
+
+
+# Expert load imbalance (MoE with expert parallelism): the busiest expert rank's tokens over
+# the mean, a stated factor, not fitted (no MoE training measurement was fitted)
+MOE_LOAD_IMBALANCE = 1.1
+
+
+def moe_imbalance_factor(workload: Workload, shape: LlmShape) -> float:
+    """Matmul-time multiplier of a MoE model under expert parallelism: the experts' share of the
+    active matmul FLOPs runs `MOE_LOAD_IMBALANCE` slower (the step waits for the busiest rank);
+    1.0 for a dense model or ep 1 (each GPU then runs every expert on its own tokens)."""
+    if workload.expert_parallel <= 1 or not shape.is_moe:
+        return 1.0
+    experts = shape.layers * shape.experts_per_token * llm_expert_params(shape)
+    share = experts / llm_active_params(shape)
+    return 1.0 + (MOE_LOAD_IMBALANCE - 1.0) * share
 
 
 def tuned_llm_key(task: Task) -> str:
@@ -1103,6 +1179,7 @@ def _llm_training(
     # bf16 tensor cores, say, is far more compute bound than BERT's transfer ratio says)
     own_peak_s = (x_mm + x_attn) * peak_flops(ref, p) / peak_flops(gpu, p)
     t_c = max((c.a_gemm * x_mm + c.a_attn * x_attn) * ratio, c.a_gemm * own_peak_s)
+    t_c *= moe_imbalance_factor(workload, shape)
     t_m = c.k_mem * x_mem * ratio
     ga = workload.gradient_accumulation
     n = llm_params(shape)
@@ -1140,6 +1217,7 @@ def _llm_training(
     # ring attention hides behind the attention compute of the same layer
     exposed += max(0.0, cm.cp_s - CP_COMM_OVERLAP * t_c * x_attn / max(x_mm + x_attn, 1e-30))
     exposed += (1.0 - TP_COMM_OVERLAP) * cm.tp_s + (1.0 - PP_COMM_OVERLAP) * cm.pp_s
+    exposed += cm.ep_s  # on the critical path between the router and the experts
     step = single + exposed
     # pipeline bubble: the step (per micro-batch) stretches by 1 / (1 - bubble share)
     step /= 1.0 - pipeline_bubble_fraction(pp, ga, workload.virtual_pipeline_stages)

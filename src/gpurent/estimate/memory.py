@@ -60,7 +60,7 @@ from gpurent.estimate.perf import bytes_per_value
 from gpurent.estimate.result import MemoryBreakdown
 from gpurent.units import BYTES_PER_GIB
 from gpurent.workload.spec import Optimizer, Sharding, Stack, Task, Workload
-from gpurent.workload.zoo import ModelInfo, llm_layer_params
+from gpurent.workload.zoo import ModelInfo, llm_expert_params_total, llm_layer_params
 
 CONTEXT_OVERHEAD_GIB = 0.8
 DEFAULT_OUTPUT_TOKENS = 256  # generated per request when the workload does not say (inference)
@@ -110,6 +110,16 @@ def fp8_frozen_base(workload: Workload) -> bool:
     """Whether a LoRA keeps its frozen base weights in fp8: the `tuned` stack (NVIDIA's MLPerf
     Llama 2 70B LoRA code stores them in FP8; validation README) in an fp8-or-narrower run."""
     return workload.stack is Stack.TUNED and workload.precision.is_low_float
+
+
+def expert_parallel_share(workload: Workload, model: ModelInfo) -> float:
+    """The share of a model's parameters one GPU holds under expert parallelism: the non-expert
+    weights whole, the experts' over `expert_parallel` GPUs (1.0 for a dense model or ep 1)."""
+    ep = workload.expert_parallel
+    if ep <= 1 or model.llm is None or not model.llm.is_moe:
+        return 1.0
+    experts = llm_expert_params_total(model.llm) / model.num_params
+    return 1.0 - experts * (1.0 - 1.0 / ep)
 
 
 def data_parallel_degree(workload: Workload, num_gpus: int) -> int:
@@ -181,7 +191,7 @@ def memory_breakdown(
         optim = 0.0
         if model.llm is not None:
             s = model.llm
-            head_dim = s.hidden // s.heads
+            head_dim = s.head_dim or s.hidden // s.heads
             tokens = (seq or 0) + (workload.output_tokens or DEFAULT_OUTPUT_TOKENS)
             kv_bytes = bytes_per_value(p)  # fp32 runs keep an fp32 cache; fp8 a 16-bit one
             kv_cache = 2.0 * s.layers * (s.kv_heads or s.heads) * head_dim * tokens * b * kv_bytes
@@ -189,6 +199,7 @@ def memory_breakdown(
             activations = 4.0 * (seq or 0) * b * max(s.hidden, (s.ffn_hidden or 4 * s.hidden))
         else:
             activations = model.activation_values(seq) * b * act_bytes_per_value * 0.1
+        weights *= expert_parallel_share(workload, model)
         weights /= mp
     else:
         if task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA):
@@ -202,6 +213,13 @@ def memory_breakdown(
             grads = n * (2.0 if half_store else 4.0)
             master = 4.0 if half_store else 0.0
             optim = n * (_OPT_BYTES[workload.optimizer] + master)
+        # expert parallelism: each GPU holds 1 / ep of the experts (and their gradients and
+        # optimizer states; a LoRA's adapters are counted whole)
+        share = expert_parallel_share(workload, model)
+        weights *= share
+        if task not in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA):
+            grads *= share
+            optim *= share
         weights /= mp
         grads /= mp
         optim /= mp
@@ -348,6 +366,7 @@ __all__ = [
     "DEFAULT_OUTPUT_TOKENS",
     "FRAGMENTATION",
     "data_parallel_degree",
+    "expert_parallel_share",
     "fp8_frozen_base",
     "frozen_base_bytes_per_param",
     "fused_loss_chunk_tokens",

@@ -166,6 +166,16 @@ class LlmShape:
     ffn_hidden: int | None = None
     gated_mlp: bool = False  # SwiGLU: three FFN matrices instead of two
     tied_embeddings: bool = True  # False: a separate output head (Llama, Mistral)
+    head_dim: int | None = None  # None: hidden / heads (Qwen3 MoE: 128 with hidden 2048)
+    # mixture of experts: every layer's MLP is `experts` experts of `expert_ffn_hidden` (None:
+    # ffn_hidden), `experts_per_token` of them active per token, plus a router (0: dense)
+    experts: int = 0
+    experts_per_token: int = 0
+    expert_ffn_hidden: int | None = None
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -205,6 +215,9 @@ class Workload:
     virtual_pipeline_stages: int = 1
     sequence_parallel: bool | None = None  # None: on wherever tensor_parallel > 1
     context_parallel: int = 1
+    # mixture of experts: each expert's weights live on 1 of `expert_parallel` GPUs of the
+    # data-parallel (x context-parallel) ranks; tokens travel to them by all-to-all
+    expert_parallel: int = 1
     recompute: Recompute = Recompute.NONE
     gradient_accumulation: int = 1
     lora_rank: int = 16
