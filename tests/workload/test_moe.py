@@ -129,3 +129,17 @@ def test_workload_file_and_csv_column(tmp_path: Path) -> None:
 def test_api_error() -> None:
     with pytest.raises(InputError, match="does not divide mixtral-8x7b's 8 experts"):
         estimate(replace(MIXTRAL, expert_parallel=6), get_gpu("H100"), 12)
+
+
+def test_planner_lays_moe_models_out_with_expert_parallelism() -> None:
+    from gpurent.plan.layouts import candidate_layouts
+
+    moe = list(candidate_layouts(MIXTRAL, 8, 1))
+    assert moe and all(lay.expert_parallel == 8 for lay in moe if lay.tensor_parallel == 1)
+    assert all(8 % lay.expert_parallel == 0 for lay in moe)
+    assert any("EP8" in lay.label for lay in moe)
+    dense = list(candidate_layouts(replace(MIXTRAL, model="llama3-8b"), 8, 1))
+    assert all(lay.expert_parallel == 1 for lay in dense)
+    # every candidate is one the estimator accepts
+    for lay in moe:
+        estimate(lay.apply(MIXTRAL), get_gpu("H100"), 8)
