@@ -21,6 +21,7 @@ from gpurent.workload.zoo import llm_active_params, llm_flops_per_token, llm_par
 PUBLISHED = [
     ("mixtral-8x7b", 46.7e9, 12.9e9),  # Mistral AI, "Mixtral of experts" (Dec 2023)
     ("qwen3-30b-a3b", 30.5e9, 3.3e9),  # Qwen/Qwen3-30B-A3B model card
+    ("qwen3-235b-a22b", 235e9, 22e9),  # Qwen/Qwen3-235B-A22B model card
 ]
 MIXTRAL = Workload(
     model="mixtral-8x7b", precision=Precision.BF16, batch_size_per_gpu=1, seq_len=4096

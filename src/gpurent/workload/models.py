@@ -113,6 +113,26 @@ LLM_SHAPES: dict[str, tuple[LlmShape, str]] = {
         "Qwen3-30B-A3B config.json and model card (Qwen/Qwen3-30B-A3B): 30.5B parameters "
         "(29.9B non-embedding), 3.3B activated",
     ),
+    "qwen3-235b-a22b": (
+        _moe(
+            LlmShape(
+                layers=94,
+                hidden=4096,
+                heads=64,
+                vocab=151936,
+                kv_heads=4,
+                head_dim=128,
+                ffn_hidden=12288,
+                gated_mlp=True,
+                tied_embeddings=False,
+            ),
+            experts=128,
+            per_token=8,
+            expert_ffn=1536,
+        ),
+        "Qwen3-235B-A22B config.json and model card (Qwen/Qwen3-235B-A22B): 235B parameters, "
+        "22B activated",
+    ),
 }
 
 
