@@ -150,5 +150,5 @@ def test_from_csv_bad_cells_name_the_row_and_column(tmp_path: Path) -> None:
     assert "bad.csv:2: sp must be true or false" in errors[0]
     assert "bad.csv:3" in errors[1] and "8 GPUs" in errors[1] and "3 nodes" in errors[1]
     assert "bad.csv:4" in errors[2] and "'partial'" in errors[2]
-    assert "bad.csv:5: ep 4" in errors[3]
+    assert "bad.csv:5: expert parallel 4" in errors[3] and "dense" in errors[3]
     assert json.loads(out.splitlines()[4])["throughput"] > 0

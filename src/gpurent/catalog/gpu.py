@@ -73,7 +73,7 @@ class GpuSpec:
             return self.tf32_tflops if self.tf32_tflops is not None else self.fp32_tflops
         if precision is Precision.BF16 and not self.bf16_supported:
             return self.fp32_tflops
-        if precision is Precision.FP8:
+        if precision.is_low_float:
             return self.fp8_tflops if self.fp8_tflops is not None else self.fp16_tflops
         return self.fp16_tflops
 

@@ -36,7 +36,8 @@ Examples:
 
 Software stacks (--stack, non-LLM training): ngc-24 (default: current NGC PyTorch
 containers, stock scripts), ngc-22.09 (the old container, whose multi-GPU all-reduce is
-slow), nvidia-dle (NVIDIA's tuned DeepLearningExamples: DALI, channels-last).
+slow), nvidia-dle (NVIDIA's tuned DeepLearningExamples: DALI, channels-last), tuned
+(MLPerf-grade code, fitted on MLPerf Training results; the one stack LLMs also read).
 """
 
 CSV_REQUIRED = ("model", "gpu", "num_gpus", "precision", "batch_size")
@@ -87,7 +88,7 @@ def _workload_columns() -> set[str]:
     from gpurent.workload.spec import Workload
 
     names = {f.name for f in fields(Workload)} - {"shape", "name"}
-    return names | {"batch_size", "batch", "tp", "pp", "vp", "cp", "sp", "grad_accum"}
+    return names | {"batch_size", "batch", "tp", "pp", "vp", "cp", "ep", "sp", "grad_accum"}
 
 
 def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[str, Any]:
@@ -106,12 +107,6 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
     nodes = v.positive_int(nodes_raw, f"{where}: nodes", most=v.MAX_NODES) if nodes_raw else 1
     net_raw = (row.get("inter_node_gbps") or "").strip()
     net = v.positive(net_raw, f"{where}: inter_node_gbps", most=1e6) if net_raw else None
-    ep = (row.get("ep") or "").strip()
-    if ep not in ("", "1"):
-        raise InputError(
-            f"{where}: ep {ep}: expert parallelism is not modelled (the zoo has no mixture-of-"
-            "experts model); leave ep empty or 1"
-        )
     link = (row.get("interconnect") or "").strip().lower() or None
     if link is not None and link not in ("nvlink", "pcie"):
         raise InputError(f"{where}: interconnect {link!r}: nvlink or pcie")
@@ -155,7 +150,7 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
         communication_time_s=est.communication_time_s,
         basis=est.basis,
         efficiency_basis=est.efficiency_basis,
-        stack=None if model.is_llm else wl.stack.value,
+        stack=None if model.is_llm and wl.stack.value != "tuned" else wl.stack.value,
     )
     return out
 
@@ -229,6 +224,7 @@ def _from_csv(path: Path, as_json: bool, stack: Any) -> None:
     seq_len=FIELD_CHECKS["seq_len"],
     tensor_parallel=FIELD_CHECKS["tensor_parallel"],
     pipeline_parallel=FIELD_CHECKS["pipeline_parallel"],
+    expert_parallel=FIELD_CHECKS["expert_parallel"],
     inter_node_gbps=v.bounded(v.positive, most=1e6),
 )
 def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
@@ -250,7 +246,8 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         typer.Option(
             "--precision",
             "-p",
-            help="fp32, strict-fp32, tf32, amp, fp16, bf16, fp8 (aliases "
+            help="fp32, strict-fp32, tf32, amp, fp16, bf16, fp8, fp8-tensorwise, fp8-rowwise, "
+            "fp8-delayed, mxfp8 (Blackwell, CDNA4), nvfp4 (Blackwell) (aliases "
             "fp16_amp, fp32_or_tf32). Default: amp; bf16 for LLMs.",
         ),
     ] = None,
@@ -296,6 +293,13 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         int | None,
         typer.Option("--cp", help="Context-parallel degree (ring attention; divides --seq-len)."),
     ] = None,
+    expert_parallel: Annotated[
+        int | None,
+        typer.Option(
+            "--ep",
+            help="Expert-parallel degree of a mixture-of-experts model (divides its experts).",
+        ),
+    ] = None,
     sequence_parallel: Annotated[
         bool | None,
         typer.Option(
@@ -333,7 +337,8 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         str | None,
         typer.Option(
             "--stack",
-            help="Software stack of non-LLM training: ngc-24 (default), ngc-22.09, nvidia-dle. "
+            help="Software stack of non-LLM training: ngc-24 (default), ngc-22.09, nvidia-dle; "
+            "tuned (MLPerf-grade code, LLMs too). "
             "With --from-csv, the default for rows without a `stack` column.",
         ),
     ] = None,
@@ -365,7 +370,8 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
     Throughput is the total across GPUs in the model's unit (images/s, sequences/s, tokens/s,
     ...); memory is per GPU with its breakdown; the bottleneck is compute, memory bandwidth,
     communication or memory capacity. Non-LLM training assumes PyTorch NGC 24.x containers with
-    Lambda's stock scripts (`--stack` picks another), LLMs MosaicML llm-foundry; your own
+    Lambda's stock scripts (`--stack` picks another), LLMs MosaicML llm-foundry (`--stack
+    tuned`: MLPerf-grade code); your own
     measurements (`gpurent calibrate add`) take precedence for their GPU and model.
     """
     from dataclasses import replace
@@ -436,6 +442,7 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
     given = {
         "virtual_pipeline_stages": virtual_stages,
         "context_parallel": context_parallel,
+        "expert_parallel": expert_parallel,
         "sequence_parallel": sequence_parallel,
         "fused_loss": fused_loss,
         "gradient_accumulation": grad_accum,
@@ -568,6 +575,8 @@ def _layout_line(wl: Any, num_gpus: int) -> str | None:
     parts = [f"TP{tp}{' (SP)' if wl.sequence_parallel_on else ''}"]
     if cp > 1:
         parts.append(f"CP{cp}")
+    if wl.expert_parallel > 1:
+        parts.append(f"EP{wl.expert_parallel}")
     vp = wl.virtual_pipeline_stages
     parts.append(f"PP{pp}{f' (VP{vp})' if vp > 1 else ''}")
     parts.append(f"DP{data_parallel_degree(wl, num_gpus)}")

@@ -206,7 +206,8 @@ _H = {
     "task": "training | finetune-full | finetune-lora | finetune-qlora | inference.",
     "tokens": "Amount of work in tokens (LLMs), e.g. 2e9.",
     "epochs": "Epochs over the dataset.",
-    "precision": "fp32, strict-fp32, tf32, amp, fp16, bf16, fp8 (aliases as `gpurent "
+    "precision": "fp32, strict-fp32, tf32, amp, fp16, bf16, fp8 and its recipes, mxfp8, "
+    "nvfp4 (GPUs that cannot run it are skipped; aliases as `gpurent "
     "estimate`). Default: the preset's or file's; for --model, the rule `estimate` uses "
     "(bf16 for LLMs, amp for the rest).",
     "batch": "Micro-batch per GPU (lowered automatically when it does not fit).",

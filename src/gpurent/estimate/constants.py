@@ -16,6 +16,7 @@ from gpurent.catalog.precision import Precision
 from gpurent.errors import DataError
 
 _FILE = "calibration.json"
+TUNED_FILE = "tuned_stack.json"  # the `tuned` stack (benchmarks/fit_tuned_stack.py)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,6 +102,19 @@ class StackCoeffs:
     default_scaling: tuple[float, float] = (1.0, 0.0)
     speed: dict[str, float] = field(default_factory=dict)
     sync_relative: bool = False
+    # per `speed` key: (log_low, log_high, rows) of log(measured / predicted) on the stack's
+    # own out-of-fit validation (the `tuned` stack: leave-one-MLPerf-round-out), or none
+    intervals: dict[str, tuple[float, float, int]] = field(default_factory=dict)
+
+    def speed_key(self, key: str, architecture: str) -> str:
+        """The `speed` (and `intervals`) key for model key `key` on `architecture`: its own
+        factor "KEY@ARCH" where the stack fitted one, else the pooled "KEY"."""
+        own = f"{key}@{architecture}"
+        return own if own in self.speed else key
+
+    def speed_of(self, key: str, architecture: str) -> float:
+        """One-GPU speed relative to the roofline's stack (1.0 where nothing was measured)."""
+        return self.speed.get(self.speed_key(key, architecture), 1.0)
 
     def sync_s(self, sync: float, single_step_s: float, num_gpus: int) -> float:
         """Seconds of per-step synchronisation for the `scaling` value `sync`."""
@@ -170,6 +184,10 @@ def _stack(d: dict[str, Any]) -> StackCoeffs:
         default_scaling=(float(default.get("comm_scale", 1.0)), float(default.get(sync, 0.0))),
         speed={k: float(v) for k, v in d.get("speed", {}).items()},
         sync_relative=relative,
+        intervals={
+            k: (float(v["log_low"]), float(v["log_high"]), int(v["rows"]))
+            for k, v in d.get("intervals", {}).items()
+        },
     )
 
 
@@ -200,5 +218,11 @@ def parse_constants(raw: dict[str, Any]) -> Constants:
 def load_constants() -> Constants:
     """The bundled fitted constants, parsed afresh on each call (no module-level cache: the
     edge builds one `Estimator` and it holds them)."""
-    text = resources.files("gpurent.estimate.data").joinpath(_FILE).read_text(encoding="utf-8")
-    return parse_constants(json.loads(text))
+    data = resources.files("gpurent.estimate.data")
+    raw = json.loads(data.joinpath(_FILE).read_text(encoding="utf-8"))
+    # the `tuned` stack is fitted apart (benchmarks/fit_tuned_stack.py, on MLPerf Training
+    # results) and kept in its own file, so refitting the reference constants keeps it
+    tuned = data.joinpath(TUNED_FILE)
+    if tuned.is_file():
+        raw.setdefault("stacks", {})["tuned"] = json.loads(tuned.read_text(encoding="utf-8"))
+    return parse_constants(raw)

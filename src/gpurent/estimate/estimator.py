@@ -16,12 +16,14 @@ from dataclasses import dataclass
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.precision import Precision
 from gpurent.errors import DataError, InputError
-from gpurent.estimate.constants import CommCoeffs, Constants, load_constants
+from gpurent.estimate.constants import CommCoeffs, Constants, StackCoeffs, load_constants
 from gpurent.estimate.efficiency import efficiency_note, realized_efficiency
 from gpurent.estimate.measured import Calibration, best_match
 from gpurent.estimate.memory import (
     DEFAULT_OUTPUT_TOKENS,
     data_parallel_degree,
+    expert_parallel_share,
+    fp8_frozen_base,
     frozen_base_bytes_per_param,
     lora_params,
     memory_breakdown,
@@ -44,11 +46,26 @@ from gpurent.estimate.perf import (
     spans_nodes_domain,
     tp_allreduce_time_s,
 )
+from gpurent.estimate.precisions import Recipe, check_precision, recipe_of
 from gpurent.estimate.result import Bottleneck, Estimate
-from gpurent.estimate.uncertainty import IntervalTable, interval_for, load_intervals
+from gpurent.estimate.uncertainty import (
+    COVERAGE,
+    WIDEN,
+    Interval,
+    IntervalTable,
+    interval_for,
+    load_intervals,
+    widened_interval,
+)
 from gpurent.workload.models import custom_llm, get_model
-from gpurent.workload.spec import Recompute, Sharding, Task, Workload
-from gpurent.workload.zoo import ModelInfo, llm_flops_per_token, llm_params
+from gpurent.workload.spec import LlmShape, Recompute, Sharding, Stack, Task, Workload
+from gpurent.workload.zoo import (
+    ModelInfo,
+    llm_active_params,
+    llm_expert_params,
+    llm_flops_per_token,
+    llm_params,
+)
 
 LLM_COMM_OVERLAP = 0.9  # FSDP prefetch hides most gathers behind compute (MosaicML, torchtitan)
 LLM_REFERENCE_GPU = "A100-SXM4-80GB"  # where the MosaicML LLM runs were measured
@@ -118,6 +135,33 @@ _CHANGE_LAYOUT = (
 )
 
 
+def _validate_experts(workload: Workload, model: ModelInfo, dp_cp_ranks: int) -> None:
+    """Expert parallelism: a MoE model, `ep` dividing its experts and the data-parallel x
+    context-parallel ranks it is drawn from; else one line naming the numbers."""
+    ep = workload.expert_parallel
+    if ep == 1:
+        return
+    shape = model.llm
+    if ep < 1:
+        raise InputError(f"expert parallel must be >= 1, got ep {ep}")
+    if shape is None or not shape.is_moe:
+        raise InputError(
+            f"expert parallel {ep} needs a mixture-of-experts model and {model.name} is dense: "
+            "drop --ep (expert_parallel in the workload file)"
+        )
+    if shape.experts % ep:
+        raise InputError(
+            f"expert parallel {ep} does not divide {model.name}'s {shape.experts} experts: "
+            f"use a divisor of {shape.experts} (--ep)"
+        )
+    if dp_cp_ranks % ep:
+        raise InputError(
+            f"expert parallel {ep} does not divide the {dp_cp_ranks} data-parallel x "
+            f"context-parallel ranks (GPUs / (tensor x pipeline parallel)): use a divisor of "
+            f"{dp_cp_ranks} (--ep)"
+        )
+
+
 def _validate_layout(
     workload: Workload, model: ModelInfo, num_gpus: int, nodes: int, gpu: GpuSpec
 ) -> None:
@@ -147,6 +191,7 @@ def _validate_layout(
             f"{num_gpus} GPUs are not a multiple of {names} parallel = {nums} = {mp}: use a "
             f"multiple of {mp} GPUs or another layout {_CHANGE_LAYOUT}"
         )
+    _validate_experts(workload, model, num_gpus // mp)
     per_node = num_gpus // nodes
     domain = spans_nodes_domain(gpu)
     in_domain = tp > per_node and tp % per_node == 0 and tp <= domain
@@ -438,6 +483,7 @@ def _estimate(
     model = resolve_model(workload)
     seq = _validate(workload, model, num_gpus, nodes, gpu)
     p = workload.precision
+    check_precision(gpu, p)
     b = workload.batch_size_per_gpu
     mem = memory_breakdown(
         workload, model, num_gpus, gpu.capacity_gib, gpus_per_node=num_gpus // nodes
@@ -445,8 +491,6 @@ def _estimate(
     notes: list[str] = []
     if p is Precision.BF16 and not gpu.bf16_supported:
         notes.append(f"{gpu.name} has no bf16 tensor cores: runs at the fp32 rate")
-    if p is Precision.FP8 and gpu.fp8_tflops is None:
-        notes.append(f"{gpu.name} has no fp8 tensor cores: runs at the fp16 rate")
     if gpu.confidence == "low":
         notes.append(f"{gpu.name}'s specs are low-confidence ({gpu.notes or gpu.source})")
     if (eff_note := efficiency_note(gpu)) is not None:
@@ -495,6 +539,16 @@ def _estimate(
                 "with FP32 on any GPU, so it is timed at the fp32 (TF32) rate"
             )
 
+    recipe = recipe_of(p)
+    if recipe is not None and model.is_llm and workload.task.trains:
+        step /= recipe.speedup_vs_fp8
+        mfu = None if mfu is None else mfu * recipe.speedup_vs_fp8
+        notes.append(
+            f"{p.value}: x{recipe.speedup_vs_fp8:g} over the fp8 estimate ({recipe.source}); "
+            "MFU against the fp8 peak"
+        )
+    elif recipe is not None:
+        notes.append(f"{p.value}: timed as fp8 (its measurements are decoder-LLM training only)")
     samples_per_s = samples_per_step / step
     basis = "calibrated"
     exact = False
@@ -525,8 +579,17 @@ def _estimate(
                 f"anchored on your measurement ({ref.num_gpus}x {ref.gpu}, batch {ref.batch_size}: "
                 f"{ref.throughput:g} {model.throughput_unit})"
             )
+    if model.is_llm and workload.stack is Stack.TUNED:
+        notes.append(f"software stack assumed: tuned ({Stack.TUNED.description})")
+        tuned = k.stack(Stack.TUNED.value)
+        if tuned is None or tuned_llm_key(workload.task) not in tuned.speed:
+            notes.append(
+                f"no MLPerf measurement of {workload.task.value} for the tuned stack: "
+                f"{model.name} is timed as llm-foundry's"
+            )
     if model.is_llm:
-        notes.append(f"software stack assumed: {LLM_STACK}")
+        if workload.stack is not Stack.TUNED:
+            notes.append(f"software stack assumed: {LLM_STACK}")
         offload = _llm_offload(
             workload, model, gpu, num_gpus=num_gpus, nodes=nodes, k=k, compute_s=t_c + t_m
         )
@@ -562,6 +625,19 @@ def _estimate(
         trains=workload.task.trains,
         exact_measurement=exact,
     )
+    interval = _tuned_interval(workload, model, gpu, k, basis) or interval
+    if recipe is not None and basis != "measured":
+        interval = _recipe_interval(interval, recipe)
+    if model.llm is not None and model.llm.is_moe and basis != "measured":
+        interval = widened_interval(
+            interval, WIDEN, f"x{WIDEN:g} width: mixture of experts, no MoE measurement fitted"
+        )
+        if workload.expert_parallel > 1:
+            notes.append(
+                f"expert parallel {workload.expert_parallel}: all-to-all dispatch and combine "
+                f"per MoE layer priced unhidden; expert load imbalance x{MOE_LOAD_IMBALANCE:g} "
+                "assumed on the experts' matmuls"
+            )
     return Estimate(
         model=model.name,
         gpu=gpu.name,
@@ -589,6 +665,43 @@ def _estimate(
         interval_high=interval.high,
         interval_coverage=interval.coverage,
         interval_class=interval.label,
+    )
+
+
+def _recipe_interval(interval: Interval, recipe: Recipe) -> Interval:
+    """`interval` widened by the spread of the recipe's own measurements (or its assumed one)."""
+    what = (
+        f"{recipe.measurements} measurements" if recipe.measurements else "assumed, no measurement"
+    )
+    return Interval(
+        low=min(1.0, interval.low * math.exp(recipe.log_low)),
+        high=max(1.0, interval.high * math.exp(recipe.log_high)),
+        coverage=interval.coverage,
+        label=f"{interval.label}; {recipe.precision.value} spread ({what})",
+    )
+
+
+def _tuned_interval(
+    workload: Workload, model: ModelInfo, gpu: GpuSpec, k: Constants, basis: str
+) -> Interval | None:
+    """The `tuned` stack's interval: the 10th-90th percentiles of its leave-one-MLPerf-round-
+    out residuals for the model's speed key (None: another stack, no such residuals, or an
+    estimate anchored on the user's measurement, which keeps its own interval)."""
+    sk = tuned_llm_coeffs(workload, k) if workload.task.trains else None
+    if sk is None or basis == "measured":
+        return None
+    base = tuned_llm_key(workload.task) if model.is_llm else model.key
+    key = sk.speed_key(base, gpu.architecture)
+    if key not in sk.intervals:
+        key = base
+        if key not in sk.intervals:
+            return None
+    lo, hi, rows = sk.intervals[key]
+    return Interval(
+        low=min(1.0, math.exp(lo)),
+        high=max(1.0, math.exp(hi)),
+        coverage=COVERAGE,
+        label=f"tuned stack, {key}: leave-one-MLPerf-round-out residuals ({rows} rows)",
     )
 
 
@@ -651,7 +764,7 @@ def _family(
     single = roofline_s(t_c, t_m, k.roofline_p) + overhead
     sk = k.stack(workload.stack.value)
     if sk is not None:
-        single /= sk.speed.get(model.key, 1.0)
+        single /= sk.speed_of(model.key, gpu.architecture)
     if num_gpus == 1 or not training:
         return t_c, t_m, 0.0, single, 1.0
     comm = sk.comm if sk is not None else k.comm
@@ -718,12 +831,14 @@ def llm_dp_collectives(
     - DDP, ZeRO-1, ZeRO-2: the trainable gradients (all weights, or only the adapters) all-reduced
       (reduce-scatter + all-gather) once per optimizer step."""
     assert model.llm is not None
-    n = llm_params(model.llm)
+    # expert parallelism: a GPU's experts are gathered and reduced only among the ranks that
+    # hold the same experts; per GPU that moves its share of the weights (dense: all of them)
+    n = llm_params(model.llm) * expert_parallel_share(workload, model)
     mp = workload.tensor_parallel * workload.pipeline_parallel
     task = workload.task
     full = task in (Task.TRAINING, Task.FINETUNE_FULL)
     p = workload.precision
-    grad_b = 2.0 if p in (Precision.BF16, Precision.FP16, Precision.FP8) else 4.0
+    grad_b = 2.0 if p in (Precision.BF16, Precision.FP16) or p.is_low_float else 4.0
     trainable = n if full else lora_params(model, workload.lora_rank)
     hsdp = workload.sharding is Sharding.HSDP
     within = "shard" if hsdp else "dp"
@@ -753,7 +868,7 @@ def llm_dp_collectives(
         return (
             Collective(
                 "frozen base weights gathered in forward and backward",
-                n * frozen_base_bytes_per_param(task) / mp,
+                n * frozen_base_bytes_per_param(task, fp8_weights=fp8_frozen_base(workload)) / mp,
                 2.0,
                 True,
                 within,
@@ -855,6 +970,7 @@ class LlmComm:
     tp_s: float  # tensor (and sequence) parallel
     pp_s: float  # pipeline point-to-point sends
     cp_s: float  # context parallel ring attention, before overlap
+    ep_s: float = 0.0  # expert parallel all-to-all dispatch and combine (MoE), not overlapped
 
 
 def llm_comm_times(
@@ -946,7 +1062,17 @@ def llm_comm_times(
         block = 2.0 * local_seq * b * kv * act_b / tp
         cp_nodes = max(1, (tp * cp) // per_node)
         cp_s = 3.0 * layers_here * on(cp, cp_nodes, block * cp, 1.0)
-    return LlmComm(dp_s=dp_s, tp_s=tp_s, pp_s=pp_s, cp_s=cp_s)
+    ep_s = 0.0
+    ep = workload.expert_parallel
+    if ep > 1 and shape.is_moe:
+        # per MoE layer an all-to-all dispatches each token's hidden state to its k experts and
+        # one combines the results, in forward and again in backward: 4 x tokens x k x h bf16
+        # values, (ep - 1) / ep of them leaving the GPU (the expert group sits inside the
+        # tensor-parallel x expert-parallel block of consecutive ranks)
+        local = local_seq * b * shape.experts_per_token * shape.hidden * act_b / tp
+        ep_nodes = max(1, (tp * ep) // per_node)
+        ep_s = 4.0 * layers_here * on(ep, ep_nodes, local, 1.0)
+    return LlmComm(dp_s=dp_s, tp_s=tp_s, pp_s=pp_s, cp_s=cp_s, ep_s=ep_s)
 
 
 def _llm_offload(
@@ -974,7 +1100,8 @@ def _llm_offload(
         shards *= zero_shard_degree(workload, num_gpus, max(1, num_gpus // nodes))
     fetched = 0.0
     if workload.sharding.shards_weights:
-        fetched = n * (2.0 if full else frozen_base_bytes_per_param(task)) / shards
+        base = frozen_base_bytes_per_param(task, fp8_weights=fp8_frozen_base(workload))
+        fetched = n * (2.0 if full else base) / shards
     return cpu_offload_time(
         gpu,
         k.comm,
@@ -985,6 +1112,34 @@ def _llm_offload(
         overlap=LLM_COMM_OVERLAP,
         grad_accum=workload.gradient_accumulation,
     )
+
+
+# Expert load imbalance (MoE with expert parallelism): the busiest expert rank's tokens over
+# the mean, a stated factor, not fitted (no MoE training measurement was fitted)
+MOE_LOAD_IMBALANCE = 1.1
+
+
+def moe_imbalance_factor(workload: Workload, shape: LlmShape) -> float:
+    """Matmul-time multiplier of a MoE model under expert parallelism: the experts' share of the
+    active matmul FLOPs runs `MOE_LOAD_IMBALANCE` slower (the step waits for the busiest rank);
+    1.0 for a dense model or ep 1 (each GPU then runs every expert on its own tokens)."""
+    if workload.expert_parallel <= 1 or not shape.is_moe:
+        return 1.0
+    experts = shape.layers * shape.experts_per_token * llm_expert_params(shape)
+    share = experts / llm_active_params(shape)
+    return 1.0 + (MOE_LOAD_IMBALANCE - 1.0) * share
+
+
+def tuned_llm_key(task: Task) -> str:
+    """The `speed` key of the `tuned` stack for a decoder-LLM training task."""
+    return "llm-lora" if task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA) else "llm"
+
+
+def tuned_llm_coeffs(workload: Workload, k: Constants) -> StackCoeffs | None:
+    """The `tuned` stack's constants when `workload` asks for it (LLMs read no other stack)."""
+    if workload.stack is not Stack.TUNED:
+        return None
+    return k.stack(Stack.TUNED.value)
 
 
 def _llm_training(
@@ -1024,6 +1179,7 @@ def _llm_training(
     # bf16 tensor cores, say, is far more compute bound than BERT's transfer ratio says)
     own_peak_s = (x_mm + x_attn) * peak_flops(ref, p) / peak_flops(gpu, p)
     t_c = max((c.a_gemm * x_mm + c.a_attn * x_attn) * ratio, c.a_gemm * own_peak_s)
+    t_c *= moe_imbalance_factor(workload, shape)
     t_m = c.k_mem * x_mem * ratio
     ga = workload.gradient_accumulation
     n = llm_params(shape)
@@ -1043,6 +1199,9 @@ def _llm_training(
     if offload is not None:  # the optimizer runs on the host instead
         t_opt = offload.exposed_per_micro_batch_s
     single = t_c + t_m + c.c_s * ratio + t_opt
+    tuned = tuned_llm_coeffs(workload, k)
+    if tuned is not None:  # MLPerf-grade code: its fitted speed and its own fabric default
+        single /= tuned.speed_of(tuned_llm_key(workload.task), gpu.architecture)
     cm = llm_comm_times(
         workload,
         model,
@@ -1050,7 +1209,7 @@ def _llm_training(
         num_gpus=num_gpus,
         nodes=nodes,
         seq=seq,
-        comm=k.comm,
+        comm=k.comm if tuned is None else tuned.comm,
         inter_node_gbps=inter_node_gbps,
         interconnect=interconnect,
     )
@@ -1058,6 +1217,7 @@ def _llm_training(
     # ring attention hides behind the attention compute of the same layer
     exposed += max(0.0, cm.cp_s - CP_COMM_OVERLAP * t_c * x_attn / max(x_mm + x_attn, 1e-30))
     exposed += (1.0 - TP_COMM_OVERLAP) * cm.tp_s + (1.0 - PP_COMM_OVERLAP) * cm.pp_s
+    exposed += cm.ep_s  # on the critical path between the router and the experts
     step = single + exposed
     # pipeline bubble: the step (per micro-batch) stretches by 1 / (1 - bubble share)
     step /= 1.0 - pipeline_bubble_fraction(pp, ga, workload.virtual_pipeline_stages)

@@ -59,8 +59,8 @@ from gpurent.catalog.precision import Precision
 from gpurent.estimate.perf import bytes_per_value
 from gpurent.estimate.result import MemoryBreakdown
 from gpurent.units import BYTES_PER_GIB
-from gpurent.workload.spec import Optimizer, Sharding, Task, Workload
-from gpurent.workload.zoo import ModelInfo, llm_layer_params
+from gpurent.workload.spec import Optimizer, Sharding, Stack, Task, Workload
+from gpurent.workload.zoo import ModelInfo, llm_expert_params_total, llm_layer_params
 
 CONTEXT_OVERHEAD_GIB = 0.8
 DEFAULT_OUTPUT_TOKENS = 256  # generated per request when the workload does not say (inference)
@@ -96,10 +96,30 @@ def lora_params(model: ModelInfo, rank: int) -> float:
     return float(rank * per_layer * s.layers)
 
 
-def frozen_base_bytes_per_param(task: Task) -> float:
+def frozen_base_bytes_per_param(task: Task, *, fp8_weights: bool = False) -> float:
     """Bytes per parameter of the frozen base weights of a LoRA (bf16) or QLoRA (NF4 storage plus
-    its quantisation constants) fine-tune: what each GPU holds and what ZeRO-3/FSDP gathers."""
-    return 0.53 if task is Task.FINETUNE_QLORA else 2.0
+    its quantisation constants) fine-tune: what each GPU holds and what ZeRO-3/FSDP gathers.
+    `fp8_weights`: the base is stored in fp8 (1 B), as the MLPerf LoRA implementations do
+    (`fp8_frozen_base`)."""
+    if task is Task.FINETUNE_QLORA:
+        return 0.53
+    return 1.0 if fp8_weights else 2.0
+
+
+def fp8_frozen_base(workload: Workload) -> bool:
+    """Whether a LoRA keeps its frozen base weights in fp8: the `tuned` stack (NVIDIA's MLPerf
+    Llama 2 70B LoRA code stores them in FP8; validation README) in an fp8-or-narrower run."""
+    return workload.stack is Stack.TUNED and workload.precision.is_low_float
+
+
+def expert_parallel_share(workload: Workload, model: ModelInfo) -> float:
+    """The share of a model's parameters one GPU holds under expert parallelism: the non-expert
+    weights whole, the experts' over `expert_parallel` GPUs (1.0 for a dense model or ep 1)."""
+    ep = workload.expert_parallel
+    if ep <= 1 or model.llm is None or not model.llm.is_moe:
+        return 1.0
+    experts = llm_expert_params_total(model.llm) / model.num_params
+    return 1.0 - experts * (1.0 - 1.0 / ep)
 
 
 def data_parallel_degree(workload: Workload, num_gpus: int) -> int:
@@ -157,7 +177,7 @@ def memory_breakdown(
     p = workload.precision
     n = model.num_params
     mp = workload.tensor_parallel * workload.pipeline_parallel
-    half_store = p in (Precision.BF16, Precision.FP16, Precision.FP8)
+    half_store = p in (Precision.BF16, Precision.FP16) or p.is_low_float
     task = workload.task
     b = workload.batch_size_per_gpu
     seq = workload.seq_len or model.default_seq_len
@@ -171,7 +191,7 @@ def memory_breakdown(
         optim = 0.0
         if model.llm is not None:
             s = model.llm
-            head_dim = s.hidden // s.heads
+            head_dim = s.head_dim or s.hidden // s.heads
             tokens = (seq or 0) + (workload.output_tokens or DEFAULT_OUTPUT_TOKENS)
             kv_bytes = bytes_per_value(p)  # fp32 runs keep an fp32 cache; fp8 a 16-bit one
             kv_cache = 2.0 * s.layers * (s.kv_heads or s.heads) * head_dim * tokens * b * kv_bytes
@@ -179,11 +199,13 @@ def memory_breakdown(
             activations = 4.0 * (seq or 0) * b * max(s.hidden, (s.ffn_hidden or 4 * s.hidden))
         else:
             activations = model.activation_values(seq) * b * act_bytes_per_value * 0.1
+        weights *= expert_parallel_share(workload, model)
         weights /= mp
     else:
         if task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA):
             trainable = lora_params(model, workload.lora_rank)
-            weights = n * frozen_base_bytes_per_param(task) + trainable * 4.0
+            base = frozen_base_bytes_per_param(task, fp8_weights=fp8_frozen_base(workload))
+            weights = n * base + trainable * 4.0
             grads = trainable * 4.0
             optim = trainable * _OPT_BYTES[workload.optimizer]
         else:
@@ -191,6 +213,13 @@ def memory_breakdown(
             grads = n * (2.0 if half_store else 4.0)
             master = 4.0 if half_store else 0.0
             optim = n * (_OPT_BYTES[workload.optimizer] + master)
+        # expert parallelism: each GPU holds 1 / ep of the experts (and their gradients and
+        # optimizer states; a LoRA's adapters are counted whole)
+        share = expert_parallel_share(workload, model)
+        weights *= share
+        if task not in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA):
+            grads *= share
+            optim *= share
         weights /= mp
         grads /= mp
         optim /= mp
@@ -314,17 +343,21 @@ def _training_activations(
         if pp > 1:
             return max(acts * pipeline_in_flight(workload), acts + logits)
         return acts + logits
-    acts = scale * model.activation_values(seq) * b * bytes_per_value / tp
+    values = (
+        model.fused_attention_activation_values(seq)
+        if workload.stack is Stack.TUNED
+        else model.activation_values(seq)
+    )
+    acts = scale * values * b * bytes_per_value / tp
     if workload.activation_checkpointing:
         acts *= 0.3
     return acts
 
 
 def weights_bytes_for_inference(model: ModelInfo, precision: Precision) -> float:
-    """Bytes of the served weights: 1 B/param in fp8, 2 B in a 16-bit precision, else 4 B."""
-    return model.num_params * (
-        1.0 if precision is Precision.FP8 else 2.0 if precision.is_half else 4.0
-    )
+    """Bytes of the served weights: 1 B/param in fp8 (every fp8 recipe, MXFP8 and, counting
+    its higher-precision copies conservatively, NVFP4), 2 B in a 16-bit precision, else 4 B."""
+    return model.num_params * (1.0 if precision.is_low_float else 2.0 if precision.is_half else 4.0)
 
 
 __all__ = [
@@ -333,6 +366,8 @@ __all__ = [
     "DEFAULT_OUTPUT_TOKENS",
     "FRAGMENTATION",
     "data_parallel_degree",
+    "expert_parallel_share",
+    "fp8_frozen_base",
     "frozen_base_bytes_per_param",
     "fused_loss_chunk_tokens",
     "llm_layer_activation_values",

@@ -42,7 +42,11 @@ from gpurent.estimate.constants import CommCoeffs
 from gpurent.estimate.efficiency import realized_efficiency
 from gpurent.units import BYTES_PER_GB, FLOPS_PER_TFLOP
 from gpurent.workload.spec import Task
-from gpurent.workload.zoo import ModelInfo, llm_attention_flops_per_token, llm_params
+from gpurent.workload.zoo import (
+    ModelInfo,
+    llm_active_params,
+    llm_attention_flops_per_token,
+)
 
 WEIGHT_TRAFFIC_BYTES_PER_PARAM = 24.0  # fwd+bwd weight reads, AdamW read/write of w, g, m, v
 VECTOR_SHARE = 0.01  # nominal share of FLOPs on CUDA cores; the fitted d scales it
@@ -180,7 +184,7 @@ def llm_training_features(
     assert model.llm is not None
     s = model.llm
     tokens = batch * seq_len
-    n = llm_params(s)
+    n = llm_active_params(s)  # what a token computes with (a dense model: all)
     lora = task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA)
     mm_factor = 4.0 if lora else 6.0  # LoRA: no weight gradients for the frozen base
     recompute = 2.0 if checkpointing else 0.0

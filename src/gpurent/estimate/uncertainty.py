@@ -108,6 +108,18 @@ def _widened(lo: float, hi: float, times: float) -> tuple[float, float]:
     return centre - half * times, centre + half * times
 
 
+def widened_interval(interval: Interval, times: float, rule: str) -> Interval:
+    """`interval` with its log half-width multiplied by `times` about its log-centre (clamped
+    to hold the point estimate), `rule` appended to its label."""
+    lo, hi = _widened(math.log(interval.low), math.log(interval.high), times)
+    return Interval(
+        low=min(1.0, math.exp(lo)),
+        high=max(1.0, math.exp(hi)),
+        coverage=interval.coverage,
+        label=f"{interval.label}; {rule}",
+    )
+
+
 def interval_for(
     table: IntervalTable,
     *,

@@ -15,6 +15,9 @@ plain 1F1B. If none fits, the micro-batch is halved (gradient accumulation doubl
 global batch is unchanged) and the most memory-frugal layouts are tried again, down to a
 micro-batch of 1.
 inference: replicas; tensor parallel inside a node; pipeline across nodes.
+A mixture-of-experts model trains every layout with expert parallelism: the largest divisor of
+its experts that divides the data-parallel ranks and fits in a node beside the tensor-parallel
+ranks (`_expert_degree`).
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ class Layout:
     batch_size_per_gpu: int
     gradient_accumulation: int
     virtual_pipeline_stages: int = 1
+    expert_parallel: int = 1  # MoE: experts spread over this many of the data-parallel ranks
 
     @property
     def data_parallel(self) -> int:
@@ -80,6 +84,8 @@ class Layout:
             parts.append(f"PP{self.pipeline_parallel}")
         if self.virtual_pipeline_stages > 1:
             parts.append(f"VP{self.virtual_pipeline_stages}")
+        if self.expert_parallel > 1:
+            parts.append(f"EP{self.expert_parallel}")
         if self.data_parallel > 1 or not parts:
             parts.append(f"DP{self.data_parallel}")
         if self.activation_checkpointing:
@@ -106,6 +112,7 @@ class Layout:
             batch_size_per_gpu=self.batch_size_per_gpu,
             gradient_accumulation=self.gradient_accumulation,
             virtual_pipeline_stages=self.virtual_pipeline_stages,
+            expert_parallel=self.expert_parallel,
         )
 
 
@@ -117,6 +124,27 @@ class LayoutChoice:
     estimate: Estimate | None  # the fitting estimate, or the closest miss (least overshoot)
     tried: int  # estimator calls made
     reason: str = ""  # why nothing fits ("" when a layout fits)
+
+
+def _experts(workload: Workload) -> int:
+    """Experts per layer of the workload's model (0: dense, or not a model the zoo knows)."""
+    from gpurent.estimate.estimator import resolve_model
+
+    try:
+        llm = resolve_model(workload).llm
+    except GpurentError:
+        return 0
+    return llm.experts if llm is not None else 0
+
+
+def _expert_degree(experts: int, dp: int, per_node: int) -> int:
+    """Expert parallelism for a MoE layout: the largest divisor of the experts that divides the
+    data-parallel ranks and fits in a node beside the tensor-parallel ranks (its all-to-alls
+    then stay on NVLink); 1 for a dense model."""
+    for d in range(min(experts, dp, per_node), 1, -1):
+        if experts % d == 0 and dp % d == 0:
+            return d
+    return 1
 
 
 def _tp_degrees(workload: Workload, gpus_per_node: int) -> list[int]:
@@ -154,6 +182,7 @@ def candidate_layouts(workload: Workload, gpus_per_node: int, nodes: int) -> Ite
     accumulation = max(1, workload.gradient_accumulation)
     trains = workload.task.trains
     layers = _layers(workload) if nodes > 1 else None
+    experts = _experts(workload) if trains else 0
     first = True
     while True:
         options: list[_Option] = []
@@ -213,6 +242,9 @@ def candidate_layouts(workload: Workload, gpus_per_node: int, nodes: int) -> Ite
                 batch_size_per_gpu=mb or batch,
                 gradient_accumulation=acc or accumulation,
                 virtual_pipeline_stages=vp if pp > 1 else 1,
+                expert_parallel=_expert_degree(
+                    experts, num_gpus // (tp * pp), gpus_per_node // min(tp, gpus_per_node)
+                ),
             )
             if layout not in seen:
                 seen.add(layout)

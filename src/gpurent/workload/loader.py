@@ -47,6 +47,7 @@ FIELD_CHECKS: dict[str, Validator] = {
     "pipeline_parallel": v.bounded(v.positive_int, most=v.MAX_PARALLEL),
     "virtual_pipeline_stages": v.bounded(v.positive_int, most=v.MAX_PARALLEL),
     "context_parallel": v.bounded(v.positive_int, most=v.MAX_PARALLEL),
+    "expert_parallel": v.bounded(v.positive_int, most=v.MAX_PARALLEL),
     "gradient_accumulation": v.bounded(v.positive_int, most=v.MAX_BATCH),
     "lora_rank": v.bounded(v.positive_int, most=v.MAX_BATCH),
     "epochs": v.bounded(v.positive, least=v.MIN_EPOCHS, most=v.MAX_EPOCHS),
@@ -70,6 +71,7 @@ _ALIASES = {
     "pp": "pipeline_parallel",
     "vp": "virtual_pipeline_stages",
     "cp": "context_parallel",
+    "ep": "expert_parallel",
     "sp": "sequence_parallel",
     "grad_accum": "gradient_accumulation",
 }

@@ -43,6 +43,17 @@ def _mpt(layers: int, hidden: int, heads: int) -> LlmShape:
     return LlmShape(layers=layers, hidden=hidden, heads=heads, vocab=50368)
 
 
+def _moe(
+    shape: LlmShape, *, experts: int, per_token: int, expert_ffn: int | None = None
+) -> LlmShape:
+    """`shape` with every layer's MLP made `experts` experts, `per_token` active."""
+    from dataclasses import replace
+
+    return replace(
+        shape, experts=experts, experts_per_token=per_token, expert_ffn_hidden=expert_ffn
+    )
+
+
 def _llama(  # noqa: PLR0917 - a table row
     layers: int, hidden: int, heads: int, kv: int, ffn: int, vocab: int
 ) -> LlmShape:
@@ -76,6 +87,52 @@ LLM_SHAPES: dict[str, tuple[LlmShape, str]] = {
     "llama3-70b": (_llama(80, 8192, 64, 8, 28672, 128256), "Llama 3 config.json"),
     "llama3.1-405b": (_llama(126, 16384, 128, 8, 53248, 128256), "Llama 3.1 config.json"),
     "mistral-7b": (_llama(32, 4096, 32, 8, 14336, 32000), "Mistral 7B v0.1 config.json"),
+    # mixture of experts (issue 18); FLOPs per token checked against each source's active count
+    "mixtral-8x7b": (
+        _moe(_llama(32, 4096, 32, 8, 14336, 32000), experts=8, per_token=2),
+        "Mixtral 8x7B config.json (mistralai/Mixtral-8x7B-v0.1); Jiang et al. 2024, "
+        "arXiv:2401.04088, and Mistral's announcement: 46.7B parameters, 12.9B per token",
+    ),
+    "qwen3-30b-a3b": (
+        _moe(
+            LlmShape(
+                layers=48,
+                hidden=2048,
+                heads=32,
+                vocab=151936,
+                kv_heads=4,
+                head_dim=128,
+                ffn_hidden=6144,
+                gated_mlp=True,
+                tied_embeddings=False,
+            ),
+            experts=128,
+            per_token=8,
+            expert_ffn=768,
+        ),
+        "Qwen3-30B-A3B config.json and model card (Qwen/Qwen3-30B-A3B): 30.5B parameters "
+        "(29.9B non-embedding), 3.3B activated",
+    ),
+    "qwen3-235b-a22b": (
+        _moe(
+            LlmShape(
+                layers=94,
+                hidden=4096,
+                heads=64,
+                vocab=151936,
+                kv_heads=4,
+                head_dim=128,
+                ffn_hidden=12288,
+                gated_mlp=True,
+                tied_embeddings=False,
+            ),
+            experts=128,
+            per_token=8,
+            expert_ffn=1536,
+        ),
+        "Qwen3-235B-A22B config.json and model card (Qwen/Qwen3-235B-A22B): 235B parameters, "
+        "22B activated",
+    ),
 }
 
 

@@ -65,12 +65,17 @@ class Stack(StrEnum):
     the same model up to 1.5x faster in NVIDIA's tuned examples than in Lambda's stock scripts,
     and Lambda's NGC 22.09 runs scale far worse across GPUs than its 24.03 ones).
 
-    All three run the DeepLearningExamples-derived PyTorch scripts; they differ in container
-    and tuning. Decoder LLMs always assume MosaicML llm-foundry (FSDP, FlashAttention)."""
+    The first three run the DeepLearningExamples-derived PyTorch scripts; they differ in
+    container and tuning. Decoder LLMs assume MosaicML llm-foundry (FSDP, FlashAttention) under
+    all of them except `tuned`, MLPerf-grade code (NVIDIA's NeMo/Megatron MLPerf
+    implementations), whose factors are fitted on MLPerf Training results."""
 
     NGC_22_09 = "ngc-22.09"  # Lambda v1: NGC pytorch:22.09, stock scripts, slow DDP all-reduce
     NGC_24 = "ngc-24"  # Lambda v2: NGC pytorch:24.x, stock scripts, link-bound all-reduce
     NVIDIA_DLE = "nvidia-dle"  # NVIDIA's tuned DeepLearningExamples (DALI, channels-last)
+    # MLPerf-grade reference implementations (NVIDIA's and AMD's MLPerf Training code): fitted on
+    # MLPerf Training results (benchmarks/fit_tuned_stack.py); the one stack LLMs also read
+    TUNED = "tuned"
 
     @property
     def description(self) -> str:
@@ -90,6 +95,10 @@ _STACK_DESCRIPTIONS = {
     Stack.NGC_22_09: "PyTorch NGC 22.09 container, Lambda's stock scripts (no DALI)",
     Stack.NGC_24: "PyTorch NGC 24.x container, Lambda's stock scripts (no DALI)",
     Stack.NVIDIA_DLE: "NVIDIA DeepLearningExamples, tuned (DALI, channels-last)",
+    Stack.TUNED: (
+        "MLPerf-grade reference code (NVIDIA/AMD MLPerf Training implementations: sequence "
+        "packing, fused kernels, CUDA graphs, DALI), fitted on MLPerf Training results"
+    ),
 }
 
 
@@ -105,6 +114,7 @@ def parse_stack(value: str) -> Stack:
         "24.03": Stack.NGC_24,
         "ngc24": Stack.NGC_24,
         "dle": Stack.NVIDIA_DLE,
+        "mlperf": Stack.TUNED,
     }
     if v in aliases:
         return aliases[v]
@@ -156,6 +166,16 @@ class LlmShape:
     ffn_hidden: int | None = None
     gated_mlp: bool = False  # SwiGLU: three FFN matrices instead of two
     tied_embeddings: bool = True  # False: a separate output head (Llama, Mistral)
+    head_dim: int | None = None  # None: hidden / heads (Qwen3 MoE: 128 with hidden 2048)
+    # mixture of experts: every layer's MLP is `experts` experts of `expert_ffn_hidden` (None:
+    # ffn_hidden), `experts_per_token` of them active per token, plus a router (0: dense)
+    experts: int = 0
+    experts_per_token: int = 0
+    expert_ffn_hidden: int | None = None
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -195,6 +215,9 @@ class Workload:
     virtual_pipeline_stages: int = 1
     sequence_parallel: bool | None = None  # None: on wherever tensor_parallel > 1
     context_parallel: int = 1
+    # mixture of experts: each expert's weights live on 1 of `expert_parallel` GPUs of the
+    # data-parallel (x context-parallel) ranks; tokens travel to them by all-to-all
+    expert_parallel: int = 1
     recompute: Recompute = Recompute.NONE
     gradient_accumulation: int = 1
     lora_rank: int = 16

@@ -90,6 +90,17 @@ class ModelInfo:
         c = _costs(self, seq_len or self.default_seq_len or 0)
         return c[1] if (flash or self.llm is None) else c[2]
 
+    def fused_attention_activation_values(self, seq_len: int | None = None) -> float:
+        """Values stored for backward per sample when attention runs as one fused kernel that
+        keeps no s x s score, softmax or dropout tensor (FlashAttention; the fused multi-head
+        attention of NVIDIA's MLPerf BERT): encoders drop their 2.5 a s / h term per layer and
+        value (Korthikanti et al. 2022's 5 a s / h bytes at 2 B); other models as
+        `activation_values`."""
+        if self.encoder is None:
+            return self.activation_values(seq_len)
+        e = self.encoder
+        return float((seq_len or self.default_seq_len or 0) * e.layers * e.hidden * 17.0)
+
     def units_per_sample(self, seq_len: int | None = None) -> float:
         """Throughput units per sample: tokens per sequence for token-counted models."""
         if self.llm is not None:
@@ -101,20 +112,57 @@ def _encoder_layer_params(e: EncoderShape) -> float:
     return 4 * e.hidden * e.hidden + 2 * e.hidden * e.ffn_hidden
 
 
-def llm_layer_params(shape: LlmShape) -> float:
-    """Weights of one decoder layer: attention (Q, O full; K, V by kv_heads) + MLP."""
+def llm_attention_params(shape: LlmShape) -> float:
+    """Attention weights of one decoder layer: Q and O (heads x head_dim), K and V (kv_heads)."""
     h = shape.hidden
-    head_dim = h // shape.heads
+    head_dim = shape.head_dim or h // shape.heads
+    q = shape.heads * shape.head_dim if shape.head_dim else h
     kv = (shape.kv_heads or shape.heads) * head_dim
+    return 2 * h * q + 2 * h * kv
+
+
+def llm_expert_params(shape: LlmShape) -> float:
+    """Weights of one expert's MLP (0 for a dense model)."""
+    if not shape.is_moe:
+        return 0.0
+    ffn = shape.expert_ffn_hidden or shape.ffn_hidden or 4 * shape.hidden
+    return float((3 if shape.gated_mlp else 2) * shape.hidden * ffn)
+
+
+def llm_layer_params(shape: LlmShape) -> float:
+    """Weights of one decoder layer: attention (Q, O full; K, V by kv_heads) + MLP (MoE: every
+    expert and the router)."""
+    h = shape.hidden
+    if shape.is_moe:
+        return llm_attention_params(shape) + shape.experts * (llm_expert_params(shape) + h)
     ffn = shape.ffn_hidden or 4 * h
     mlp_mats = 3 if shape.gated_mlp else 2
-    return 2 * h * h + 2 * h * kv + mlp_mats * h * ffn
+    return llm_attention_params(shape) + mlp_mats * h * ffn
+
+
+def _embedding_params(shape: LlmShape) -> float:
+    return float(shape.vocab * shape.hidden * (1 if shape.tied_embeddings else 2))
 
 
 def llm_params(shape: LlmShape) -> float:
     """Total parameters: layers + token embedding (+ the output head when untied)."""
-    emb = shape.vocab * shape.hidden * (1 if shape.tied_embeddings else 2)
-    return shape.layers * llm_layer_params(shape) + emb
+    return shape.layers * llm_layer_params(shape) + _embedding_params(shape)
+
+
+def llm_expert_params_total(shape: LlmShape) -> float:
+    """Weights of all experts of all layers (what expert parallelism splits; 0 when dense)."""
+    return shape.layers * shape.experts * llm_expert_params(shape)
+
+
+def llm_active_params(shape: LlmShape) -> float:
+    """Parameters one token computes with: a dense model's all; a MoE model's attention,
+    router, `experts_per_token` experts per layer and the embeddings (the convention of
+    Mixtral's 12.9B and Qwen3-30B-A3B's 3.3B "active" counts)."""
+    if not shape.is_moe:
+        return llm_params(shape)
+    per_layer = llm_attention_params(shape) + shape.experts * shape.hidden
+    per_layer += shape.experts_per_token * llm_expert_params(shape)
+    return shape.layers * per_layer + _embedding_params(shape)
 
 
 def llm_attention_flops_per_token(shape: LlmShape, seq_len: int, *, training: bool = True) -> float:
@@ -134,10 +182,11 @@ def llm_attention_flops_per_token(shape: LlmShape, seq_len: int, *, training: bo
 def llm_flops_per_token(shape: LlmShape, seq_len: int, *, training: bool = True) -> float:
     """Model FLOPs per token with causal attention: 6 N + 6 L h s for training (forward
     2 N + 2 L h s, backward twice that), N = all parameters including the embedding used as the
-    output head. This is the convention of every figure gpurent reports, MFU included (the
+    output head (MoE: the active parameters, `llm_active_params`). This is the convention of
+    every figure gpurent reports, MFU included (the
     FlashAttention-2 count; PaLM's appendix B and MosaicML's 6 N + 12 L h s count the full
     s x s square and give a higher MFU at long context: at s = 8192, +12 % for llama3-8b)."""
-    n = llm_params(shape)
+    n = llm_active_params(shape)
     return (6.0 if training else 2.0) * n + llm_attention_flops_per_token(
         shape, seq_len, training=training
     )
