@@ -44,8 +44,22 @@ def comment_block(spec: DeploySpec, what: str, prefix: str = "# ") -> str:
     return "".join(f"{prefix}{line}\n" for line in header_lines(spec, what))
 
 
+class _BlockDumper(yaml.SafeDumper):
+    """Multi-line strings (shell steps) as `|` blocks, as people write them."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_BlockDumper.add_representer(str, _str)
+
+
 def dump_yaml(doc: Any) -> str:
-    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, width=1000)
+    return yaml.dump(
+        doc, Dumper=_BlockDumper, sort_keys=False, default_flow_style=False, width=1000
+    )
 
 
 def gpurent_run_prefix(spec: DeploySpec) -> list[str]:

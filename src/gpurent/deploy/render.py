@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gpurent.deploy.common import RenderedFile
+from gpurent.deploy.skypilot import render_skypilot
 from gpurent.deploy.slurm import render_slurm
 from gpurent.deploy.spec import DeploySpec
 from gpurent.errors import NotFoundError
@@ -17,6 +18,7 @@ def _slurm(spec: DeploySpec) -> tuple[RenderedFile, ...]:
 
 
 _RENDERERS: dict[str, Renderer] = {
+    "skypilot": render_skypilot,
     "slurm": _slurm,
 }
 
