@@ -36,6 +36,7 @@ H = {
     "requirements": "Python packages the job needs, comma list (installed by the setup step).",
     "storage": "Disk per node, GB (default: the plan's default, 200).",
     "zone": "Availability zone, where the engine takes one.",
+    "hosts": "The nodes' addresses, comma list (torchrun and Ansible: one per plan node).",
     "out": "Output directory (created; must not exist or be empty, unless --force).",
     "force": "Write into an existing non-empty directory, replacing the rendered files.",
 }
@@ -148,6 +149,7 @@ def make_options(
     storage_gb: float | None,
     zone: str | None,
     source: str,
+    hosts: str | None = None,
 ) -> DeployOptions:
     from gpurent.deploy import DeployOptions
 
@@ -162,6 +164,7 @@ def make_options(
         requirements=split_list(requirements),
         storage_gb_per_node=storage_gb,
         zone=zone,
+        hosts=split_list(hosts),
         source=source,
     )
 
@@ -185,6 +188,7 @@ def render_command(  # noqa: PLR0917 (typer: one parameter per option)
     ] = None,
     storage_gb: Annotated[float | None, typer.Option("--storage-gb", help=H["storage"])] = None,
     zone: Annotated[str | None, typer.Option("--zone", help=H["zone"])] = None,
+    hosts: Annotated[str | None, typer.Option("--hosts", help=H["hosts"])] = None,
     force: Annotated[bool, typer.Option("--force", help=H["force"])] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
@@ -200,6 +204,7 @@ def render_command(  # noqa: PLR0917 (typer: one parameter per option)
         requirements=requirements,
         storage_gb=storage_gb,
         zone=zone,
+        hosts=hosts,
         source=plan_file.name,
     )
     spec, rendered = emit(doc, fmt.lower(), out, options, force=force)
