@@ -27,7 +27,8 @@ deploy_app = typer.Typer(
     no_args_is_help=True,
 )
 
-FORMAT_HELP = "skypilot | dstack | ansible | kubernetes | slurm | torchrun."
+FORMAT_NAMES = ("skypilot", "dstack", "ansible", "kubernetes", "slurm", "torchrun")
+FORMAT_HELP = " | ".join(FORMAT_NAMES) + "."
 H = {
     "candidate": "Which of the plan's ranked candidates (1-based, as `top` lists them; default "
     "the best).",
@@ -82,17 +83,23 @@ def _replace_files(rendered: tuple[RenderedFile, ...], out: Path) -> None:
             tmp.unlink(missing_ok=True)
 
 
+def check_out_dir(out: Path, *, force: bool) -> bool:
+    """True when `out` is an existing non-empty directory (allowed only with `force`)."""
+    if out.exists() and not out.is_dir():
+        raise InputError(f"-o {out}: exists and is not a directory; give a directory")
+    full = out.is_dir() and any(out.iterdir())
+    if full and not force:
+        raise InputError(
+            f"-o {out}: the directory exists and is not empty; nothing written (pass "
+            "--force to replace the rendered files in it, or give a new directory)"
+        )
+    return full
+
+
 def write_rendered(rendered: tuple[RenderedFile, ...], out: Path, *, force: bool) -> None:
     """Write the files under `out`: a new or empty directory at once (temp dir + rename); an
     existing non-empty one only with `force`."""
-    if out.exists() and not out.is_dir():
-        raise InputError(f"-o {out}: exists and is not a directory; give a directory")
-    if out.is_dir() and any(out.iterdir()):
-        if not force:
-            raise InputError(
-                f"-o {out}: the directory exists and is not empty; nothing written (pass "
-                "--force to replace the rendered files in it, or give a new directory)"
-            )
+    if check_out_dir(out, force=force):
         _replace_files(rendered, out)
     else:
         _write_new_dir(rendered, out)

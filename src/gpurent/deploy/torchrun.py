@@ -15,7 +15,7 @@ def render_torchrun(spec: DeploySpec) -> tuple[RenderedFile, ...]:
     """`launch.sh`: on each host, `NODE_RANK=i ./launch.sh` (or the host's position in HOSTS).
     Several nodes need the host list (`--hosts`); one node runs on localhost."""
     hosts = spec.hosts
-    if spec.multi_node and len(hosts) != spec.nodes:
+    if (spec.multi_node or hosts) and len(hosts) != spec.nodes:
         raise InputError(
             f"torchrun: the plan's candidate {spec.candidate_index} has {spec.nodes} nodes; a "
             f"fixed-host launch needs their addresses: give --hosts with {spec.nodes} names "
