@@ -24,8 +24,9 @@ from gpurent.deploy.spec import DeploySpec
 FILE_NAME = "job.yaml"
 IMAGE = "nvcr.io/nvidia/pytorch:24.12-py3"  # NGC PyTorch: CUDA, NCCL, torch, torchrun
 BACKOFF_LIMIT = 3
-# Labels set by NVIDIA GPU feature discovery (GPU operator) and by every cloud's kubelet.
-GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
+# Labels set by NVIDIA GPU feature discovery (GPU operator: the architecture, lower case) and
+# by every cloud's kubelet (the instance type).
+GPU_FAMILY_LABEL = "nvidia.com/gpu.family"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
 
@@ -93,10 +94,7 @@ def manifests(spec: DeploySpec) -> list[dict[str, Any]]:
     }
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
-        "nodeSelector": {
-            INSTANCE_TYPE_LABEL: spec.instance_type,
-            GPU_PRODUCT_LABEL: f"NVIDIA-{spec.gpu_name}",
-        },
+        "nodeSelector": {INSTANCE_TYPE_LABEL: spec.instance_type},
         "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
         "containers": [trainer, exporter],
         "volumes": [
@@ -116,6 +114,8 @@ def manifests(spec: DeploySpec) -> list[dict[str, Any]]:
                 "effect": "NoSchedule",
             }
         )
+    if spec.gpu_architecture:
+        pod_spec["nodeSelector"][GPU_FAMILY_LABEL] = spec.gpu_architecture.lower()
     if spec.multi_node:
         pod_spec["subdomain"] = spec.name
     job_spec: dict[str, Any] = {
