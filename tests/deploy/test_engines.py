@@ -71,6 +71,8 @@ def test_kubernetes_manifests_pass_the_official_schemas(
     assert f"node.kubernetes.io/instance-type: {c['instance_type']}" in text
     assert ("completionMode: Indexed" in text) == multi_node
     assert "gpurent-exporter" in text
+    assert f"--price-usd-per-hour {c['price_usd_per_hour']:g} --listen 0.0.0.0" in text
+    assert "name: GPURENT_EXPORTER_TOKEN" in text and "secretKeyRef" in text
 
 
 def test_kubernetes_validator_rejects_a_broken_manifest(plan_file: Path, tmp_path: Path) -> None:

@@ -87,10 +87,17 @@ def manifests(spec: DeploySpec) -> list[dict[str, Any]]:
         "command": [
             "bash",
             "-c",
-            "python3 -m pip install 'gpurent[monitor]' && exec " + " ".join(exporter_argv(spec)),
+            "python3 -m pip install 'gpurent[monitor]' && exec "
+            + " ".join([*exporter_argv(spec), "--listen", "0.0.0.0"]),
         ],
         "ports": [{"name": "metrics", "containerPort": EXPORTER_PORT}],
-        "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}],
+        "env": [
+            {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+            {  # scrapers send it as a bearer token (gpurent monitor --token)
+                "name": "GPURENT_EXPORTER_TOKEN",
+                "valueFrom": {"secretKeyRef": {"name": f"{spec.name}-exporter", "key": "token"}},
+            },
+        ],
     }
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
@@ -142,4 +149,9 @@ def manifests(spec: DeploySpec) -> list[dict[str, Any]]:
 
 def render_kubernetes(spec: DeploySpec) -> tuple[RenderedFile, ...]:
     body = "---\n".join(dump_yaml(d) for d in manifests(spec))
-    return (RenderedFile(FILE_NAME, comment_block(spec, "Kubernetes manifests") + body),)
+    secret = (
+        f"# The exporter sidecar serves on the pod's address with a bearer token: first\n"
+        f"#   kubectl create secret generic {spec.name}-exporter "
+        "--from-literal=token=$(openssl rand -hex 16)\n"
+    )
+    return (RenderedFile(FILE_NAME, comment_block(spec, "Kubernetes manifests") + secret + body),)
