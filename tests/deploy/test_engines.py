@@ -126,7 +126,13 @@ def test_ansible_playbook_runs_on_localhost_into_a_temporary_root(
     local.write_text(
         f"[gpurent]\nlocalhost ansible_connection=local ansible_python_interpreter={python}\n"
     )
-    extra = json.dumps({"gpurent_root": str(root), "gpurent_pip_packages": []})
+    extra = json.dumps(
+        {
+            "gpurent_root": str(root),
+            "gpurent_pip_packages": [],
+            "gpurent_venv_options": "--without-pip",  # the test installs nothing into it
+        }
+    )
     done = engine_tool(
         "ansible-playbook",
         "-i",
