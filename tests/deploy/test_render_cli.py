@@ -164,3 +164,32 @@ def test_engine_tests_fail_in_ci_without_the_engines(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("CI", "false")
     with pytest.raises(pytest.skip.Exception, match="make engines"):
         engines_bin()
+
+
+def test_the_plans_storage_reaches_the_engines(tmp_path: Path) -> None:
+    code, stdout, stderr = run_cli(
+        "plan", "--preset", "llama-lora", "--storage-gb", "500", "--json"
+    )
+    assert code == 0, stderr
+    doc = json.loads(stdout)
+    assert doc["storage_gb_per_node"] == 500
+    plan = tmp_path / "plan.json"
+    plan.write_text(stdout)
+    for fmt, expected in (("skypilot", "disk_size: 500\n"), ("dstack", "disk: 500GB\n")):
+        out = tmp_path / fmt
+        code, _, stderr = run_cli("deploy", "render", str(plan), "--format", fmt, "-o", str(out))
+        assert code == 0, stderr
+        assert expected in next(out.iterdir()).read_text()
+    code, _, stderr = run_cli(
+        "deploy",
+        "render",
+        str(plan),
+        "--format",
+        "kubernetes",
+        "-o",
+        str(tmp_path / "k"),
+        "--storage-gb",
+        "50",
+    )
+    assert code == 0, stderr
+    assert "storage: 50G\n" in (tmp_path / "k" / "job.yaml").read_text()

@@ -178,6 +178,16 @@ def _placement(c: Mapping[str, Any], where: str) -> Placement:
     )
 
 
+def _storage(doc: Mapping[str, Any], options: DeployOptions) -> float:
+    """--storage-gb, else the plan's `storage_gb_per_node` (optional field), else the default."""
+    if options.storage_gb_per_node is not None:
+        return options.storage_gb_per_node
+    given = doc.get("storage_gb_per_node")
+    if isinstance(given, int | float) and not isinstance(given, bool) and given > 0:
+        return float(given)
+    return DEFAULT_STORAGE_GB_PER_NODE
+
+
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
@@ -280,11 +290,7 @@ def spec_from_plan(doc: Any, options: DeployOptions = DeployOptions()) -> Deploy
         ),
         wall_time_s=float(time_s) if work_given and isinstance(time_s, int | float) else None,
         checkpoint_interval_s=float(interval) if isinstance(interval, int | float) else None,
-        storage_gb_per_node=(
-            options.storage_gb_per_node
-            if options.storage_gb_per_node is not None
-            else DEFAULT_STORAGE_GB_PER_NODE
-        ),
+        storage_gb_per_node=_storage(doc, options),
         checkpoint_dir=options.checkpoint_dir or DEFAULT_CHECKPOINT_DIR,
         command=options.command or DEFAULT_COMMAND,
         command_given=options.command is not None,
