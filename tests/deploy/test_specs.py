@@ -116,3 +116,32 @@ def test_rendered_launch_script_runs_the_job_under_gpurent_run(
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert marker.read_text() == "ok"
     assert (ckpt / "gpurent-run.jsonl").exists()
+
+
+def test_plan_text_cannot_break_out_of_a_comment(plan_file: Path, tmp_path: Path) -> None:
+    """Values from the plan file go into shell-script comments: a newline stays in the comment."""
+    doc = json.loads(plan_file.read_text())
+    doc["top"][0]["instance_type"] = "x\ntouch /tmp/pwned\r\u2028y"
+    doc["workload"]["name"] = "job\n#SBATCH --nodes=99"
+    plan_file.write_text(json.dumps(doc))
+    for fmt in ("slurm", "torchrun"):
+        out = tmp_path / fmt
+        code, _, stderr = run_cli("deploy", "render", str(plan_file), "-f", fmt, "-o", str(out))
+        assert code == 0, stderr
+        lines = next(out.iterdir()).read_text().splitlines()
+        assert not [
+            line for line in lines if "touch /tmp/pwned" in line and not line.startswith("#")
+        ]
+        assert "#SBATCH --nodes=99" not in lines
+    code, _, stderr = run_cli(
+        "deploy",
+        "render",
+        str(plan_file),
+        "-f",
+        "torchrun",
+        "-o",
+        str(tmp_path / "t2"),
+        "--hosts",
+        "a b",
+    )
+    assert code == 2 and "--hosts" in stderr
