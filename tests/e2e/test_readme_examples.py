@@ -37,6 +37,7 @@ NEEDS_USER_INPUT = {
     "plan --workload": "needs the user's workload file (tests/plan)",
     "estimate --from-csv": "needs the user's CSV (tests/estimate)",
     "fleet": "needs a Ray cluster (tests/fleet starts a local one)",
+    "deploy render": "needs a saved plan file (tests/deploy makes one)",
 }
 
 

@@ -8,6 +8,7 @@ from gpurent import __version__
 from gpurent.cli import (
     bench_cmds,
     catalog_cmds,
+    deploy_cmds,
     estimate_cmds,
     fleet_cmds,
     monitor_cmds,
@@ -59,6 +60,7 @@ for _module in (
     monitor_cmds,
     run_cmds,
     fleet_cmds,
+    deploy_cmds,
 ):
     _module.register(app)
 
