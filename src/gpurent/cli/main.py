@@ -8,6 +8,7 @@ from gpurent import __version__
 from gpurent.cli import (
     bench_cmds,
     catalog_cmds,
+    deploy_cmds,
     estimate_cmds,
     monitor_cmds,
     plan_cmds,
@@ -57,6 +58,7 @@ for _module in (
     bench_cmds,
     monitor_cmds,
     run_cmds,
+    deploy_cmds,
 ):
     _module.register(app)
 

@@ -1,0 +1,34 @@
+"""One entry point for every format: `render(spec, fmt)`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gpurent.deploy.common import RenderedFile
+from gpurent.deploy.skypilot import render_skypilot
+from gpurent.deploy.slurm import render_slurm
+from gpurent.deploy.spec import DeploySpec
+from gpurent.errors import NotFoundError
+
+Renderer = Callable[[DeploySpec], tuple[RenderedFile, ...]]
+
+
+def _slurm(spec: DeploySpec) -> tuple[RenderedFile, ...]:
+    return render_slurm(spec)
+
+
+_RENDERERS: dict[str, Renderer] = {
+    "skypilot": render_skypilot,
+    "slurm": _slurm,
+}
+
+FORMATS: tuple[str, ...] = tuple(_RENDERERS)
+
+
+def render(spec: DeploySpec, fmt: str) -> tuple[RenderedFile, ...]:
+    """The files of `fmt` for `spec`; an unknown format or one that cannot express the spec
+    is an InputError (one line)."""
+    renderer = _RENDERERS.get(fmt.lower())
+    if renderer is None:
+        raise NotFoundError("format", fmt, FORMATS)
+    return renderer(spec)

@@ -1,0 +1,110 @@
+"""The SkyPilot task YAML, loaded by SkyPilot's own task loader against a local catalog."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from deploy_helpers import engine_python, first_index, render
+
+from gpurent.catalog import find_gpu
+from gpurent.deploy.skypilot import CLOUDS
+from gpurent.deploy.spec import gpu_short_name
+
+# SkyPilot reads its catalogs from $SKY_RUNTIME_DIR/.sky/catalogs/<schema>/<cloud>/vms.csv
+# (sky/catalog/common.py) and downloads a missing one: the test writes them from the plan's
+# own candidates so that nothing is fetched. vCPUs and memory are not in a plan: stated values.
+CATALOG_SCHEMA = "v8"  # sky.skylet.constants.CATALOG_SCHEMA_VERSION in skypilot 0.14
+
+LOAD = """
+import json, sys
+import sky
+task = sky.Task.from_yaml(sys.argv[1])
+out = []
+for r in task.resources:
+    # from_yaml checks the fields; what launch checks next (the instance type in the cloud's
+    # catalog, its accelerators, the price in that region) SkyPilot does here:
+    assert r.cloud.instance_type_exists(r.instance_type), r.instance_type
+    accelerators = r.accelerators
+    hourly = r.get_cost(3600)
+    out.append({"cloud": str(r.cloud).lower(), "instance_type": r.instance_type,
+                "region": r.region, "use_spot": r.use_spot, "disk_size": r.disk_size,
+                "network_tier": str(r.network_tier.value) if r.network_tier else None,
+                "job_recovery": r.job_recovery,
+                "autostop": bool(r.autostop_config and r.autostop_config.enabled),
+                "accelerators": accelerators, "usd_per_hour": hourly})
+print(json.dumps({"num_nodes": task.num_nodes, "resources": out, "run": task.run,
+                  "mounts": sorted(task.storage_mounts)}))
+"""
+
+
+def write_catalog(root: Path, doc: dict[str, Any], drop: str | None = None) -> None:
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for c in doc["top"]:
+        if c["provider"] not in CLOUDS or c["instance_type"] == drop:
+            continue
+        gpu = find_gpu(c["gpu_name"])
+        rows.setdefault(CLOUDS[c["provider"]], []).append(
+            {
+                "InstanceType": c["instance_type"],
+                "AcceleratorName": gpu_short_name(c["gpu_name"], gpu.aliases if gpu else ()),
+                "AcceleratorCount": c["gpus_per_node"],
+                "vCPUs": 8 * c["gpus_per_node"],
+                "MemoryGiB": 64 * c["gpus_per_node"],
+                "Price": c["price_usd_per_hour"],
+                "SpotPrice": c["price_usd_per_hour"],
+                "Region": c["region"],
+                "GpuInfo": "",
+            }
+        )
+    for cloud, entries in rows.items():
+        path = root / ".sky" / "catalogs" / CATALOG_SCHEMA / cloud / "vms.csv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(entries[0]))
+            w.writeheader()
+            w.writerows(entries)
+
+
+def load(task: Path, runtime: Path) -> Any:
+    env = {"HOME": str(runtime), "SKY_RUNTIME_DIR": str(runtime)}
+    return engine_python(LOAD, str(task), env=env, cwd=runtime)
+
+
+def test_skypilot_accepts_a_multi_node_spot_task(
+    plan_file: Path, llama_plan: dict[str, Any], tmp_path: Path
+) -> None:
+    n = first_index(llama_plan, multi_node=True)
+    c = llama_plan["top"][n - 1]
+    out = render(plan_file, "skypilot", tmp_path / "job", "--candidate", str(n))
+    runtime = tmp_path / "sky"
+    write_catalog(runtime, llama_plan)
+    done = load(out / "task.yaml", runtime)
+    assert done.returncode == 0, done.stderr[-2000:]
+    task = json.loads(done.stdout.strip().splitlines()[-1])
+    assert task["num_nodes"] == c["nodes"]
+    first = task["resources"][0] if len(task["resources"]) == 1 else None
+    chosen = [r for r in task["resources"] if r["instance_type"] == c["instance_type"]]
+    assert chosen, task
+    r = first or chosen[0]
+    assert r["use_spot"] == (c["pricing"] == "spot")
+    assert r["network_tier"] == "best"
+    assert r["autostop"] is True
+    assert (r["job_recovery"] is not None) == (c["pricing"] == "spot")
+    assert r["usd_per_hour"] == c["price_usd_per_hour"]
+    assert task["mounts"] == ["/checkpoints"]
+    assert "gpurent run --checkpoint-dir /checkpoints" in task["run"]
+
+
+def test_skypilot_loader_rejects_an_instance_its_catalog_lacks(
+    plan_file: Path, llama_plan: dict[str, Any], tmp_path: Path
+) -> None:
+    """The check is real: the same task fails when the catalog lacks the chosen instance."""
+    out = render(plan_file, "skypilot", tmp_path / "job")
+    runtime = tmp_path / "sky"
+    write_catalog(runtime, llama_plan, drop=llama_plan["top"][0]["instance_type"])
+    done = load(out / "task.yaml", runtime)
+    assert done.returncode != 0
+    assert llama_plan["top"][0]["instance_type"] in done.stderr
