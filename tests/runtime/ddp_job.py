@@ -3,7 +3,8 @@
 Each rank trains the same linear model on its own deterministic batches; gradients are
 all-reduced (sum, then divided by the world size), SGD with momentum steps, and every rank
 saves its own checkpoint (model and optimizer) every 2 steps into $GPURENT_CHECKPOINT_DIR
-through the project's CheckpointManager, which honours the step the nodes agreed on. At the end
+(a rank-R folder in it when a node runs several ranks) through the project's
+CheckpointManager, which honours the step the nodes agreed on. At the end
 each rank writes its parameters and where it resumed from to $JOB_RESULT_DIR/rank-R.json.
 
 $JOB_STALL_AT=S: in generation 1, rank 1 writes $JOB_RESULT_DIR/stalled and sleeps before
@@ -74,7 +75,10 @@ def main() -> int:
     rank = dist.get_rank()
     model, opt = _model()
     live: dict[str, Any] = {"model": model, "opt": opt}
-    mgr = CheckpointManager(os.environ["GPURENT_CHECKPOINT_DIR"], every_steps=2, interval=None)
+    ckpt = Path(os.environ["GPURENT_CHECKPOINT_DIR"])
+    if int(os.environ.get("LOCAL_WORLD_SIZE", "1")) > 1:  # several ranks on this node
+        ckpt = ckpt / f"rank-{rank}"
+    mgr = CheckpointManager(ckpt, every_steps=2, interval=None)
     loaded = mgr.load_latest(into=live)
     step = loaded[0] if loaded else 0
     resumed = step
