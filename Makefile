@@ -4,8 +4,16 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP_BASE := $(VENV)/.stamp-base
 STAMP_DEV := $(VENV)/.stamp-dev
+# The engines whose own code checks `gpurent deploy render` output in the tests (SkyPilot's task
+# loader, dstack's models, ansible-playbook/ansible-lint, the Kubernetes schemas). Their
+# dependencies conflict with gpurent's and each other's pins, so they live in a venv of their own;
+# the tests call them there by subprocess ($GPURENT_ENGINES_BIN).
+ENGINES ?= .venv-engines
+STAMP_ENGINES := $(ENGINES)/.stamp-engines
+ENGINE_PACKAGES := skypilot==0.14.1 dstack==0.22.5 ansible-core==2.19.14 ansible-lint==26.10.1 \
+	kubernetes-validate==1.37.0
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: demo test lint typecheck unit bench clean engines
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +29,14 @@ $(STAMP_DEV): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[all,dev,integrations]'
 	touch $@ $(STAMP_BASE)
 
+$(STAMP_ENGINES):
+	$(PYTHON) -m venv $(ENGINES)
+	$(ENGINES)/bin/python -m pip install -q --upgrade pip
+	$(ENGINES)/bin/pip install -q $(ENGINE_PACKAGES)
+	touch $@
+
+engines: $(STAMP_ENGINES)
+
 demo: $(STAMP_BASE)
 	$(BIN)/gpurent plan --preset llama-lora
 
@@ -32,8 +48,8 @@ lint: $(STAMP_DEV)
 typecheck: $(STAMP_DEV)
 	$(BIN)/mypy
 
-unit: $(STAMP_DEV)
-	$(BIN)/python -m pytest
+unit: $(STAMP_DEV) $(STAMP_ENGINES)
+	GPURENT_ENGINES_BIN=$(abspath $(ENGINES))/bin $(BIN)/python -m pytest
 
 test: lint typecheck unit
 
@@ -41,4 +57,4 @@ bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/run_all.py $(if $(REFERENCE),--reference $(REFERENCE))
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .import_linter_cache
+	rm -rf $(VENV) $(ENGINES) .mypy_cache .pytest_cache .ruff_cache .import_linter_cache

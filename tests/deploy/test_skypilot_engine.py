@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from deploy_helpers import engine_python, first_index, render
+from deploy_helpers import engine_python, first_index, render, run_cli
 
 from gpurent.catalog import find_gpu
 from gpurent.deploy.skypilot import CLOUDS
@@ -108,3 +108,37 @@ def test_skypilot_loader_rejects_an_instance_its_catalog_lacks(
     done = load(out / "task.yaml", runtime)
     assert done.returncode != 0
     assert llama_plan["top"][0]["instance_type"] in done.stderr
+
+
+def test_plan_emit_skypilot_is_accepted_unchanged(
+    llama_plan: dict[str, Any], tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The issue's done-when: `gpurent plan --preset llama-lora --emit skypilot -o job/`."""
+    monkeypatch.chdir(tmp_path)
+    code, stdout, stderr = run_cli(
+        "plan", "--preset", "llama-lora", "--emit", "skypilot", "-o", "job/"
+    )
+    assert code == 0, stderr
+    assert "wrote skypilot to job/ (task.yaml) from plan candidate 1 of plan" in stdout
+    runtime = tmp_path / "sky"
+    write_catalog(runtime, llama_plan)
+    done = load(tmp_path / "job" / "task.yaml", runtime)
+    assert done.returncode == 0, done.stderr[-2000:]
+    task = json.loads(done.stdout.strip().splitlines()[-1])
+    best = llama_plan["top"][0]
+    assert task["resources"][0]["instance_type"] == best["instance_type"]
+    assert task["resources"][0]["usd_per_hour"] == best["price_usd_per_hour"]
+
+
+def test_plan_emit_needs_both_flags_and_checks_the_directory_first(tmp_path: Path) -> None:
+    code, _, stderr = run_cli("plan", "--preset", "llama-lora", "--emit", "skypilot")
+    assert code == 2 and "go together" in stderr
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "x").write_text("")
+    code, stdout, stderr = run_cli(
+        "plan", "--preset", "llama-lora", "--emit", "slurm", "-o", str(full)
+    )
+    assert code == 2 and "not empty" in stderr and stdout == ""
+    code, _, stderr = run_cli("plan", "--preset", "llama-lora", "--emit", "helm", "-o", "x")
+    assert code == 2 and "unknown format 'helm'" in stderr

@@ -27,7 +27,8 @@ deploy_app = typer.Typer(
     no_args_is_help=True,
 )
 
-FORMAT_HELP = "skypilot | dstack | ansible | kubernetes | slurm | torchrun."
+FORMAT_NAMES = ("skypilot", "dstack", "ansible", "kubernetes", "slurm", "torchrun")
+FORMAT_HELP = " | ".join(FORMAT_NAMES) + "."
 H = {
     "candidate": "Which of the plan's ranked candidates (1-based, as `top` lists them; default "
     "the best).",
@@ -36,6 +37,7 @@ H = {
     "requirements": "Python packages the job needs, comma list (installed by the setup step).",
     "storage": "Disk per node, GB (default: the plan's default, 200).",
     "zone": "Availability zone, where the engine takes one.",
+    "hosts": "The nodes' addresses, comma list (torchrun and Ansible: one per plan node).",
     "out": "Output directory (created; must not exist or be empty, unless --force).",
     "force": "Write into an existing non-empty directory, replacing the rendered files.",
 }
@@ -81,17 +83,23 @@ def _replace_files(rendered: tuple[RenderedFile, ...], out: Path) -> None:
             tmp.unlink(missing_ok=True)
 
 
+def check_out_dir(out: Path, *, force: bool) -> bool:
+    """True when `out` is an existing non-empty directory (allowed only with `force`)."""
+    if out.exists() and not out.is_dir():
+        raise InputError(f"-o {out}: exists and is not a directory; give a directory")
+    full = out.is_dir() and any(out.iterdir())
+    if full and not force:
+        raise InputError(
+            f"-o {out}: the directory exists and is not empty; nothing written (pass "
+            "--force to replace the rendered files in it, or give a new directory)"
+        )
+    return full
+
+
 def write_rendered(rendered: tuple[RenderedFile, ...], out: Path, *, force: bool) -> None:
     """Write the files under `out`: a new or empty directory at once (temp dir + rename); an
     existing non-empty one only with `force`."""
-    if out.exists() and not out.is_dir():
-        raise InputError(f"-o {out}: exists and is not a directory; give a directory")
-    if out.is_dir() and any(out.iterdir()):
-        if not force:
-            raise InputError(
-                f"-o {out}: the directory exists and is not empty; nothing written (pass "
-                "--force to replace the rendered files in it, or give a new directory)"
-            )
+    if check_out_dir(out, force=force):
         _replace_files(rendered, out)
     else:
         _write_new_dir(rendered, out)
@@ -148,6 +156,7 @@ def make_options(
     storage_gb: float | None,
     zone: str | None,
     source: str,
+    hosts: str | None = None,
 ) -> DeployOptions:
     from gpurent.deploy import DeployOptions
 
@@ -162,6 +171,7 @@ def make_options(
         requirements=split_list(requirements),
         storage_gb_per_node=storage_gb,
         zone=zone,
+        hosts=split_list(hosts),
         source=source,
     )
 
@@ -185,6 +195,7 @@ def render_command(  # noqa: PLR0917 (typer: one parameter per option)
     ] = None,
     storage_gb: Annotated[float | None, typer.Option("--storage-gb", help=H["storage"])] = None,
     zone: Annotated[str | None, typer.Option("--zone", help=H["zone"])] = None,
+    hosts: Annotated[str | None, typer.Option("--hosts", help=H["hosts"])] = None,
     force: Annotated[bool, typer.Option("--force", help=H["force"])] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
@@ -200,6 +211,7 @@ def render_command(  # noqa: PLR0917 (typer: one parameter per option)
         requirements=requirements,
         storage_gb=storage_gb,
         zone=zone,
+        hosts=hosts,
         source=plan_file.name,
     )
     spec, rendered = emit(doc, fmt.lower(), out, options, force=force)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
+from gpurent.cli import deploy_cmds
 from gpurent.cli.common import (
     checked,
     cli_errors,
@@ -245,11 +246,15 @@ _H = {
     "json": "Print the plan as JSON (stable format: docs/plan-json-schema.md).",
     "markdown": "Print the plan as Markdown.",
     "html": "Also write a self-contained HTML report with a cost-vs-time chart to this file.",
+    "emit": "Also render the plan for an engine: skypilot | dstack | ansible | kubernetes | "
+    "slurm | torchrun, into -o DIR (as `gpurent deploy render`; docs/deploy.md).",
+    "out": "The directory --emit writes (must not exist or be empty, unless --force).",
 }
 
 
 @cli_errors
 @checked(
+    candidate=v.bounded(v.positive_int, most=v.MAX_TOP),
     tokens=FIELD_CHECKS["token_budget"],
     epochs=FIELD_CHECKS["epochs"],
     batch_size=FIELD_CHECKS["batch_size_per_gpu"],
@@ -315,9 +320,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         str | None, typer.Option("--interconnect", help=_H["interconnect"])
     ] = None,
     pricing: Annotated[str, typer.Option("--pricing", help=_H["pricing"])] = "on-demand,spot",
-    objective: Annotated[
-        str | None, typer.Option("--objective", "-o", help=_H["objective"])
-    ] = None,
+    objective: Annotated[str | None, typer.Option("--objective", help=_H["objective"])] = None,
     top: Annotated[int, typer.Option("--top", "-n", help=_H["top"])] = DEFAULT_TOP_N,
     risk: Annotated[str, typer.Option("--risk", help=_H["risk"])] = "median",
     storage_gb: Annotated[float | None, typer.Option("--storage-gb", help=_H["storage"])] = None,
@@ -344,9 +347,33 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     as_json: Annotated[bool, typer.Option("--json", help=_H["json"])] = False,
     markdown: Annotated[bool, typer.Option("--markdown", help=_H["markdown"])] = False,
     html: Annotated[Path | None, typer.Option("--html", help=_H["html"], dir_okay=False)] = None,
+    emit: Annotated[str | None, typer.Option("--emit", help=_H["emit"])] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help=_H["out"], file_okay=False)
+    ] = None,
+    candidate: Annotated[
+        int | None, typer.Option("--candidate", help=deploy_cmds.H["candidate"])
+    ] = None,
+    command: Annotated[str | None, typer.Option("--command", help=deploy_cmds.H["command"])] = None,
+    checkpoint_dir: Annotated[
+        str | None, typer.Option("--checkpoint-dir", help=deploy_cmds.H["checkpoint_dir"])
+    ] = None,
+    requirements: Annotated[
+        str | None, typer.Option("--requirements", help=deploy_cmds.H["requirements"])
+    ] = None,
+    hosts: Annotated[str | None, typer.Option("--hosts", help=deploy_cmds.H["hosts"])] = None,
+    force: Annotated[bool, typer.Option("--force", help=deploy_cmds.H["force"])] = False,
 ) -> None:
     from gpurent.plan.planner import make_plan
 
+    if (emit is None) != (out is None):
+        raise InputError(
+            "--emit FORMAT and -o DIR go together: gpurent plan ... --emit skypilot -o job/"
+        )
+    if emit is not None and emit.lower() not in deploy_cmds.FORMAT_NAMES:
+        raise NotFoundError("format", emit, deploy_cmds.FORMAT_NAMES)
+    if out is not None:
+        deploy_cmds.check_out_dir(out, force=force)  # before planning: fail fast, write nothing
     scenario = get_scenario(scenario_name) if scenario_name else None
     from gpurent.workload.spec import Task
 
@@ -457,6 +484,27 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         render_terminal(result, console)
     if html is not None:
         err_console.print(f"wrote {html}", highlight=False)
+    if emit is not None and out is not None:
+        from gpurent.report.plan_json import plan_to_dict
+
+        options = deploy_cmds.make_options(
+            candidate=candidate,
+            command=command,
+            checkpoint_dir=checkpoint_dir,
+            requirements=requirements,
+            storage_gb=assumptions.storage_gb_per_node,
+            zone=None,
+            hosts=hosts,
+            source="plan",
+        )
+        spec, rendered = deploy_cmds.emit(
+            plan_to_dict(result), emit.lower(), out, options, force=force
+        )
+        line = deploy_cmds.summary_line(spec, emit.lower(), out, rendered)
+        if as_json:  # stdout holds the plan document alone
+            err_console.print(line, highlight=False, soft_wrap=True, markup=False)
+        else:
+            typer.echo(line)
     if not result.feasible:
         raise typer.Exit(EXIT_INFEASIBLE)
 

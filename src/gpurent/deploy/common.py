@@ -45,7 +45,11 @@ def comment_block(spec: DeploySpec, what: str, prefix: str = "# ") -> str:
 
 
 class _BlockDumper(yaml.SafeDumper):
-    """Multi-line strings (shell steps) as `|` blocks, as people write them."""
+    """Multi-line strings (shell steps) as `|` blocks, and list items indented under their key,
+    as people write them (and as yamllint's default, which ansible-lint applies, wants)."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
@@ -79,6 +83,17 @@ def torchrun_words(
 ) -> str:
     """`torchrun ... COMMAND` as shell text; the shell expressions are left unquoted so that
     the engine's environment variables expand on each node."""
+    return " ".join(
+        torchrun_list(
+            spec, nnodes=nnodes, node_rank=node_rank, nproc=nproc, master_addr=master_addr
+        )
+    )
+
+
+def torchrun_list(
+    spec: DeploySpec, *, nnodes: str, node_rank: str, nproc: str, master_addr: str
+) -> list[str]:
+    """The shell words of `torchrun_words`."""
     argv = shlex.split(spec.command)
     launch = [
         "torchrun",
@@ -94,7 +109,7 @@ def torchrun_words(
     else:
         launch.append("--no-python")
         rest = argv
-    return " ".join([*launch, *(shlex.quote(a) for a in rest)])
+    return [*launch, *(shlex.quote(a) for a in rest)]
 
 
 def run_line(spec: DeploySpec, *, nnodes: str, node_rank: str, nproc: str, master_addr: str) -> str:

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from gpurent.deploy.ansible import render_ansible
 from gpurent.deploy.common import RenderedFile
+from gpurent.deploy.dstack import render_dstack
+from gpurent.deploy.kubernetes import render_kubernetes
 from gpurent.deploy.skypilot import render_skypilot
 from gpurent.deploy.slurm import render_slurm
 from gpurent.deploy.spec import DeploySpec
+from gpurent.deploy.torchrun import render_torchrun
 from gpurent.errors import NotFoundError
 
 Renderer = Callable[[DeploySpec], tuple[RenderedFile, ...]]
@@ -19,7 +23,11 @@ def _slurm(spec: DeploySpec) -> tuple[RenderedFile, ...]:
 
 _RENDERERS: dict[str, Renderer] = {
     "skypilot": render_skypilot,
+    "dstack": render_dstack,
+    "ansible": render_ansible,
+    "kubernetes": render_kubernetes,
     "slurm": _slurm,
+    "torchrun": render_torchrun,
 }
 
 FORMATS: tuple[str, ...] = tuple(_RENDERERS)

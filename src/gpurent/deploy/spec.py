@@ -78,6 +78,7 @@ class DeploySpec:
     command_given: bool = False
     requirements: tuple[str, ...] = ()
     fallbacks: tuple[Placement, ...] = field(default=())  # other top candidates, same shape
+    hosts: tuple[str, ...] = ()  # fixed host addresses (torchrun, Ansible inventory)
     name: str = "gpurent-job"
 
     @property
@@ -137,6 +138,7 @@ class DeployOptions:
     zone: str | None = None
     name: str | None = None
     procs_per_node: int | None = None
+    hosts: tuple[str, ...] = ()
     source: str = "plan"
 
 
@@ -288,5 +290,6 @@ def spec_from_plan(doc: Any, options: DeployOptions = DeployOptions()) -> Deploy
         command_given=options.command is not None,
         requirements=options.requirements,
         fallbacks=tuple(fallbacks),
+        hosts=options.hosts,
         name=options.name or job_name(wname),
     )
