@@ -3,7 +3,8 @@
 On the job's first run (no $SLURM_RESTART_COUNT, or 0) it asks Slurm to requeue it after the
 checkpoint of step $JOB_REQUEUE_AT, as a preemption would, and waits to be stopped; the
 requeued run resumes from that checkpoint. Writes {"step", "total", "resumed_from",
-"restart_count"} to $JOB_RESULT_DIR/result.json.
+"restart_count"} to $JOB_RESULT_DIR/result.json (result-nodeR.json on node R of a multi-node
+`gpurent run`).
 """
 
 from __future__ import annotations
@@ -44,7 +45,10 @@ def main() -> int:
             time.sleep(120)  # Slurm stops this run here
             return 1
     result = {"step": step, "total": total, "resumed_from": resumed, "restart_count": restarts}
-    (out / "result.json").write_text(json.dumps(result))
+    node = os.environ.get("GPURENT_NODE_RANK")  # set by a multi-node gpurent run
+    (out / ("result.json" if node is None else f"result-node{node}.json")).write_text(
+        json.dumps(result)
+    )
     return 0
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -53,12 +54,17 @@ def _spec(tmp: Path, command: str, procs: int) -> DeploySpec:
 
 
 def _submit(tmp: Path, spec: DeploySpec, options: SlurmOptions, env: dict[str, str]) -> str:
-    """sbatch the rendered script and wait until the job ends (polling `scontrol`, faster than
-    `sbatch --wait`); a requeued job is made eligible at once instead of Slurm's delay."""
+    """sbatch the rendered script and wait until the job ends."""
     (rendered,) = render_slurm(spec, options)
     script = tmp / rendered.path
     script.write_text(rendered.text)
     script.chmod(rendered.mode)
+    return _sbatch(tmp, script, env)
+
+
+def _sbatch(tmp: Path, script: Path, env: dict[str, str]) -> str:
+    """sbatch `script` and wait until the job ends (polling `scontrol`, faster than
+    `sbatch --wait`); a requeued job is made eligible at once instead of Slurm's delay."""
     full = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -160,3 +166,34 @@ def test_rendezvous_from_the_environment_slurm_gives_each_task(tmp_path: Path) -
     seen = sorted(json.loads(line) for line in ran.stdout.splitlines())
     assert [s[:4] for s in seen] == [["slurm", 0, 2, "localhost"], ["slurm", 1, 2, "localhost"]]
     assert seen[0][4] == seen[1][4] and str(seen[0][4]).startswith("slurm-")
+
+
+def test_two_slurm_tasks_are_two_nodes_of_one_gpurent_run_job(tmp_path: Path) -> None:
+    """`srun` with 2 tasks, each a `gpurent run --nodes auto` node: ranks from Slurm's own
+    variables, one generation agreed through the sync directory, both finish."""
+    _need_slurm()
+    from .slurm_job import expected_total
+
+    run = (
+        "gpurent run --nodes auto --nproc-per-node 1 --notice none --poll 0.2 "
+        '--checkpoint-dir "$JOB_RESULT_DIR/ckpt-$SLURM_PROCID" --sync-dir "$JOB_RESULT_DIR/sync" '
+        '--log "$JOB_RESULT_DIR/events-$SLURM_PROCID.jsonl" '
+        f"-- {sys.executable} {HERE / 'slurm_job.py'} 12"
+    )
+    script = tmp_path / "two-tasks.sbatch"
+    script.write_text(
+        "#!/bin/bash\n#SBATCH --ntasks=2\n#SBATCH --output=%x-%j.out\n"
+        f"srun --kill-on-bad-exit=1 bash -c {shlex.quote(run)}\n"
+    )
+    _sbatch(tmp_path, script, {})
+    for rank in (0, 1):
+        result = json.loads((tmp_path / f"result-node{rank}.json").read_text())
+        assert (result["step"], result["total"]) == (12, expected_total(12))
+        events = [
+            json.loads(line)
+            for line in (tmp_path / f"events-{rank}.jsonl").read_text().splitlines()
+        ]
+        rdzv = next(e for e in events if e["event"] == "rendezvous")
+        assert (rdzv["source"], rdzv["node"], rdzv["nnodes"]) == ("slurm", rank, 2)
+        agreed = [e for e in events if e["event"] == "agreed"]
+        assert [(e["generation"], e["steps"]) for e in agreed] == [(1, [None, None])]
