@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
 from gpurent.cli.main import app
 from gpurent.errors import InputError
-from gpurent.runtime.rendezvous import Rendezvous, detect, expand_hostlist
+from gpurent.runtime.rendezvous import Rendezvous, count_nvidia_gpus, detect, expand_hostlist
 from gpurent.runtime.supervisor import torchrun_argv
 
 
@@ -99,6 +103,35 @@ def test_no_engine_is_one_node_and_gpus_from_cuda_visible_devices() -> None:
         "single", 0, 1, "127.0.0.1", 3,
     )  # fmt: skip
     assert detect({}).nproc_per_node == 1
+    assert detect({}, local_gpus=8).nproc_per_node == 8  # what the driver lists
+    assert detect({"CUDA_VISIBLE_DEVICES": "1"}, local_gpus=8).nproc_per_node == 1
+
+
+def test_count_nvidia_gpus_lists_the_driver_folder(tmp_path: Path) -> None:
+    for bus in ("0000:01:00.0", "0000:02:00.0"):
+        (tmp_path / bus).mkdir()
+    assert count_nvidia_gpus(str(tmp_path)) == 2
+    assert count_nvidia_gpus(str(tmp_path / "absent")) is None
+
+
+def test_run_nproc_auto_alone_is_one_node_with_the_visible_devices(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    monkeypatch.setenv("WORLD_SIZE", "2")  # a stray variable: one node all the same
+    for key in ("MASTER_ADDR", "RANK", "NODE_RANK", "MASTER_PORT"):
+        monkeypatch.delenv(key, raising=False)
+    log = tmp_path / "events.jsonl"
+    r = CliRunner().invoke(
+        app, ["run", "--notice", "none", "--nproc-per-node", "auto", "--log", str(log),
+              "--poll", "0.05", "--", sys.executable, "-c", "pass"],
+    )  # fmt: skip
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    rdzv = next(e for e in events if e["event"] == "rendezvous")
+    assert (rdzv["nnodes"], rdzv["nproc_per_node"]) == (1, 2)
+    start = next(e for e in events if e["event"] == "start")
+    assert "--nproc-per-node=2" in start["command"] and "--nnodes=1" in start["command"]
+    assert r.exit_code in {0, 1}  # torchrun may or may not start two CPU workers here
 
 
 @pytest.mark.parametrize(

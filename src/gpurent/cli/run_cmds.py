@@ -147,7 +147,9 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
     try:
         rdzv = _rendezvous(nodes, nproc_per_node)
         sync = _job_sync(rdzv, checkpoint_dir, sync_dir, sync_timeout)
-        procs = None if nproc_per_node is None else _count(nproc_per_node, "--nproc-per-node")
+        procs = None
+        if rdzv is None and nproc_per_node is not None:
+            procs = _count(nproc_per_node, "--nproc-per-node")
         config = SupervisorConfig(
             command=tuple(torchrun_argv(command, procs if rdzv is None else None, rdzv)),
             checkpoint_dir=checkpoint_dir,
@@ -215,9 +217,15 @@ def _rendezvous(nodes: str | None, nproc_per_node: str | None) -> Rendezvous | N
     procs = (
         None if nproc_per_node is None or auto_procs else _count(nproc_per_node, "--nproc-per-node")
     )
-    if nodes is None:  # --nproc-per-node auto alone: one node
-        return rendezvous.detect({}, nodes=1, nproc_per_node=procs)
-    return rendezvous.detect(os.environ, nodes=wanted, nproc_per_node=procs)
+    gpus = rendezvous.count_nvidia_gpus()
+    if nodes is None:  # --nproc-per-node auto alone: one node, as many processes as GPUs
+        try:
+            per_node = rendezvous.detect(os.environ, local_gpus=gpus).nproc_per_node
+        except InputError:  # stray multi-node variables do not matter on one node
+            visible = {k: v for k, v in os.environ.items() if k == "CUDA_VISIBLE_DEVICES"}
+            per_node = rendezvous.detect(visible, local_gpus=gpus).nproc_per_node
+        return rendezvous.detect({}, nodes=1, nproc_per_node=per_node)
+    return rendezvous.detect(os.environ, nodes=wanted, nproc_per_node=procs, local_gpus=gpus)
 
 
 def _job_sync(

@@ -27,6 +27,7 @@ Nothing of those: one node, 127.0.0.1. Contradictions are one-line `InputError`s
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from collections.abc import Mapping
 
@@ -289,12 +290,25 @@ def _local_gpus(env: Mapping[str, str]) -> int | None:
     return len([d for d in visible.split(",") if d.strip() and d.strip() != "-1"]) or None
 
 
+def count_nvidia_gpus(proc_dir: str = "/proc/driver/nvidia/gpus") -> int | None:
+    """The NVIDIA GPUs the driver lists (one folder each), or None without the driver."""
+    try:
+        return len(os.listdir(proc_dir)) or None
+    except OSError:
+        return None
+
+
 def detect(
-    env: Mapping[str, str], *, nodes: int | None = None, nproc_per_node: int | None = None
+    env: Mapping[str, str],
+    *,
+    nodes: int | None = None,
+    nproc_per_node: int | None = None,
+    local_gpus: int | None = None,
 ) -> Rendezvous:
     """This node's rendezvous from `env`. `nodes` (None: auto) must agree with the engine's
     count; `nproc_per_node` (None: auto) defaults to the engine's GPUs per node, else the
-    devices in $CUDA_VISIBLE_DEVICES, else 1 (a CPU process). $MASTER_PORT overrides the port.
+    devices in $CUDA_VISIBLE_DEVICES, else `local_gpus` (what the driver lists, from
+    `count_nvidia_gpus`), else 1 (a CPU process). $MASTER_PORT overrides the port.
     """
     found = _find(env)
     if found is None:
@@ -312,7 +326,7 @@ def detect(
     port = found.master_port
     if env.get("MASTER_PORT", "").strip():
         port = _port(env, "MASTER_PORT")
-    procs = nproc_per_node or found.gpus_per_node or _local_gpus(env) or 1
+    procs = nproc_per_node or found.gpus_per_node or _local_gpus(env) or local_gpus or 1
     return Rendezvous(
         source=found.source,
         node_rank=found.node_rank,
@@ -324,4 +338,4 @@ def detect(
     )
 
 
-__all__ = ["DEFAULT_PORT", "Rendezvous", "detect", "expand_hostlist"]
+__all__ = ["DEFAULT_PORT", "Rendezvous", "count_nvidia_gpus", "detect", "expand_hostlist"]
