@@ -62,6 +62,16 @@ def test_missing_node_times_out_naming_it(tmp_path: Path) -> None:
         sync.begin(5)
 
 
+def test_a_node_that_already_finished_is_not_waited_for(tmp_path: Path) -> None:
+    for rank in (0, 1):
+        _peer_entry(tmp_path, 1, 0, rank=rank)
+    _peer_marker(tmp_path, 1, "done", rank=1)
+    _peer_marker(tmp_path, 1, "failed", rank=0)
+    sync = JobSync(tmp_path, node_rank=0, nnodes=2, timeout_s=600)
+    with pytest.raises(PeersMissingError, match=r"node\(s\) \[1\] finished the job"):
+        sync.begin(0)
+
+
 class PeerSpawner:
     """Spawns fake jobs; on each spawn node 1 does what `peer_does[i]` says in that generation
     and joins the next one."""

@@ -162,9 +162,16 @@ class JobSync:
                 return Agreement(generation=gen, steps=steps)
             if should_stop():
                 return None
+            names = self._names(gen)
+            missing = [r for r in range(self.nnodes) if f"node-{r}.json" not in names]
+            before = self._names(gen - 1) if gen > 1 else set()
+            finished = [r for r in missing if f"done-{r}" in before]
+            if finished:
+                raise PeersMissingError(
+                    f"node(s) {finished} finished the job in generation {gen - 1} and will "
+                    "not join a restart; the job's ranks ended differently, check its log"
+                )
             if self._clock() >= deadline:
-                names = self._names(gen)
-                missing = [r for r in range(self.nnodes) if f"node-{r}.json" not in names]
                 raise PeersMissingError(
                     f"node(s) {missing} did not join generation {gen} in {folder} within "
                     f"{self.timeout_s:g} s; start gpurent run on every node (same --sync-dir)"
