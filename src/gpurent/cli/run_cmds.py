@@ -195,12 +195,13 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
 
 
 def _count(raw: str, flag: str) -> int:
+    most = 1024 if flag == "--nproc-per-node" else 100_000
     try:
         value = int(raw)
     except ValueError:
         raise InputError(f"{flag} must be auto or a whole number, got {raw[:40]!r}") from None
-    if not 1 <= value <= 100_000:
-        raise InputError(f"{flag} must be between 1 and 100000, got {value}")
+    if not 1 <= value <= most:
+        raise InputError(f"{flag} must be between 1 and {most}, got {value}")
     return value
 
 
