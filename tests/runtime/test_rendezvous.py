@@ -210,3 +210,19 @@ def test_run_cli_bad_multinode_input_is_one_line_exit_2(
     r = CliRunner().invoke(app, ["run", "--notice", "none", *args, "--", "true"])
     assert r.exit_code == 2, r.output
     assert words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_run_with_an_unwritable_sync_dir_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    for key, value in {"MASTER_ADDR": "127.0.0.1", "WORLD_SIZE": "2", "NODE_RANK": "0"}.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("MASTER_PORT", raising=False)
+    r = CliRunner().invoke(
+        app, ["run", "--notice", "none", "--nodes", "2", "--sync-dir", str(blocker / "sync"),
+              "--", "true"],
+    )  # fmt: skip
+    assert r.exit_code == 2, r.output
+    assert "cannot use the sync directory" in r.stderr and len(r.stderr.strip().splitlines()) == 1

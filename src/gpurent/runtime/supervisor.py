@@ -558,6 +558,11 @@ class Supervisor:
             agreed = self._sync.begin(
                 own_step, poll_s=min(self.config.poll_s, 0.5), should_stop=should_stop
             )
+        except OSError as exc:
+            raise InputError(
+                f"cannot use the sync directory {self._sync.directory}: "
+                f"{exc.strerror or exc}; give --sync-dir a directory every node can write"
+            ) from None
         except PeersMissingError as exc:
             self.log.emit("gave_up", attempts=attempt - 1, rule="peers_missing", reason=str(exc))
             return Outcome(
