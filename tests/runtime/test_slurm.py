@@ -170,12 +170,13 @@ def test_rendezvous_from_the_environment_slurm_gives_each_task(tmp_path: Path) -
 
 def test_two_slurm_tasks_are_two_nodes_of_one_gpurent_run_job(tmp_path: Path) -> None:
     """`srun` with 2 tasks, each a `gpurent run --nodes auto` node: ranks from Slurm's own
-    variables, one generation agreed through the sync directory, both finish."""
+    variables; node 1's job fails at step 7 of the first generation, the whole job restarts
+    from the step-5 checkpoint both nodes have, and both finish with the exact result."""
     _need_slurm()
     from .slurm_job import expected_total
 
     run = (
-        "gpurent run --nodes auto --nproc-per-node 1 --notice none --poll 0.2 "
+        "gpurent run --nodes auto --nproc-per-node 1 --notice none --poll 0.2 --backoff 0 "
         '--checkpoint-dir "$JOB_RESULT_DIR/ckpt-$SLURM_PROCID" --sync-dir "$JOB_RESULT_DIR/sync" '
         '--log "$JOB_RESULT_DIR/events-$SLURM_PROCID.jsonl" '
         f"-- {sys.executable} {HERE / 'slurm_job.py'} 12"
@@ -185,10 +186,11 @@ def test_two_slurm_tasks_are_two_nodes_of_one_gpurent_run_job(tmp_path: Path) ->
         "#!/bin/bash\n#SBATCH --ntasks=2\n#SBATCH --output=%x-%j.out\n"
         f"srun --kill-on-bad-exit=1 bash -c {shlex.quote(run)}\n"
     )
-    _sbatch(tmp_path, script, {})
+    _sbatch(tmp_path, script, {"JOB_FAIL_AT": "7", "JOB_FAIL_NODE": "1"})
     for rank in (0, 1):
         result = json.loads((tmp_path / f"result-node{rank}.json").read_text())
         assert (result["step"], result["total"]) == (12, expected_total(12))
+        assert result["resumed_from"] == 5
         events = [
             json.loads(line)
             for line in (tmp_path / f"events-{rank}.jsonl").read_text().splitlines()
@@ -196,4 +198,7 @@ def test_two_slurm_tasks_are_two_nodes_of_one_gpurent_run_job(tmp_path: Path) ->
         rdzv = next(e for e in events if e["event"] == "rendezvous")
         assert (rdzv["source"], rdzv["node"], rdzv["nnodes"]) == ("slurm", rank, 2)
         agreed = [e for e in events if e["event"] == "agreed"]
-        assert [(e["generation"], e["steps"]) for e in agreed] == [(1, [None, None])]
+        assert [(e["generation"], e["steps"], e["resume_step"]) for e in agreed] == [
+            (1, [None, None], None),
+            (2, [5, 5], 5),
+        ]
