@@ -71,6 +71,8 @@ def test_kubernetes_manifests_pass_the_official_schemas(
     assert f"node.kubernetes.io/instance-type: {c['instance_type']}" in text
     assert ("completionMode: Indexed" in text) == multi_node
     assert "gpurent-exporter" in text
+    assert f"--price-usd-per-hour {c['price_usd_per_hour']:g} --listen 0.0.0.0" in text
+    assert "name: GPURENT_EXPORTER_TOKEN" in text and "secretKeyRef" in text
 
 
 def test_kubernetes_validator_rejects_a_broken_manifest(plan_file: Path, tmp_path: Path) -> None:
@@ -124,7 +126,13 @@ def test_ansible_playbook_runs_on_localhost_into_a_temporary_root(
     local.write_text(
         f"[gpurent]\nlocalhost ansible_connection=local ansible_python_interpreter={python}\n"
     )
-    extra = json.dumps({"gpurent_root": str(root), "gpurent_pip_packages": []})
+    extra = json.dumps(
+        {
+            "gpurent_root": str(root),
+            "gpurent_pip_packages": [],
+            "gpurent_venv_options": "--without-pip",  # the test installs nothing into it
+        }
+    )
     done = engine_tool(
         "ansible-playbook",
         "-i",

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from deploy_helpers import first_index, run_cli
+import pytest
+from deploy_helpers import engines_bin, first_index, run_cli
 
 
 def test_slurm_script_takes_every_value_from_the_plan(
@@ -134,3 +135,61 @@ def test_not_a_plan_is_one_line(tmp_path: Path) -> None:
         *run_cli("deploy", "render", str(bad), "--format", "slurm", "-o", str(tmp_path / "o")),
         "not a gpurent plan",
     )
+
+
+@pytest.mark.parametrize(
+    "fmt", ["skypilot", "dstack", "ansible", "kubernetes", "slurm", "torchrun"]
+)
+def test_plan_emit_writes_every_format_with_its_provenance(
+    fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, stdout, stderr = run_cli(
+        "plan", "--preset", "llama-lora", "--json", "--emit", fmt, "-o", "job"
+    )
+    assert code == 0, stderr
+    assert json.loads(stdout)["schema_version"] == "1"  # stdout stays the plan document
+    assert f"wrote {fmt} to job/" in stderr and "plan candidate 1 of plan" in stderr
+    written = list((tmp_path / "job").iterdir())
+    assert written
+    for path in written:
+        assert "plan candidate 1 of plan:" in path.read_text()
+
+
+def test_engine_tests_fail_in_ci_without_the_engines(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPURENT_ENGINES_BIN", "/nonexistent/engines/bin")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="make engines"):
+        engines_bin()
+    monkeypatch.setenv("CI", "false")
+    with pytest.raises(pytest.skip.Exception, match="make engines"):
+        engines_bin()
+
+
+def test_the_plans_storage_reaches_the_engines(tmp_path: Path) -> None:
+    code, stdout, stderr = run_cli(
+        "plan", "--preset", "llama-lora", "--storage-gb", "500", "--json"
+    )
+    assert code == 0, stderr
+    doc = json.loads(stdout)
+    assert doc["storage_gb_per_node"] == 500
+    plan = tmp_path / "plan.json"
+    plan.write_text(stdout)
+    for fmt, expected in (("skypilot", "disk_size: 500\n"), ("dstack", "disk: 500GB\n")):
+        out = tmp_path / fmt
+        code, _, stderr = run_cli("deploy", "render", str(plan), "--format", fmt, "-o", str(out))
+        assert code == 0, stderr
+        assert expected in next(out.iterdir()).read_text()
+    code, _, stderr = run_cli(
+        "deploy",
+        "render",
+        str(plan),
+        "--format",
+        "kubernetes",
+        "-o",
+        str(tmp_path / "k"),
+        "--storage-gb",
+        "50",
+    )
+    assert code == 0, stderr
+    assert "storage: 50G\n" in (tmp_path / "k" / "job.yaml").read_text()

@@ -21,22 +21,23 @@ CATALOG_SCHEMA = "v8"  # sky.skylet.constants.CATALOG_SCHEMA_VERSION in skypilot
 LOAD = """
 import json, sys
 import sky
-task = sky.Task.from_yaml(sys.argv[1])
-out = []
-for r in task.resources:
-    # from_yaml checks the fields; what launch checks next (the instance type in the cloud's
-    # catalog, its accelerators, the price in that region) SkyPilot does here:
-    assert r.cloud.instance_type_exists(r.instance_type), r.instance_type
-    accelerators = r.accelerators
-    hourly = r.get_cost(3600)
-    out.append({"cloud": str(r.cloud).lower(), "instance_type": r.instance_type,
-                "region": r.region, "use_spot": r.use_spot, "disk_size": r.disk_size,
-                "network_tier": str(r.network_tier.value) if r.network_tier else None,
-                "job_recovery": r.job_recovery,
-                "autostop": bool(r.autostop_config and r.autostop_config.enabled),
-                "accelerators": accelerators, "usd_per_hour": hourly})
-print(json.dumps({"num_nodes": task.num_nodes, "resources": out, "run": task.run,
-                  "mounts": sorted(task.storage_mounts)}))
+for path in sys.argv[1:]:
+  task = sky.Task.from_yaml(path)
+  out = []
+  for r in task.resources:
+      # from_yaml checks the fields; what launch checks next (the instance type in the cloud's
+      # catalog, its accelerators, the price in that region) SkyPilot does here:
+      assert r.cloud.instance_type_exists(r.instance_type), r.instance_type
+      accelerators = r.accelerators
+      hourly = r.get_cost(3600)
+      out.append({"cloud": str(r.cloud).lower(), "instance_type": r.instance_type,
+                  "region": r.region, "use_spot": r.use_spot, "disk_size": r.disk_size,
+                  "network_tier": str(r.network_tier.value) if r.network_tier else None,
+                  "job_recovery": r.job_recovery,
+                  "autostop": bool(r.autostop_config and r.autostop_config.enabled),
+                  "accelerators": accelerators, "usd_per_hour": hourly})
+  print(json.dumps({"num_nodes": task.num_nodes, "resources": out, "run": task.run,
+                    "mounts": sorted(task.storage_mounts)}))
 """
 
 
@@ -68,22 +69,34 @@ def write_catalog(root: Path, doc: dict[str, Any], drop: str | None = None) -> N
             w.writerows(entries)
 
 
-def load(task: Path, runtime: Path) -> Any:
+def load(runtime: Path, *tasks: Path) -> Any:
+    """SkyPilot loads each task in one process (its import is the slow part)."""
     env = {"HOME": str(runtime), "SKY_RUNTIME_DIR": str(runtime)}
-    return engine_python(LOAD, str(task), env=env, cwd=runtime)
+    return engine_python(LOAD, *map(str, tasks), env=env, cwd=runtime)
 
 
-def test_skypilot_accepts_a_multi_node_spot_task(
-    plan_file: Path, llama_plan: dict[str, Any], tmp_path: Path
+def test_skypilot_accepts_a_multi_node_spot_task_and_the_plan_emit_one(
+    plan_file: Path, llama_plan: dict[str, Any], tmp_path: Path, monkeypatch: Any
 ) -> None:
+    """A two-node candidate, and the issue's done-when: `gpurent plan --preset llama-lora
+    --emit skypilot -o job/` gives a file SkyPilot's loader accepts unchanged."""
     n = first_index(llama_plan, multi_node=True)
     c = llama_plan["top"][n - 1]
-    out = render(plan_file, "skypilot", tmp_path / "job", "--candidate", str(n))
+    out = render(plan_file, "skypilot", tmp_path / "multi", "--candidate", str(n))
+    monkeypatch.chdir(tmp_path)
+    code, stdout, stderr = run_cli(
+        "plan", "--preset", "llama-lora", "--emit", "skypilot", "-o", "job/"
+    )
+    assert code == 0, stderr
+    assert "wrote skypilot to job/ (task.yaml) from plan candidate 1 of plan" in stdout
     runtime = tmp_path / "sky"
     write_catalog(runtime, llama_plan)
-    done = load(out / "task.yaml", runtime)
+    done = load(runtime, out / "task.yaml", tmp_path / "job" / "task.yaml")
     assert done.returncode == 0, done.stderr[-2000:]
-    task = json.loads(done.stdout.strip().splitlines()[-1])
+    task, emitted = (json.loads(line) for line in done.stdout.strip().splitlines()[-2:])
+    best = llama_plan["top"][0]
+    assert emitted["resources"][0]["instance_type"] == best["instance_type"]
+    assert emitted["resources"][0]["usd_per_hour"] == best["price_usd_per_hour"]
     assert task["num_nodes"] == c["nodes"]
     first = task["resources"][0] if len(task["resources"]) == 1 else None
     chosen = [r for r in task["resources"] if r["instance_type"] == c["instance_type"]]
@@ -105,29 +118,9 @@ def test_skypilot_loader_rejects_an_instance_its_catalog_lacks(
     out = render(plan_file, "skypilot", tmp_path / "job")
     runtime = tmp_path / "sky"
     write_catalog(runtime, llama_plan, drop=llama_plan["top"][0]["instance_type"])
-    done = load(out / "task.yaml", runtime)
+    done = load(runtime, out / "task.yaml")
     assert done.returncode != 0
     assert llama_plan["top"][0]["instance_type"] in done.stderr
-
-
-def test_plan_emit_skypilot_is_accepted_unchanged(
-    llama_plan: dict[str, Any], tmp_path: Path, monkeypatch: Any
-) -> None:
-    """The issue's done-when: `gpurent plan --preset llama-lora --emit skypilot -o job/`."""
-    monkeypatch.chdir(tmp_path)
-    code, stdout, stderr = run_cli(
-        "plan", "--preset", "llama-lora", "--emit", "skypilot", "-o", "job/"
-    )
-    assert code == 0, stderr
-    assert "wrote skypilot to job/ (task.yaml) from plan candidate 1 of plan" in stdout
-    runtime = tmp_path / "sky"
-    write_catalog(runtime, llama_plan)
-    done = load(tmp_path / "job" / "task.yaml", runtime)
-    assert done.returncode == 0, done.stderr[-2000:]
-    task = json.loads(done.stdout.strip().splitlines()[-1])
-    best = llama_plan["top"][0]
-    assert task["resources"][0]["instance_type"] == best["instance_type"]
-    assert task["resources"][0]["usd_per_hour"] == best["price_usd_per_hour"]
 
 
 def test_plan_emit_needs_both_flags_and_checks_the_directory_first(tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ NEEDS_USER_INPUT = {
     "run": "supervises the user's training script (tests/runtime)",
     "plan --workload": "needs the user's workload file (tests/plan)",
     "estimate --from-csv": "needs the user's CSV (tests/estimate)",
+    "deploy render": "needs a saved plan file (tests/deploy makes one)",
 }
 
 

@@ -473,7 +473,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     if as_json:
         from gpurent.report.plan_json import plan_to_dict
 
-        print_json(plan_to_dict(result))
+        print_json(plan_to_dict(result, storage_gb_per_node=assumptions.storage_gb_per_node))
     elif markdown:
         from gpurent.report.plan_markdown import render_markdown
 
@@ -492,13 +492,17 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
             command=command,
             checkpoint_dir=checkpoint_dir,
             requirements=requirements,
-            storage_gb=assumptions.storage_gb_per_node,
+            storage_gb=None,  # the document's storage_gb_per_node
             zone=None,
             hosts=hosts,
             source="plan",
         )
         spec, rendered = deploy_cmds.emit(
-            plan_to_dict(result), emit.lower(), out, options, force=force
+            plan_to_dict(result, storage_gb_per_node=assumptions.storage_gb_per_node),
+            emit.lower(),
+            out,
+            options,
+            force=force,
         )
         line = deploy_cmds.summary_line(spec, emit.lower(), out, rendered)
         if as_json:  # stdout holds the plan document alone

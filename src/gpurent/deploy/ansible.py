@@ -154,7 +154,7 @@ def playbook(spec: DeploySpec) -> list[dict[str, Any]]:
             "name": "Create the Python environment",
             "tags": ["python"],
             "ansible.builtin.command": {
-                "cmd": "python3 -m venv {{ gpurent_venv }}",
+                "cmd": "python3 -m venv {{ gpurent_venv_options }} {{ gpurent_venv }}",
                 "creates": "{{ gpurent_venv }}/bin/python",
             },
         },
@@ -213,6 +213,8 @@ def playbook(spec: DeploySpec) -> list[dict[str, Any]]:
             "vars": {
                 "gpurent_root": "",
                 "gpurent_venv": venv,
+                # e.g. --system-site-packages on an image that ships CUDA torch already
+                "gpurent_venv_options": "",
                 "gpurent_pip_packages": requirements,
                 "nvidia_driver_package": driver_package(spec.gpu_architecture),
                 "gpurent_node_rank": f"{{{{ groups['{GROUP}'].index(inventory_hostname) }}}}",

@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from gpurent import __version__
-from gpurent.deploy.spec import DeploySpec
+from gpurent.deploy.spec import DeploySpec, one_line
 
 RDZV_PORT = 29500
 EXPORTER_PORT = 9400
@@ -37,7 +37,7 @@ def header_lines(spec: DeploySpec, what: str) -> list[str]:
         )
     if not spec.command_given:
         lines.append(f"Job command: {spec.command!r} (the default; set it with --command).")
-    return lines
+    return [one_line(line) for line in lines]
 
 
 def comment_block(spec: DeploySpec, what: str, prefix: str = "# ") -> str:
@@ -50,6 +50,9 @@ class _BlockDumper(yaml.SafeDumper):
 
     def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
         super().increase_indent(flow, False)
+
+    def ignore_aliases(self, data: Any) -> bool:  # every value written out, no &id001 anchors
+        return True
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:

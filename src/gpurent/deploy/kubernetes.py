@@ -24,8 +24,9 @@ from gpurent.deploy.spec import DeploySpec
 FILE_NAME = "job.yaml"
 IMAGE = "nvcr.io/nvidia/pytorch:24.12-py3"  # NGC PyTorch: CUDA, NCCL, torch, torchrun
 BACKOFF_LIMIT = 3
-# Labels set by NVIDIA GPU feature discovery (GPU operator) and by every cloud's kubelet.
-GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
+# Labels set by NVIDIA GPU feature discovery (GPU operator: the architecture, lower case) and
+# by every cloud's kubelet (the instance type).
+GPU_FAMILY_LABEL = "nvidia.com/gpu.family"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
 
@@ -86,17 +87,21 @@ def manifests(spec: DeploySpec) -> list[dict[str, Any]]:
         "command": [
             "bash",
             "-c",
-            "python3 -m pip install 'gpurent[monitor]' && exec " + " ".join(exporter_argv(spec)),
+            "python3 -m pip install 'gpurent[monitor]' && exec "
+            + " ".join([*exporter_argv(spec), "--listen", "0.0.0.0"]),
         ],
         "ports": [{"name": "metrics", "containerPort": EXPORTER_PORT}],
-        "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}],
+        "env": [
+            {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+            {  # scrapers send it as a bearer token (gpurent monitor --token)
+                "name": "GPURENT_EXPORTER_TOKEN",
+                "valueFrom": {"secretKeyRef": {"name": f"{spec.name}-exporter", "key": "token"}},
+            },
+        ],
     }
     pod_spec: dict[str, Any] = {
         "restartPolicy": "Never",
-        "nodeSelector": {
-            INSTANCE_TYPE_LABEL: spec.instance_type,
-            GPU_PRODUCT_LABEL: f"NVIDIA-{spec.gpu_name}",
-        },
+        "nodeSelector": {INSTANCE_TYPE_LABEL: spec.instance_type},
         "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
         "containers": [trainer, exporter],
         "volumes": [
@@ -116,6 +121,8 @@ def manifests(spec: DeploySpec) -> list[dict[str, Any]]:
                 "effect": "NoSchedule",
             }
         )
+    if spec.gpu_architecture:
+        pod_spec["nodeSelector"][GPU_FAMILY_LABEL] = spec.gpu_architecture.lower()
     if spec.multi_node:
         pod_spec["subdomain"] = spec.name
     job_spec: dict[str, Any] = {
@@ -142,4 +149,9 @@ def manifests(spec: DeploySpec) -> list[dict[str, Any]]:
 
 def render_kubernetes(spec: DeploySpec) -> tuple[RenderedFile, ...]:
     body = "---\n".join(dump_yaml(d) for d in manifests(spec))
-    return (RenderedFile(FILE_NAME, comment_block(spec, "Kubernetes manifests") + body),)
+    secret = (
+        f"# The exporter sidecar serves on the pod's address with a bearer token: first\n"
+        f"#   kubectl create secret generic {spec.name}-exporter "
+        "--from-literal=token=$(openssl rand -hex 16)\n"
+    )
+    return (RenderedFile(FILE_NAME, comment_block(spec, "Kubernetes manifests") + secret + body),)

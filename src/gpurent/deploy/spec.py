@@ -30,6 +30,15 @@ WALL_TIME_SETUP_S = 1800.0
 PRICE_MARGIN = 0.10
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.:_-]*")
+
+
+def one_line(text: str) -> str:
+    """`text` with every control character (newlines too) replaced by a space."""
+    return _CONTROL.sub(" ", text)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Placement:
     """One offer a job may run on (the chosen candidate, or a fallback from the plan's top)."""
@@ -107,9 +116,10 @@ class DeploySpec:
         )
 
     def provenance(self) -> str:
-        """One line: which plan candidate this came from."""
+        """One line: which plan candidate this came from (it goes into comments of shell
+        scripts: control characters from the plan file are dropped, so it stays one line)."""
         where = f"{self.provider} {self.instance_type} in {self.region}"
-        return (
+        return one_line(
             f"plan candidate {self.candidate_index} of {self.source}: {where}, "
             f"{self.nodes} x {self.gpus_per_node} {self.gpu_name}, {self.pricing}, "
             f"${self.price_usd_per_hour:.2f}/h per instance, workload {self.workload_name}"
@@ -176,6 +186,16 @@ def _placement(c: Mapping[str, Any], where: str) -> Placement:
         spot=_get(c, "pricing", str, where) == "spot",
         price_usd_per_hour=float(_get(c, "price_usd_per_hour", (int, float), where)),
     )
+
+
+def _storage(doc: Mapping[str, Any], options: DeployOptions) -> float:
+    """--storage-gb, else the plan's `storage_gb_per_node` (optional field), else the default."""
+    if options.storage_gb_per_node is not None:
+        return options.storage_gb_per_node
+    given = doc.get("storage_gb_per_node")
+    if isinstance(given, int | float) and not isinstance(given, bool) and given > 0:
+        return float(given)
+    return DEFAULT_STORAGE_GB_PER_NODE
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -248,6 +268,11 @@ def spec_from_plan(doc: Any, options: DeployOptions = DeployOptions()) -> Deploy
     interval = spot.get("checkpoint_interval_s") if spot else None
     gib = c.get("gpu_memory_gib")
     gpu = find_gpu(chosen.gpu_name)
+    for host in options.hosts:
+        if not _HOST.fullmatch(host):
+            raise InputError(
+                f"--hosts: {host!r} is not a host name or address (letters, digits, . : _ -)"
+            )
     fallbacks = []
     for i, other in enumerate(top):
         if i == index - 1 or not isinstance(other, Mapping):
@@ -280,11 +305,7 @@ def spec_from_plan(doc: Any, options: DeployOptions = DeployOptions()) -> Deploy
         ),
         wall_time_s=float(time_s) if work_given and isinstance(time_s, int | float) else None,
         checkpoint_interval_s=float(interval) if isinstance(interval, int | float) else None,
-        storage_gb_per_node=(
-            options.storage_gb_per_node
-            if options.storage_gb_per_node is not None
-            else DEFAULT_STORAGE_GB_PER_NODE
-        ),
+        storage_gb_per_node=_storage(doc, options),
         checkpoint_dir=options.checkpoint_dir or DEFAULT_CHECKPOINT_DIR,
         command=options.command or DEFAULT_COMMAND,
         command_given=options.command is not None,

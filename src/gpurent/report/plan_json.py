@@ -148,10 +148,12 @@ def _explanation(e: Explanation | None) -> dict[str, Any] | None:
     }
 
 
-def plan_to_dict(plan: Plan) -> dict[str, Any]:
-    """The plan as the stable JSON document."""
+def plan_to_dict(plan: Plan, *, storage_gb_per_node: float | None = None) -> dict[str, Any]:
+    """The plan as the stable JSON document. `storage_gb_per_node`: the block storage the costs
+    assume, written as the optional field of that name (added within version 1; read by
+    `gpurent deploy render`)."""
     w = plan.workload
-    return {
+    doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "workload": {
             "name": w.name,
@@ -181,3 +183,6 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "price_as_of": list(plan.price_as_of),
         "assumptions": list(plan.assumptions),
     }
+    if storage_gb_per_node is not None:
+        doc["storage_gb_per_node"] = _num(storage_gb_per_node)
+    return doc
