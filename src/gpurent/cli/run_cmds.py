@@ -8,6 +8,7 @@ import queue
 import signal
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -19,7 +20,9 @@ from gpurent.inputs import values as v
 if TYPE_CHECKING:
     from gpurent.runtime.health import HealthResult
     from gpurent.runtime.joblock import RunLock
+    from gpurent.runtime.jobsync import JobSync
     from gpurent.runtime.notices import NoticeWatcher, SigtermWatcher
+    from gpurent.runtime.rendezvous import Rendezvous
     from gpurent.runtime.supervisor import EventLog, Outcome, SupervisorConfig
 
 
@@ -42,7 +45,7 @@ def _echo_json(record: dict[str, Any]) -> None:
     max_failures=v.bounded(v.positive_int, most=100),
     hang_timeout=v.bounded(v.positive, most=v.MAX_SECONDS),
     backoff=v.bounded(v.non_negative, most=86_400),
-    nproc_per_node=v.bounded(v.positive_int, most=1024),
+    sync_timeout=v.bounded(v.positive, most=v.MAX_SECONDS),
     min_free_gib=v.non_negative,
     poll=v.bounded(v.positive, most=3600),
 )
@@ -78,8 +81,26 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
         float, typer.Option(help="Base seconds between restarts (doubles each failure).")
     ] = 10.0,
     nproc_per_node: Annotated[
-        int | None, typer.Option(help="Run through torchrun with this many processes.")
+        str | None,
+        typer.Option(help="Run through torchrun with N processes per node, or auto (GPUs)."),
     ] = None,
+    nodes: Annotated[
+        str | None,
+        typer.Option(
+            help="Multi-node: auto (the engine's variables: SkyPilot, dstack, Slurm, torchrun) "
+            "or N, checked against them; one gpurent run per node."
+        ),
+    ] = None,
+    sync_dir: Annotated[
+        str | None,
+        typer.Option(
+            help="Directory every node sees, for whole-job restarts "
+            "(default CHECKPOINT_DIR/.gpurent-job/JOB_ID)."
+        ),
+    ] = None,
+    sync_timeout: Annotated[
+        float, typer.Option(help="Seconds to wait for every node to join an attempt.")
+    ] = 600.0,
     endpoint: Annotated[
         list[str] | None,
         typer.Option(help="host:port or URL that must stay reachable (repeatable)."),
@@ -124,8 +145,13 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
     # never a traceback); one that comes before the job starts stops the run before it starts.
     signals = notices.SigtermWatcher().install((signal.SIGTERM, signal.SIGINT, signal.SIGHUP))
     try:
+        rdzv = _rendezvous(nodes, nproc_per_node)
+        sync = _job_sync(rdzv, checkpoint_dir, sync_dir, sync_timeout)
+        procs = None
+        if rdzv is None and nproc_per_node is not None:
+            procs = _count(nproc_per_node, "--nproc-per-node")
         config = SupervisorConfig(
-            command=tuple(torchrun_argv(command, nproc_per_node)),
+            command=tuple(torchrun_argv(command, procs if rdzv is None else None, rdzv)),
             checkpoint_dir=checkpoint_dir,
             heartbeat_file=heartbeat_file,
             health_interval_s=health_interval,
@@ -140,10 +166,22 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
         watchers = notices.watchers_for(notice, base_urls=base_urls_from_env())
         checks = _health_checks(health, endpoint or [], checkpoint_dir, min_free_gib)
         local = checkpoint_dir if _is_local(checkpoint_dir) else None
+        if local and rdzv is not None and rdzv.nnodes > 1:  # nodes may share the directory
+            local = str(Path(local) / f".gpurent-node-{rdzv.node_rank}")
         lock = joblock.RunLock(local) if local else None
         log = EventLog(log_file, echo=_echo_json if as_json else _echo_human)
+        if rdzv is not None:
+            log.emit(
+                "rendezvous",
+                source=rdzv.source,
+                node=rdzv.node_rank,
+                nnodes=rdzv.nnodes,
+                master=f"{rdzv.master_addr}:{rdzv.master_port}",
+                nproc_per_node=rdzv.nproc_per_node,
+                sync_dir=None if sync is None else str(sync.directory),
+            )
         outcome = _supervise(
-            config, log, signals=signals, watchers=watchers, checks=checks, lock=lock
+            config, log, signals=signals, watchers=watchers, checks=checks, lock=lock, sync=sync
         )
     finally:
         signals.uninstall()
@@ -154,6 +192,68 @@ def run_command(  # noqa: PLR0917 (typer: one parameter per option)
             outcome.cli_exit_code,
         )
     raise typer.Exit(outcome.cli_exit_code)
+
+
+def _count(raw: str, flag: str) -> int:
+    most = 1024 if flag == "--nproc-per-node" else 100_000
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InputError(f"{flag} must be auto or a whole number, got {raw[:40]!r}") from None
+    if not 1 <= value <= most:
+        raise InputError(f"{flag} must be between 1 and {most}, got {value}")
+    return value
+
+
+def _rendezvous(nodes: str | None, nproc_per_node: str | None) -> Rendezvous | None:
+    """This node's rendezvous when --nodes was given (or --nproc-per-node auto), else None."""
+    import os
+
+    from gpurent.runtime import rendezvous
+
+    auto_procs = nproc_per_node is not None and nproc_per_node.strip().lower() == "auto"
+    if nodes is None and not auto_procs:
+        return None
+    wanted = None if nodes is None or nodes.strip().lower() == "auto" else _count(nodes, "--nodes")
+    procs = (
+        None if nproc_per_node is None or auto_procs else _count(nproc_per_node, "--nproc-per-node")
+    )
+    gpus = rendezvous.count_nvidia_gpus()
+    if nodes is None:  # --nproc-per-node auto alone: one node, as many processes as GPUs
+        try:
+            per_node = rendezvous.detect(os.environ, local_gpus=gpus).nproc_per_node
+        except InputError:  # stray multi-node variables do not matter on one node
+            visible = {k: v for k, v in os.environ.items() if k == "CUDA_VISIBLE_DEVICES"}
+            per_node = rendezvous.detect(visible, local_gpus=gpus).nproc_per_node
+        return rendezvous.detect({}, nodes=1, nproc_per_node=per_node)
+    return rendezvous.detect(os.environ, nodes=wanted, nproc_per_node=procs, local_gpus=gpus)
+
+
+def _job_sync(
+    rdzv: Rendezvous | None, checkpoint_dir: str | None, sync_dir: str | None, timeout_s: float
+) -> JobSync | None:
+    """The whole-job restart directory of a multi-node run; None on one node."""
+    from gpurent.runtime.jobsync import JobSync
+
+    if rdzv is None or rdzv.nnodes == 1:
+        if sync_dir is not None:
+            raise InputError(
+                "--sync-dir is for multi-node runs (--nodes), and this run has one node"
+            )
+        return None
+    if sync_dir is None:
+        if not _is_local(checkpoint_dir):
+            raise InputError(
+                "a multi-node run needs --sync-dir, a directory every node sees, when "
+                "--checkpoint-dir is missing or a URL"
+            )
+        job = rdzv.job_id or f"{rdzv.master_addr}-{rdzv.master_port}"
+        sync_dir = str(Path(str(checkpoint_dir)) / ".gpurent-job" / _safe_name(job))
+    return JobSync(sync_dir, node_rank=rdzv.node_rank, nnodes=rdzv.nnodes, timeout_s=timeout_s)
+
+
+def _safe_name(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in text)[:100] or "job"
 
 
 def _is_local(checkpoint_dir: str | None) -> bool:
@@ -184,6 +284,7 @@ def _supervise(
     watchers: list[NoticeWatcher],
     checks: list[Callable[[], HealthResult]],
     lock: RunLock | None,
+    sync: JobSync | None = None,
 ) -> Outcome:
     """Run the supervisor: notices on their own thread, the lock held, orphans reaped."""
     from gpurent.runtime import joblock, notices
@@ -210,7 +311,13 @@ def _supervise(
         log.emit("watching", notices=[*(w.name for w in watchers), "signals"])
         monitor.start()
         supervisor = Supervisor(
-            config, log=log, checks=checks, poll_notices=poll_notices, lock=lock, reap=reap
+            config,
+            log=log,
+            checks=checks,
+            poll_notices=poll_notices,
+            lock=lock,
+            reap=reap,
+            sync=sync,
         )
         return supervisor.run()
     finally:

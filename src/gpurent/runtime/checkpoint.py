@@ -519,7 +519,7 @@ class CheckpointManager:
         return state
 
     def load_latest(
-        self, into: Mapping[str, Any] | None = None
+        self, into: Mapping[str, Any] | None = None, *, at_most_step: int | None = None
     ) -> tuple[int, dict[str, Any]] | None:
         """The newest checkpoint that verifies, as (step, state), or None when there is none.
 
@@ -529,11 +529,20 @@ class CheckpointManager:
         that are newer than the returned step aside. With `into`, objects with
         `load_state_dict` (modules, optimizers, schedulers) are restored in place from the
         entries of the same key. Resets the save timer.
+
+        In a multi-node job under `gpurent run`, checkpoints newer than the step every node
+        can load (`at_most_step`, by default $GPURENT_RESUME_STEP, which the supervisors agree
+        on; `none` when some node has none) are skipped and superseded like damaged ones.
         """
         self.last_skipped = []
+        limit = _resume_limit() if at_most_step is None else at_most_step
         entries = self._entries()
         for i, entry in enumerate(entries):
             self._verdicts.pop(entry.name, None)  # re-hash: it may have changed since
+            if limit is not None and entry.step > limit:
+                self._skip(entry.name, _newer_than(limit))
+                self._verdicts[entry.name] = _newer_than(limit)
+                continue
             reason = self._verdict(entry)
             if reason is None:
                 assert entry.manifest is not None
@@ -552,6 +561,8 @@ class CheckpointManager:
             self._last_save_time = self._clock()
             self._last_save_step = entry.step
             return entry.step, state
+        if limit is not None:
+            self._supersede(entries, -1)
         return None
 
     def _supersede(self, skipped: list[_Entry], step: int) -> None:
@@ -560,9 +571,11 @@ class CheckpointManager:
         for entry in skipped:
             if entry.step > step and (entry.manifest is not None or entry.problem is not None):
                 why = self._verdicts.get(entry.name) or entry.problem
+                if step < 0:  # the job agreed to start from scratch
+                    self._verdicts[entry.name] = f"superseded: {why}"
+                    continue
                 self._verdicts[entry.name] = (
-                    f"superseded: this run resumed from step {step}, older than this one, "
-                    f"which does not verify ({why})"
+                    f"superseded: this run resumed from step {step}, older than this one ({why})"
                 )
 
     def newest_verified(self) -> CheckpointInfo | None:
@@ -583,6 +596,24 @@ class CheckpointManager:
     def _skip(self, name: str, reason: str) -> None:
         self.last_skipped.append(Skipped(name=name, reason=reason))
         log.warning("skipping checkpoint %s in %s: %s", name, self.storage.location, reason)
+
+
+def _newer_than(limit: int) -> str:
+    if limit < 0:
+        return "another node of the job has no checkpoint: the job starts from scratch"
+    return f"newer than step {limit}, the newest that every node of the job can load"
+
+
+def _resume_limit() -> int | None:
+    """$GPURENT_RESUME_STEP: a step, `none` (-1: load nothing), or unset/garbage (None)."""
+    raw = os.environ.get("GPURENT_RESUME_STEP", "").strip()
+    if raw == "none":
+        return -1
+    if raw.isdigit():
+        return int(raw)
+    if raw:
+        log.warning("ignoring GPURENT_RESUME_STEP=%r: not a step number or 'none'", raw[:40])
+    return None
 
 
 def _why(exc: BaseException) -> str:

@@ -47,8 +47,17 @@ from gpurent.runtime.joblock import (
     stop_left_behind,
     stop_marked,
 )
+from gpurent.runtime.jobsync import (
+    ENV_GENERATION,
+    ENV_NNODES,
+    ENV_NODE_RANK,
+    ENV_RESUME_STEP,
+    JobSync,
+    PeersMissingError,
+)
 from gpurent.runtime.notices import Notice
 from gpurent.runtime.redact import open_private_log, redact
+from gpurent.runtime.rendezvous import Rendezvous
 
 log_ = logging.getLogger("gpurent.runtime")
 
@@ -138,11 +147,23 @@ def popen_spawner(argv: Sequence[str], env: Mapping[str, str]) -> Process:
     return _GroupProcess(subprocess.Popen(list(argv), env=dict(env), start_new_session=True))
 
 
-def torchrun_argv(command: Sequence[str], nproc_per_node: int | None) -> list[str]:
-    """Wrap `command` in torchrun for several GPUs per node (torchrun restarts are ours, 0)."""
+def torchrun_argv(
+    command: Sequence[str], nproc_per_node: int | None, rendezvous: Rendezvous | None = None
+) -> list[str]:
+    """Wrap `command` in torchrun for several GPUs per node (torchrun restarts are ours, 0);
+    with `rendezvous`, the static multi-node rendezvous of this node (its rank, the master)."""
+    if rendezvous is not None:
+        nproc_per_node = rendezvous.nproc_per_node
     if not nproc_per_node:
         return list(command)
     base = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={nproc_per_node}"]
+    if rendezvous is not None:
+        base += [
+            f"--nnodes={rendezvous.nnodes}",
+            f"--node-rank={rendezvous.node_rank}",
+            f"--master-addr={rendezvous.master_addr}",
+            f"--master-port={rendezvous.master_port}",
+        ]
     base.append("--max-restarts=0")
     if Path(command[0]).name.startswith("python"):
         return [*base, *command[1:]]
@@ -212,6 +233,10 @@ class _CheckpointProgress:
         return self._step
 
 
+def _min_opt(a: int | None, b: int) -> int:
+    return b if a is None else min(a, b)
+
+
 def _max_opt(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else max(a, b)
 
@@ -234,8 +259,10 @@ class Supervisor:
         run_shell: Callable[[str], int] | None = None,
         lock: RunLock | None = None,
         reap: Callable[[], None] | None = None,
+        sync: JobSync | None = None,
     ) -> None:
         self.config = config
+        self._sync = sync
         self.log = log
         self._spawn = spawner
         self._checks = list(checks)
@@ -331,6 +358,10 @@ class Supervisor:
             notice = self._take_notices(attempt)
             if notice is not None:
                 return self._stop_for_notice(proc, notice), "notice", notice
+            if self._sync is not None and (event := self._sync.peer_event()) is not None:
+                self.log.emit("peer", attempt=attempt, node=event.rank, kind=event.kind)
+                code = self._stop_child(proc, self.config.term_grace_s)
+                return code, f"peer_{event.kind}", None
             if self._progress is not None:
                 result = self._progress.check()
                 if result.status is Status.FAIL:
@@ -419,8 +450,17 @@ class Supervisor:
             best_before = _max_opt(
                 state.best_progress, _max_opt(self._heartbeat_progress(), ckpt_before)
             )
+            env = self._env(attempt)
+            if self._sync is not None:
+                agreed = self._agree(attempt, ckpt_before)
+                if isinstance(agreed, Outcome):
+                    return agreed
+                env.update(agreed)
+                # the job drops what is newer than the agreed step: that is no lost progress
+                resume = agreed[ENV_RESUME_STEP]
+                ckpt_before = None if resume == "none" else _min_opt(ckpt_before, int(resume))
             try:
-                proc = self._spawn(config.command, self._env(attempt))
+                proc = self._spawn(config.command, env)
             except OSError as exc:  # not found, not executable, no memory for a fork
                 raise InputError(
                     f"cannot start {config.command[0]!r}: {exc.strerror or exc}; check the "
@@ -449,11 +489,20 @@ class Supervisor:
             state = dataclasses.replace(state, child=None)
             if notice is not None:
                 self._save(state)
+                self._mark("interrupted")
                 return self._interrupted(attempt, exit_code, "interruption notice")
             if stopped_for is None and exit_code == EXIT_INTERRUPTED:
                 self._save(state)
+                self._mark("interrupted")
                 return self._interrupted(attempt, exit_code, f"the job exited {EXIT_INTERRUPTED}")
+            if stopped_for is not None and stopped_for.startswith("peer_"):
+                self._save(state)
+                peer = self._after_peer(attempt, exit_code, stopped_for)
+                if peer is not None:
+                    return peer
+                continue
             if stopped_for is None and exit_code == 0:
+                self._mark("done")
                 self._save(RunState(run_id=self.run_id))
                 self.log.emit("done", attempts=attempt)
                 return Outcome(status="succeeded", attempts=attempt, exit_code=0)
@@ -472,8 +521,10 @@ class Supervisor:
                 state, streak=streak, best_progress=_max_opt(best_before, best_after)
             )
             self._save(state)
+            self._mark("failed")
             failures = len(streak)
             if failures >= config.max_failures:
+                self._mark("gave_up")
                 return self._rebuild(attempt, state, exit_code)
             backoff_s = min(config.backoff_base_s * 2 ** (failures - 1), config.backoff_max_s)
             self.log.emit(
@@ -485,6 +536,79 @@ class Supervisor:
             )
             if self._backoff(backoff_s, attempt) is not None:
                 return self._interrupted(attempt, exit_code, "interruption notice")
+
+    def _mark(self, kind: str) -> None:
+        if self._sync is not None:
+            try:
+                self._sync.mark(kind)
+            except OSError as exc:  # the peers then learn it from their own job's failure
+                log_.warning("cannot record %s in %s: %s", kind, self._sync.directory, exc)
+
+    def _agree(self, attempt: int, own_step: int | None) -> dict[str, str] | Outcome:
+        """Wait until every node reported its newest verified step; the env for the job."""
+        assert self._sync is not None
+        stop: list[Notice] = []
+
+        def should_stop() -> bool:
+            if (notice := self._take_notices(attempt)) is not None:
+                stop.append(notice)
+            return bool(stop)
+
+        try:
+            agreed = self._sync.begin(
+                own_step, poll_s=min(self.config.poll_s, 0.5), should_stop=should_stop
+            )
+        except OSError as exc:
+            raise InputError(
+                f"cannot use the sync directory {self._sync.directory}: "
+                f"{exc.strerror or exc}; give --sync-dir a directory every node can write"
+            ) from None
+        except PeersMissingError as exc:
+            self.log.emit("gave_up", attempts=attempt - 1, rule="peers_missing", reason=str(exc))
+            return Outcome(
+                status="gave_up",
+                attempts=attempt - 1,
+                exit_code=None,
+                rule="peers_missing",
+                reason=str(exc),
+            )
+        if agreed is None:
+            self._mark("interrupted")
+            return self._interrupted(attempt - 1, None, "interruption notice")
+        resume = agreed.resume_step
+        self.log.emit(
+            "agreed",
+            attempt=attempt,
+            generation=agreed.generation,
+            node=self._sync.node_rank,
+            steps=list(agreed.steps),
+            resume_step=resume,
+        )
+        return {
+            ENV_RESUME_STEP: "none" if resume is None else str(resume),
+            ENV_NODE_RANK: str(self._sync.node_rank),
+            ENV_NNODES: str(self._sync.nnodes),
+            ENV_GENERATION: str(agreed.generation),
+        }
+
+    def _after_peer(self, attempt: int, exit_code: int | None, stopped_for: str) -> Outcome | None:
+        """Another node ended the generation: follow it (stop, give up) or restart with it.
+        A restart for a peer's failure does not count against this node's streak."""
+        kind = stopped_for.removeprefix("peer_")
+        if kind == "interrupted":
+            return self._interrupted(attempt, exit_code, "another node was interrupted")
+        if kind == "gave_up":
+            reason = "another node gave up; the whole job stops"
+            self.log.emit("gave_up", attempts=attempt, rule="peer_gave_up", reason=reason)
+            return Outcome(
+                status="gave_up",
+                attempts=attempt,
+                exit_code=exit_code,
+                rule="peer_gave_up",
+                reason=reason,
+            )
+        self.log.emit("restart", attempt=attempt, reason="another node failed", backoff_s=0.0)
+        return None
 
     def _rebuild(self, attempts: int, state: RunState, exit_code: int | None) -> Outcome:
         config = self.config
