@@ -19,8 +19,6 @@ pytestmark = [
     # Lightning's own advice on a 2-core CPU run with an in-process dataloader.
     pytest.mark.filterwarnings("ignore:The 'train_dataloader' does not have many workers"),
     pytest.mark.filterwarnings("ignore:GPU available but not used"),
-    # CI installs a real Slurm for the deploy tests: `srun` is on PATH, this runs outside it.
-    pytest.mark.filterwarnings("ignore:The `srun` command is available on your system"),
     # Lightning 2.6 vs torch 2.13: its pytree helper uses the deprecated LeafSpec.
     pytest.mark.filterwarnings(
         "ignore:`isinstance\\(treespec, LeafSpec\\)` is deprecated:FutureWarning"
