@@ -5,9 +5,11 @@
   (`gpurent.spot.interval.overhead_exponential` at Daly's interval), so the spot price is compared
   as an *effective* price per hour of useful work. Waiting while spot has no capacity is not
   billed and not modelled here (see `gpurent spot zones` for how often that happens).
-- Committed (reserved / savings plan / CUD): every hour of the term is billed at the committed
-  price whether used or not, in whole terms (a 12-month commitment for 3 months of work is still
-  paid for 12 months).
+- Committed (reserved / savings plan / CUD / capacity block): every hour of the term is billed at
+  the committed price whether used or not, in whole terms covering the calendar span of use
+  (`gpurent.cloud.commitments.billed_term_hours`, the rule `plan --pricing reserved` uses for
+  a job's wall time): a 12-month commitment for 3 months of work is paid for 12 months; a term
+  shorter than a month (a 1-day capacity block, a 1-week cluster) covers the days of use.
 Break-even (RESEARCH §3): commitment wins over on-demand when the expected utilisation of the
 committed hours exceeds committed price / on-demand price; against spot, committed price /
 effective spot price. Utilisation = used hours / hours in the term.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from gpurent.cloud.commitments import HOURS_PER_DAY, billed_term_hours
 from gpurent.errors import InputError
 from gpurent.spot.interval import Overhead, daly_interval_s, overhead_exponential
 from gpurent.units import HOURS_PER_MONTH, SECONDS_PER_HOUR
@@ -77,6 +80,13 @@ class UsagePattern:
     def total_hours(self) -> float:
         return self.hours_per_month * self.months
 
+    def span_hours(self, term_hours: float) -> float:
+        """Calendar hours a commitment of `term_hours` must cover: the whole months for terms of
+        a month or more, else the days of use (days are assumed consecutive)."""
+        if term_hours >= HOURS_PER_MONTH:
+            return self.months * HOURS_PER_MONTH
+        return self.days_per_month * self.months * HOURS_PER_DAY
+
     @property
     def utilisation(self) -> float:
         """Share of the month's hours (730 h) in use."""
@@ -93,6 +103,25 @@ class Prices:
     committed_usd_per_hour: float | None = None
     commit_months: int = 12
     committed_source: str = ""
+    commit_term_hours: float | None = None  # overrides commit_months (e.g. a 24 h block)
+    term_name: str = ""  # e.g. "EC2 Capacity Block for ML", when the term is a provider's
+
+    @property
+    def term_hours(self) -> float:
+        if self.commit_term_hours is not None:
+            return self.commit_term_hours
+        return self.commit_months * HOURS_PER_MONTH
+
+    @property
+    def term_label(self) -> str:
+        h = self.term_hours
+        if self.commit_term_hours is None:
+            label = f"{self.commit_months}-month"
+        elif h % HOURS_PER_DAY == 0 and h < HOURS_PER_MONTH:
+            label = f"{h / HOURS_PER_DAY:g}-day"
+        else:
+            label = f"{h:,.0f} h"
+        return f"{label} term" + (f" ({self.term_name})" if self.term_name else "")
 
     def __post_init__(self) -> None:
         _positive(self.on_demand_usd_per_hour, "on-demand price")
@@ -102,6 +131,8 @@ class Prices:
             _positive(self.committed_usd_per_hour, "committed price")
         if self.commit_months < 1:
             raise InputError(f"--commit-months must be >= 1, got {self.commit_months}")
+        if self.commit_term_hours is not None and not self.commit_term_hours > 0:
+            raise InputError(f"--commit-term must be positive, got {self.commit_term_hours} h")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -194,7 +225,7 @@ def compare(usage: UsagePattern, prices: Prices, risk: SpotRisk | None = None) -
                 effective_usd_per_useful_hour=c * billed / used,
                 billed_hours=billed,
                 cost_usd=c * billed,
-                note=f"{terms} x {prices.commit_months}-month term, every hour billed",
+                note=f"{terms} x {prices.term_label}, every hour billed",
             )
         )
         be_od = c / od
@@ -216,8 +247,46 @@ def compare(usage: UsagePattern, prices: Prices, risk: SpotRisk | None = None) -
 
 def _committed_terms(usage: UsagePattern, prices: Prices) -> tuple[int, float]:
     """Whole commitment terms covering the usage, and the hours they bill."""
-    terms = math.ceil(usage.months / prices.commit_months - 1e-9)
-    return terms, terms * prices.commit_months * HOURS_PER_MONTH
+    term_h = prices.term_hours
+    billed = billed_term_hours(usage.span_hours(term_h), term_h)
+    return round(billed / term_h), billed
+
+
+_TERM_UNITS_H = {
+    "h": 1.0,
+    "d": HOURS_PER_DAY,
+    "w": 7 * HOURS_PER_DAY,
+    "mo": HOURS_PER_MONTH,
+    "y": 12 * HOURS_PER_MONTH,
+}
+_TERM_ALIASES = {
+    "hour": "h",
+    "hours": "h",
+    "day": "d",
+    "days": "d",
+    "week": "w",
+    "weeks": "w",
+    "month": "mo",
+    "months": "mo",
+    "year": "y",
+    "years": "y",
+    "yr": "y",
+}
+
+
+def parse_term_hours(text: str, flag: str = "--commit-term") -> float:
+    """A commitment term such as 1d, 2w, 1mo, 3mo, 1y, 3y or 24h, in hours."""
+    raw = text.strip().lower().replace(" ", "")
+    number = raw.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = raw[len(number) :]
+    unit = _TERM_ALIASES.get(unit, unit)
+    try:
+        value = float(number)
+    except ValueError:
+        value = math.nan
+    if unit not in _TERM_UNITS_H or not (math.isfinite(value) and value > 0):
+        raise InputError(f"{flag}: cannot read {text!r} as a term; use e.g. 1d, 1w, 1mo, 1y, 3y")
+    return value * _TERM_UNITS_H[unit]
 
 
 def _explain(

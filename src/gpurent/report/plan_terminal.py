@@ -9,8 +9,10 @@ from rich.text import Text
 
 from gpurent.plan.result import Candidate, Plan
 from gpurent.report.plan_format import (
+    BREAKDOWN_TITLE,
     PARETO_HEADERS,
     TABLE_HEADERS,
+    breakdown_sections,
     candidate_row,
     cost_cell,
     explanation_sections,
@@ -79,6 +81,12 @@ def render_terminal(plan: Plan, console: Console) -> None:
         for n, row in enumerate(rows):
             table.add_row(*cells(*row), style="bold green" if n == 0 and plan.feasible else None)
         console.print(table)
+    if plan.top:
+        texts: list[Text] = []
+        for heading, items in breakdown_sections(plan):
+            texts.append(Text(clean(heading), style="bold"))
+            texts += [Text(clean(f"  - {line}")) for line in items]
+        console.print(Panel(Group(*texts), title=BREAKDOWN_TITLE, title_align="left"))
     if plan.pareto:
         front = Table(
             title="Pareto front: no other candidate is both faster and cheaper",
