@@ -236,3 +236,60 @@ def test_hybrid_line_uses_the_tables_on_demand_baseline():
     # the table's on-demand row: 24 h x 30 d x 12 months x $3.06 = $26,438
     assert "on-demand │ 3.060 │ 3.060 │ 8,640 │ $26,438" in text
     assert "vs on-demand at the table's $3.06/h for the same 8,640 h $26,438 (48% less)" in text
+
+
+# --- 5. tables readable at 80 columns ----------------------------------------------------
+
+NARROW = {"COLUMNS": "80"}
+
+
+def header_cells(out: str) -> list[str]:
+    """The header row's cells of the first table in `out` (the line after the top border)."""
+    lines = out.splitlines()
+    top = next(i for i, line in enumerate(lines) if line.lstrip().startswith(("┏", "─")))
+    row = lines[top + 1] if lines[top].lstrip().startswith("┏") else lines[top - 1]
+    return [c.strip() for c in row.replace("┃", "│").split("│") if c.strip()] or row.split()
+
+
+def assert_fits(out: str, width: int = 80) -> None:
+    assert max(len(line) for line in out.splitlines()) <= width
+    assert "…" not in out  # nothing cut to an ellipsis
+
+
+def test_gpus_at_80_columns_drops_columns_by_priority_instead_of_cutting_all():
+    r = run("gpus", env=NARROW)
+    assert r.exit_code == 0, r.stderr
+    assert_fits(r.stdout)
+    kept = r.stdout.splitlines()[2].split()
+    assert kept[:3] == ["GPU", "arch", "GiB"] and "fp16/bf16" in kept
+    assert "V100-SXM2-16GB" in r.stdout  # whole names
+    assert "not shown at 80 columns:" in r.stdout and "PCIe" in " ".join(r.stdout.split())
+    wide = run("gpus", env={"COLUMNS": "200"})
+    assert "not shown" not in wide.stdout and "PCIe" in wide.stdout
+
+
+def test_plan_at_80_columns_keeps_whole_words():
+    r = run("plan", "--preset", "llama-lora", "--top", "3", env=NARROW)
+    assert r.exit_code == 0, r.stderr
+    assert_fits(r.stdout)
+    assert all(h in header_cells(r.stdout) for h in ("offer", "pricing", "time", "cost"))
+    doc = plan_json("--preset", "llama-lora", "--top", "3")
+    for c in doc["top"]:  # instance names stay whole, not folded mid-word
+        assert c["instance_type"] in r.stdout
+
+
+def test_monitor_findings_at_80_columns(tmp_path: Path):
+    jl = tmp_path / "s.jsonl"
+    jl.write_text(
+        "\n".join(
+            json.dumps(
+                {"timestamp": i, "gpu": 0, "gpu_busy_pct": 100, "sm_util_pct": 20,
+                 "cpu_util_pct": 97}
+            )
+            for i in range(5)
+        )
+    )  # fmt: skip
+    r = run("monitor", "diagnose", str(jl), env={"COLUMNS": "40"})
+    assert r.exit_code == 0, r.stderr
+    assert_fits(r.stdout, 40)
+    assert "activity" in r.stdout and "idle" in r.stdout
