@@ -293,3 +293,18 @@ def test_monitor_findings_at_80_columns(tmp_path: Path):
     assert r.exit_code == 0, r.stderr
     assert_fits(r.stdout, 40)
     assert "activity" in r.stdout and "idle" in r.stdout
+
+
+def test_pricing_compare_bills_each_launch_by_the_providers_rule_and_storage_while_stopped():
+    r = run(
+        "pricing", "compare", "--offer", "aws/p3.2xlarge/us-east-1", "--hours-per-day", "0.01",
+        "--days-per-month", "10", "--months", "1", "--storage-gb", "100", "--json",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    od = next(o for o in doc["comparison"]["options"] if o["option"] == "on-demand")
+    # 36 s a day is billed as AWS's 60 s minimum, ten launches
+    assert od["billed_hours"] == pytest.approx(10 * 60 / 3600)
+    assert doc["billing"]["provider"] == "aws" and doc["billing"]["minimum_s"] == 60
+    assert doc["storage"]["cost_usd"] == pytest.approx(100 * 0.08 * 1)
+    assert doc["storage"]["while_stopped"] is True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
 import typer
@@ -9,6 +10,8 @@ from rich.table import Table
 
 from gpurent.catalog import Offer
 from gpurent.cli.common import checked, cli_errors, console, print_json
+from gpurent.cloud.billing import OTHERS as BILLING_OTHERS
+from gpurent.cloud.billing import BillingRule, billing_rule
 from gpurent.cloud.commitments import term_for_hours, terms_for
 from gpurent.cloud.spot_defaults import spot_default
 from gpurent.errors import InputError, NotFoundError
@@ -165,6 +168,7 @@ def _offer_prices(
     mtti_hours=v.bounded(v.positive, most=v.MAX_HOURS),
     checkpoint_cost_s=v.bounded(v.non_negative, most=v.MAX_SECONDS),
     restart_s=v.bounded(v.non_negative, most=v.MAX_SECONDS),
+    storage_gb=v.non_negative,
 )
 def compare_cmd(
     *,
@@ -230,6 +234,13 @@ def compare_cmd(
             "e.g. day:8:p4d.24xlarge,night:16:g5.xlarge."
         ),
     ] = None,
+    storage_gb: Annotated[
+        float,
+        typer.Option(
+            help="Disk kept for the whole period, GB: charged while the instance runs and, "
+            "where the provider says so, while it is stopped (the same for every option)."
+        ),
+    ] = 0.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Compare on-demand, spot (effective price with its overhead) and committed terms.
@@ -263,7 +274,9 @@ def compare_cmd(
         offer, mtti_hours, advisor_band, checkpoint_cost_s=checkpoint_cost_s, restart_s=restart_s
     )
     usage = UsagePattern(hours_per_day=hours_per_day, days_per_month=days_per_month, months=months)
-    result = compare(usage, prices, risk)
+    rule = billing_rule(offer.provider) if offer else None
+    result = compare(usage, prices, risk, rule)
+    storage = _storage(rule, storage_gb, months)
     hybrid_result = None
     if hybrid:
         parts = parse_hybrid(hybrid)
@@ -286,13 +299,60 @@ def compare_cmd(
             months=months,
             risk=risk,
             baseline_usd_per_hour=od,
+            rule=rule,
         )
     if as_json:
-        print_json({"comparison": result, "spot_risk": risk, "hybrid": hybrid_result})
+        print_json(
+            {
+                "comparison": result,
+                "spot_risk": risk,
+                "hybrid": hybrid_result,
+                "billing": rule,
+                "storage": storage,
+            }
+        )
         return
     _render(result, risk, offer)
+    if storage is not None:
+        console.print(storage.line, highlight=False)
     if hybrid_result is not None:
         _render_hybrid(hybrid_result)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StorageCost:
+    """A disk kept through the whole period, stopped hours included where the provider bills
+    them; the same for every option, so it is shown apart from the table."""
+
+    gb: float
+    usd_per_gb_month: float
+    months: float
+    while_stopped: bool
+    cost_usd: float
+    source: str
+
+    @property
+    def line(self) -> str:
+        when = "running and stopped" if self.while_stopped else "while running"
+        return (
+            f"storage: {self.gb:g} GB for {self.months:g} months ({when}) at "
+            f"${self.usd_per_gb_month:g}/GB-month = {format_usd(self.cost_usd)} on top of "
+            f"every option; from {self.source}"
+        )
+
+
+def _storage(rule: BillingRule | None, gb: float, months: float) -> StorageCost | None:
+    if gb <= 0:
+        return None
+    r = rule or BILLING_OTHERS
+    return StorageCost(
+        gb=gb,
+        usd_per_gb_month=r.storage_usd_per_gb_month,
+        months=months,
+        while_stopped=r.storage_while_stopped,
+        cost_usd=gb * r.storage_usd_per_gb_month * months,
+        source=f"{r.provider}: {r.storage_source}",
+    )
 
 
 def _spot_risk(

@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gpurent.cloud.billing import BillingRule
 from gpurent.errors import InputError
 from gpurent.pricing.models import Comparison, Prices, SpotRisk, UsagePattern, compare
 
@@ -104,6 +105,7 @@ def cost_hybrid(
     months: float,
     risk: SpotRisk | None,
     baseline_usd_per_hour: float | None = None,
+    rule: BillingRule | None = None,
 ) -> HybridResult:
     """Cost every part with `compare` and add up the cheapest option of each; with
     `baseline_usd_per_hour` (the on-demand price of the comparison shown above it), also that
@@ -115,7 +117,7 @@ def cost_hybrid(
         usage = UsagePattern(
             hours_per_day=part.hours_per_day, days_per_month=days_per_month, months=months
         )
-        costed.append(PartCost(part=part, comparison=compare(usage, prices, risk)))
+        costed.append(PartCost(part=part, comparison=compare(usage, prices, risk, rule)))
     on_demand = sum(
         next(o.cost_usd for o in c.comparison.options if o.option == "on-demand") for c in costed
     )

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from gpurent.cloud.billing import BillingRule
 from gpurent.cloud.commitments import HOURS_PER_DAY, billed_term_hours
 from gpurent.errors import InputError
 from gpurent.spot.interval import Overhead, daly_interval_s, overhead_exponential
@@ -115,9 +116,9 @@ class Prices:
     @property
     def term_label(self) -> str:
         h = self.term_hours
-        if self.commit_term_hours is None:
-            label = f"{self.commit_months}-month"
-        elif h % HOURS_PER_DAY == 0 and h < HOURS_PER_MONTH:
+        if h >= HOURS_PER_MONTH and h % HOURS_PER_MONTH == 0:
+            label = f"{h / HOURS_PER_MONTH:g}-month"
+        elif h % HOURS_PER_DAY == 0:
             label = f"{h / HOURS_PER_DAY:g}-day"
         else:
             label = f"{h:,.0f} h"
@@ -183,31 +184,61 @@ class Comparison:
     committed_source: str
 
 
-def compare(usage: UsagePattern, prices: Prices, risk: SpotRisk | None = None) -> Comparison:
-    """Cost of the usage pattern under each pricing model; see the module docstring."""
+def _launches(usage: UsagePattern) -> float:
+    """Launches the pattern takes: one per day of use, one in all when it runs around the clock."""
+    return 1.0 if usage.hours_per_day >= HOURS_PER_DAY else usage.days_per_month * usage.months
+
+
+def billed_usage_hours(usage: UsagePattern, hours: float, rule: BillingRule | None) -> float:
+    """Hours billed for `hours` of running spread over the pattern's launches, each rounded to
+    the provider's minimum and steps (`rule`; exact hours without one)."""
+    if rule is None:
+        return hours
+    launches = _launches(usage)
+    return launches * rule.billed_s(hours / launches * SECONDS_PER_HOUR) / SECONDS_PER_HOUR
+
+
+def _per_launch(rule: BillingRule | None) -> str:
+    if rule is None:
+        return "pay per used hour"
+    step = "per second" if rule.step_s == 1 else f"in {rule.step_s:g} s steps"
+    return f"billed {step}, at least {rule.minimum_s:g} s per launch ({rule.provider})"
+
+
+def compare(
+    usage: UsagePattern,
+    prices: Prices,
+    risk: SpotRisk | None = None,
+    rule: BillingRule | None = None,
+) -> Comparison:
+    """Cost of the usage pattern under each pricing model; see the module docstring. With the
+    provider's billing `rule`, on-demand and spot hours are billed per launch (one a day of
+    use) at its minimum and steps, as `plan` bills a job."""
     used = usage.total_hours
     od = prices.on_demand_usd_per_hour
+    od_billed = billed_usage_hours(usage, used, rule)
     options = [
         OptionCost(
             option="on-demand",
             price_usd_per_hour=od,
-            effective_usd_per_useful_hour=od,
-            billed_hours=used,
-            cost_usd=od * used,
-            note="pay per used hour",
+            effective_usd_per_useful_hour=od * od_billed / used,
+            billed_hours=od_billed,
+            cost_usd=od * od_billed,
+            note=_per_launch(rule),
         )
     ]
     overhead = None
     spot_eff = None
     if prices.spot_usd_per_hour is not None and risk is not None:
         overhead = risk.overhead()
-        spot_eff = prices.spot_usd_per_hour * overhead.slowdown
+        spot_billed = billed_usage_hours(usage, used * overhead.slowdown, rule)
+        spot_eff = prices.spot_usd_per_hour * spot_billed / used
         options.append(
             OptionCost(
                 option="spot",
                 price_usd_per_hour=prices.spot_usd_per_hour,
                 effective_usd_per_useful_hour=spot_eff,
-                billed_hours=used * overhead.slowdown,
+                billed_hours=spot_billed,
                 cost_usd=spot_eff * used,
                 note=f"+{overhead.total * 100:.1f}% for checkpoints every "
                 f"{overhead.interval_s / 60:.0f} min, restarts and lost work "
