@@ -308,3 +308,21 @@ def test_pricing_compare_bills_each_launch_by_the_providers_rule_and_storage_whi
     assert doc["billing"]["provider"] == "aws" and doc["billing"]["minimum_s"] == 60
     assert doc["storage"]["cost_usd"] == pytest.approx(100 * 0.08 * 1)
     assert doc["storage"]["while_stopped"] is True
+
+
+def test_a_marketplace_listing_far_below_the_usual_on_demand_is_flagged(tmp_path: Path):
+    text = HEADER + (
+        "aws,one-h100,H100,1,80,us-east-1,10,,\n"
+        "gcp,one-h100,H100,1,80,us-central1,12,,\n"
+        "vast,1x-H100,H100,1,80,EU,2.5,,\n"
+        "vast,1x-H100-b,H100,1,80,US,8,,\n"
+    )
+    doc = plan_json(
+        "--preset", "llama-lora", "--catalog", catalog(tmp_path, text), "--pricing", "on-demand",
+    )  # fmt: skip
+    by_type = {c["instance_type"]: c["availability"] for c in doc["top"]}
+    cheap = by_type["1x-H100"]  # $2.5 against the clouds' median $11/GPU-h
+    assert cheap["flag"] == "verify capacity; marketplace price 77% off"
+    assert cheap["confidence"] == pytest.approx(min(2.5 / 11, 2.5 / 11 / 0.3 * 0.5))
+    assert by_type["1x-H100-b"]["flag"] == "" and by_type["1x-H100-b"]["confidence"] > 0.5
+    assert by_type["one-h100"]["confidence"] is None  # a cloud's on-demand list price: no data
