@@ -326,3 +326,22 @@ def test_a_marketplace_listing_far_below_the_usual_on_demand_is_flagged(tmp_path
     assert cheap["confidence"] == pytest.approx(min(2.5 / 11, 2.5 / 11 / 0.3 * 0.5))
     assert by_type["1x-H100-b"]["flag"] == "" and by_type["1x-H100-b"]["confidence"] > 0.5
     assert by_type["one-h100"]["confidence"] is None  # a cloud's on-demand list price: no data
+
+
+def test_each_spot_restore_repeats_a_long_setup(tmp_path: Path):
+    path = catalog(tmp_path, MARKET)
+    common = ("--preset", "llama-lora", "--catalog", path, "--pricing", "spot", "--top", "1")
+    short = plan_json(*common)["best"]
+    long = plan_json(*common, "--dataset-gb", "500", "--download-gbps", "1")["best"]
+    assert short["setup"]["total_s"] < 600  # the default 600 s restart covers a short setup
+    # a new instance downloads the 500 GB again (4000 s) before it resumes, every interruption
+    assert long["setup"]["dataset_s"] == pytest.approx(4000)
+
+    def per_restore(c: dict) -> float:  # the renewal model's restart time per interruption
+        return c["spot"]["restart_time_s"] / c["spot"]["expected_interruptions"]
+
+    assert per_restore(short) == pytest.approx(600, rel=0.1)
+    assert per_restore(long) > 0.9 * long["setup"]["dataset_s"]
+    assert per_restore(long) > 5 * per_restore(short)
+    given = plan_json(*common, "--dataset-gb", "500", "--download-gbps", "1", "--restart-s", "60")
+    assert given["best"]["spot"]["restart_time_s"] < long["spot"]["restart_time_s"]

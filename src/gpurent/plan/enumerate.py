@@ -311,6 +311,17 @@ def _reserved_term_hours(
     return reserved[1] if reserved else 0.0
 
 
+def restart_s(
+    provider: str, setup: SetupTime, checkpoint_s: float, assumptions: CostAssumptions
+) -> float:
+    """Seconds from an interruption to resumed work: `--restart-s`, else the provider's default
+    (gpurent.cloud.spot_defaults) or, when longer, a new instance's own setup (provisioning,
+    image, dataset, model) plus reading the checkpoint back (taken as long as writing it)."""
+    if assumptions.restart_s is not None:
+        return assumptions.restart_s
+    return max(assumptions.restart_seconds(provider), setup.before_s + checkpoint_s)
+
+
 def _timing(
     *,
     compute_s: float,
@@ -329,12 +340,13 @@ def _timing(
     run_s = compute_s
     if pricing is PricingModel.SPOT:
         state_gib = (est.memory.weights_gib + est.memory.optimizer_gib) * config.gpus_per_node
+        ckpt_s = checkpoint_cost_s(state_gib, assumptions)
         spot = spot_overhead(
             compute_s=compute_s,
             nodes=nodes,
             interruptions_per_hour_per_instance=assumptions.interruptions_per_hour(offer.provider),
-            checkpoint_cost_s=checkpoint_cost_s(state_gib, assumptions),
-            restart_s=assumptions.restart_seconds(offer.provider),
+            checkpoint_cost_s=ckpt_s,
+            restart_s=restart_s(offer.provider, setup, ckpt_s, assumptions),
             trains=trains,
         )
         run_s = compute_s * spot.slowdown
