@@ -74,7 +74,7 @@ def test_reserved_term_charges_the_whole_term():
         granularity_s=1,
         provider="aws",
         assumptions=a,
-        min_billed_hours=8760,
+        term_hours=8760,
     )
     assert coef_a == 8760
 

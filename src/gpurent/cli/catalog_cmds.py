@@ -46,6 +46,7 @@ from gpurent.cli.common import (
 )
 from gpurent.errors import InputError, require
 from gpurent.inputs import values as v
+from gpurent.report.tables import Column, fit_table
 from gpurent.textsafe import cells, clean
 from gpurent.userdata import data_home, now_utc
 
@@ -98,6 +99,23 @@ def _age_line(table: OfferTable) -> str:
 # ----------------------------------------------------------------------------- gpus
 
 
+GPU_COLUMNS = (
+    Column("GPU", wrap=False),
+    Column("arch", priority=2),
+    Column("GiB", justify="right"),
+    Column("GB/s", priority=1, justify="right"),
+    Column("fp32", priority=2, justify="right"),
+    Column("tf32", priority=3, justify="right"),
+    Column("fp16/bf16", justify="right"),
+    Column("fp8", priority=1, justify="right"),
+    Column("interconnect", priority=3),
+    Column("PCIe", priority=4),
+    Column("TDP W", priority=4),
+    Column("conf.", priority=3),
+)
+"""The `gpus` table: the columns kept at any width first; the rest go by priority."""
+
+
 def _gpu_row(g: GpuSpec) -> dict[str, Any]:
     return {**to_jsonable(g), "has_nvlink": g.has_nvlink}
 
@@ -136,18 +154,11 @@ def gpus(  # noqa: PLR0917 - typer maps parameters to options
     if not specs:
         err_console.print("no GPU matches these filters; try `gpurent gpus` without filters")
         return
-    table = Table(
-        title=f"{len(specs)} GPUs (dense TFLOPS)", header_style="bold", box=box.SIMPLE_HEAD
-    )
-    table.add_column("GPU", no_wrap=True, min_width=max(len(g.name) for g in specs))
-    for col in ("arch", "GiB", "GB/s", "fp32", "tf32", "fp16/bf16", "fp8"):
-        table.add_column(col, justify="left" if col == "arch" else "right")
-    for col in ("interconnect", "PCIe", "TDP W", "conf."):
-        table.add_column(col)
+    rows = []
     for g in specs:
         link = g.interconnect + (f" {g.interconnect_gbps:g} GB/s" if g.interconnect_gbps else "")
-        table.add_row(
-            *cells(
+        rows.append(
+            cells(
                 g.name,
                 g.architecture,
                 f"{g.memory_gib:g}",
@@ -162,6 +173,14 @@ def gpus(  # noqa: PLR0917 - typer maps parameters to options
                 g.confidence,
             )
         )
+    table, _ = fit_table(
+        GPU_COLUMNS,
+        rows,
+        console.width,
+        title=f"{len(specs)} GPUs (dense TFLOPS)",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+    )
     console.print(table)
 
 

@@ -504,14 +504,11 @@ def _emit(
 
 
 def _print_findings(report: Any) -> None:
-    from rich.table import Table
+    from gpurent.report.tables import Column, fit_table
 
     d = report.diagnosis
-    table = Table(title=f"{d.samples} samples")
-    for col in ("GPU", "name", "activity", "source", "busy", "peak mem-copy", "idle"):
-        table.add_column(col)
-    for g in d.gpus:
-        table.add_row(
+    rows = [
+        (
             str(g.index),
             *cells(g.name),
             "-" if g.mean_activity_pct is None else f"{g.mean_activity_pct:.0f}%",
@@ -520,6 +517,18 @@ def _print_findings(report: Any) -> None:
             "-" if g.peak_mem_copy_util_pct is None else f"{g.peak_mem_copy_util_pct:.0f}%",
             f"{g.idle_share:.0%}",
         )
+        for g in d.gpus
+    ]
+    columns = (
+        Column("GPU"),
+        Column("name", priority=1),
+        Column("activity"),
+        Column("source", priority=2),
+        Column("busy", priority=1),
+        Column("peak mem-copy", priority=3),
+        Column("idle"),
+    )
+    table, _ = fit_table(columns, rows, console.width, title=f"{d.samples} samples")
     console.print(table)
     if report.cost is not None:
         c = report.cost

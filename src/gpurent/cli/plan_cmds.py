@@ -19,6 +19,7 @@ from gpurent.cli.common import (
     read_duration_s,
     split_list,
 )
+from gpurent.cloud.billing import EgressTo
 from gpurent.errors import InputError, NotFoundError
 from gpurent.inputs import files
 from gpurent.inputs import values as v
@@ -33,7 +34,13 @@ from gpurent.plan.constraints import (
     Risk,
 )
 from gpurent.plan.scenarios import SCENARIOS, Scenario, get_scenario
-from gpurent.pricing.costs import DEFAULT_STORAGE_GB_PER_NODE, CostAssumptions
+from gpurent.pricing.costs import (
+    DEFAULT_DOWNLOAD_GBPS,
+    DEFAULT_IMAGE_GB,
+    DEFAULT_STORAGE_GB_PER_NODE,
+    CostAssumptions,
+)
+from gpurent.pricing.models import parse_term_hours
 from gpurent.textsafe import clean
 from gpurent.userdata import now_utc
 from gpurent.workload.loader import FIELD_CHECKS
@@ -97,7 +104,7 @@ def parse_regions(values: list[str] | None, known: set[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-E = TypeVar("E", Objective, PricingModel, Interconnect, Risk)
+E = TypeVar("E", Objective, PricingModel, Interconnect, Risk, EgressTo)
 
 
 def _enum_list(kind: type[E], text: str, flag: str) -> tuple[E, ...]:
@@ -248,6 +255,20 @@ _H = {
     "restart": "Seconds lost per spot interruption to get a new instance and resume "
     "(default: per provider, stated).",
     "commit": "Price 'reserved' as this fraction off on-demand, e.g. 0.35.",
+    "commit_term": "Length of one commitment term, billed whole: 1d, 1w, 1mo, 1y, 3y (default: "
+    "the provider's shortest term, e.g. a 1-day AWS Capacity Block; 12 months where none is "
+    "recorded). `pricing compare --commit-term` bills the same way.",
+    "dataset_gb": "Dataset downloaded to every node before the job starts, GB.",
+    "model_gb": "Model weights downloaded to every node before the job starts, GB.",
+    "image_gb": "Container image pulled on every node, GB (default 10, stated).",
+    "download_gbps": "Most a download reaches per instance, Gbit/s (less where the offer's "
+    "network is slower).",
+    "egress_to": "Where --egress-gb goes: internet | region (another region) | zone.",
+    "csv": "Print the ranked candidates as CSV (one row each, the cost and time breakdown in "
+    "columns).",
+    "min_availability": "Drop spot and marketplace candidates whose availability confidence "
+    "(0-1: the price against the provider's on-demand and the market's usual ratio) is below "
+    "this; candidates without such data pass.",
     "catalog": "An offers file: gpurent's CSV or a SkyPilot vms.csv (default: the catalogs "
     "fetched with `gpurent catalog update`, the bundled snapshot for the rest).",
     "json": "Print the plan as JSON (stable format: docs/plan-json-schema.md).",
@@ -280,6 +301,11 @@ _H = {
     checkpoint_s=v.bounded(v.non_negative, most=v.MAX_SECONDS),
     restart_s=v.bounded(v.non_negative, most=v.MAX_SECONDS),
     commit_discount=v.fraction,
+    dataset_gb=v.non_negative,
+    model_gb=v.non_negative,
+    image_gb=v.non_negative,
+    download_gbps=v.positive,
+    min_availability=v.fraction,
 )
 def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     preset: Annotated[str | None, typer.Option("--preset", "-p", help=_H["preset"])] = None,
@@ -348,10 +374,24 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     commit_discount: Annotated[
         float | None, typer.Option("--commit-discount", help=_H["commit"])
     ] = None,
+    commit_term: Annotated[
+        str | None, typer.Option("--commit-term", help=_H["commit_term"], show_default=False)
+    ] = None,
+    dataset_gb: Annotated[float, typer.Option("--dataset-gb", help=_H["dataset_gb"])] = 0.0,
+    model_gb: Annotated[float, typer.Option("--model-gb", help=_H["model_gb"])] = 0.0,
+    image_gb: Annotated[float, typer.Option("--image-gb", help=_H["image_gb"])] = DEFAULT_IMAGE_GB,
+    download_gbps: Annotated[
+        float, typer.Option("--download-gbps", help=_H["download_gbps"])
+    ] = DEFAULT_DOWNLOAD_GBPS,
+    egress_to: Annotated[str, typer.Option("--egress-to", help=_H["egress_to"])] = "internet",
+    min_availability: Annotated[
+        float | None, typer.Option("--min-availability", help=_H["min_availability"])
+    ] = None,
     catalog: Annotated[
         Path | None, typer.Option("--catalog", help=_H["catalog"], dir_okay=False)
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help=_H["json"])] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help=_H["csv"])] = False,
     markdown: Annotated[bool, typer.Option("--markdown", help=_H["markdown"])] = False,
     html: Annotated[Path | None, typer.Option("--html", help=_H["html"], dir_okay=False)] = None,
     emit: Annotated[str | None, typer.Option("--emit", help=_H["emit"])] = None,
@@ -443,6 +483,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         risk=_enum_one(Risk, risk, "--risk"),
         max_price_usd_per_hour=max_price,
         max_cluster_price_usd_per_hour=max_cluster_price,
+        min_availability=min_availability,
     )
     assumptions = CostAssumptions(
         storage_gb_per_node=(
@@ -457,6 +498,12 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         restart_s=restart_s,
         checkpoint_s=checkpoint_s,
         commit_discount=commit_discount,
+        commit_term_hours=parse_term_hours(commit_term) if commit_term else None,
+        dataset_gb=dataset_gb,
+        model_gb=model_gb,
+        image_gb=image_gb,
+        download_gbps=download_gbps,
+        egress_to=_enum_one(EgressTo, egress_to, "--egress-to"),
     )
     if spot_rate is None:
         from gpurent.cli.spot_signal_cmds import signal_rates_for
@@ -488,6 +535,10 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
 
         doc = plan_to_dict(result, storage_gb_per_node=assumptions.storage_gb_per_node)
         print_json({**doc, "warnings": stale})
+    elif as_csv:
+        from gpurent.report.plan_csv import render_csv
+
+        typer.echo(render_csv(result), nl=False)
     elif markdown:
         from gpurent.report.plan_markdown import render_markdown
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
 import typer
@@ -9,6 +10,9 @@ from rich.table import Table
 
 from gpurent.catalog import Offer
 from gpurent.cli.common import checked, cli_errors, console, print_json
+from gpurent.cloud.billing import OTHERS as BILLING_OTHERS
+from gpurent.cloud.billing import BillingRule, billing_rule
+from gpurent.cloud.commitments import term_for_hours, terms_for
 from gpurent.cloud.spot_defaults import spot_default
 from gpurent.errors import InputError, NotFoundError
 from gpurent.inputs import values as v
@@ -26,7 +30,8 @@ from gpurent.pricing import (
     parse_hybrid,
 )
 from gpurent.pricing.hybrid import HybridResult, parse_price_ref
-from gpurent.units import format_usd
+from gpurent.pricing.models import parse_term_hours
+from gpurent.units import HOURS_PER_MONTH, format_usd
 
 pricing_app = typer.Typer(
     help="How to pay: on-demand vs spot (with its overhead) vs committed terms; break-even; "
@@ -54,13 +59,13 @@ def _committed(
     offer: Offer | None,
     committed: float | None,
     discount: float | None,
-    commit_months: int,
+    term_hours: float,
 ) -> tuple[float, str]:
     if committed is not None:
         return committed, "committed price from --committed"
     if offer is not None:
         for term in offer.reserved:
-            if term.term_months == commit_months:
+            if term.term_months * HOURS_PER_MONTH == term_hours:
                 return term.price_usd_per_hour, f"committed price from the offer ({offer.source})"
     if discount is not None:
         if not 0 <= discount < 1:
@@ -68,6 +73,12 @@ def _committed(
         return od * (
             1 - discount
         ), f"committed = on-demand x (1 - {discount:g}) from --commit-discount"
+    published = term_for_hours(offer.provider if offer else None, term_hours)
+    if published is not None and published.discount is not None:
+        return od * (1 - published.discount), (
+            f"committed = on-demand x (1 - {published.discount:g}), the discount "
+            f"{published.provider} publishes for a {published.name} ({published.source})"
+        )
     return (
         od * (1 - GUIDE_COMMIT_DISCOUNT),
         "ASSUMPTION: committed = on-demand / 1.4 (the guide's 'on-demand costs 30-50% more'; "
@@ -75,13 +86,44 @@ def _committed(
     )
 
 
+def _term(provider: str | None, commit_months: int, commit_term: str | None) -> tuple[float, str]:
+    """(term hours, the provider's name for it or "") from --commit-term or --commit-months."""
+    hours = parse_term_hours(commit_term) if commit_term else commit_months * HOURS_PER_MONTH
+    published = term_for_hours(provider, hours)
+    return hours, published.name if published else ""
+
+
+def _terms_line(provider: str) -> str | None:
+    terms = terms_for(provider)
+    if not terms:
+        return None
+    sold = "; ".join(f"{t.name}, at least {_hours(t.hours)} ({t.source})" for t in terms)
+    return f"terms {provider} sells (--commit-term): {sold}"
+
+
+def _hours(h: float) -> str:
+    if h < HOURS_PER_MONTH and h % 24 == 0:
+        return f"{h / 24:g} day(s)"
+    if h % HOURS_PER_MONTH == 0:
+        return f"{h / HOURS_PER_MONTH:g} month(s)"
+    return f"{h:,.0f} h"
+
+
 def _prices_for(
-    ref: str, base: Offer | None, offers: tuple[Offer, ...], *, discount: float | None, months: int
+    ref: str,
+    base: Offer | None,
+    offers: tuple[Offer, ...],
+    *,
+    discount: float | None,
+    months: int,
+    term_hours: float,
 ) -> tuple[Prices, str]:
     """Prices of a hybrid part's instance reference."""
     price = parse_price_ref(ref)
     if price is not None:
-        return Prices(on_demand_usd_per_hour=price, commit_months=months), f"${price:g}/h"
+        return Prices(
+            on_demand_usd_per_hour=price, commit_months=months, commit_term_hours=term_hours
+        ), f"${price:g}/h"
     if "/" in ref:
         offer = find_offer(ref, offers)
     else:
@@ -91,21 +133,24 @@ def _prices_for(
                 "or a full provider/instance/region key"
             )
         offer = find_offer(f"{base.provider}/{ref}/{base.region}", offers)
-    return _offer_prices(offer, None, discount, months), offer.key
+    return _offer_prices(offer, None, discount, months, term_hours), offer.key
 
 
 def _offer_prices(
-    offer: Offer, committed: float | None, discount: float | None, months: int
+    offer: Offer, committed: float | None, discount: float | None, months: int, term_hours: float
 ) -> Prices:
     if offer.price_usd_per_hour is None:
         raise InputError(f"offer {offer.key} has no on-demand price; pass --on-demand")
-    c, source = _committed(offer.price_usd_per_hour, offer, committed, discount, months)
+    c, source = _committed(offer.price_usd_per_hour, offer, committed, discount, term_hours)
+    published = term_for_hours(offer.provider, term_hours)
     return Prices(
         on_demand_usd_per_hour=offer.price_usd_per_hour,
         spot_usd_per_hour=offer.spot_price_usd_per_hour,
         committed_usd_per_hour=c,
         commit_months=months,
         committed_source=source,
+        commit_term_hours=term_hours,
+        term_name=published.name if published else "",
     )
 
 
@@ -123,6 +168,7 @@ def _offer_prices(
     mtti_hours=v.bounded(v.positive, most=v.MAX_HOURS),
     checkpoint_cost_s=v.bounded(v.non_negative, most=v.MAX_SECONDS),
     restart_s=v.bounded(v.non_negative, most=v.MAX_SECONDS),
+    storage_gb=v.non_negative,
 )
 def compare_cmd(
     *,
@@ -146,6 +192,14 @@ def compare_cmd(
         float | None, typer.Option(help="Committed discount off on-demand, e.g. 0.35.")
     ] = None,
     commit_months: Annotated[int, typer.Option(help="Length of one commitment term, months.")] = 12,
+    commit_term: Annotated[
+        str | None,
+        typer.Option(
+            help="Length of one commitment term, overriding --commit-months: 1d, 1w, 1mo, 1y, "
+            "3y (e.g. 1d for an AWS Capacity Block); billed in whole terms, as `plan`.",
+            show_default=False,
+        ),
+    ] = None,
     hours_per_day: Annotated[float, typer.Option(help="Hours of use per day.")] = 24.0,
     days_per_month: Annotated[float, typer.Option(help="Days of use per month.")] = 30.0,
     months: Annotated[float, typer.Option(help="Months of use.")] = 12.0,
@@ -180,6 +234,13 @@ def compare_cmd(
             "e.g. day:8:p4d.24xlarge,night:16:g5.xlarge."
         ),
     ] = None,
+    storage_gb: Annotated[
+        float,
+        typer.Option(
+            help="Disk kept for the whole period, GB: charged while the instance runs and, "
+            "where the provider says so, while it is stopped (the same for every option)."
+        ),
+    ] = 0.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Compare on-demand, spot (effective price with its overhead) and committed terms.
@@ -198,37 +259,100 @@ def compare_cmd(
     if od is None:
         raise InputError("give --offer provider/instance/region or --on-demand PRICE")
     spot_price = spot if spot is not None else (offer.spot_price_usd_per_hour if offer else None)
-    c, source = _committed(od, offer, committed, commit_discount, commit_months)
+    term_hours, term_name = _term(offer.provider if offer else None, commit_months, commit_term)
+    c, source = _committed(od, offer, committed, commit_discount, term_hours)
     prices = Prices(
         on_demand_usd_per_hour=od,
         spot_usd_per_hour=spot_price,
         committed_usd_per_hour=c,
         commit_months=commit_months,
         committed_source=source,
+        commit_term_hours=term_hours,
+        term_name=term_name,
     )
     risk = _spot_risk(
         offer, mtti_hours, advisor_band, checkpoint_cost_s=checkpoint_cost_s, restart_s=restart_s
     )
     usage = UsagePattern(hours_per_day=hours_per_day, days_per_month=days_per_month, months=months)
-    result = compare(usage, prices, risk)
+    rule = billing_rule(offer.provider) if offer else None
+    result = compare(usage, prices, risk, rule)
+    storage = _storage(rule, storage_gb, months)
     hybrid_result = None
     if hybrid:
         parts = parse_hybrid(hybrid)
         priced: list[tuple[HybridPart, Prices]] = []
         for part in parts:
             p, label = _prices_for(
-                part.instance, offer, offers, discount=commit_discount, months=commit_months
+                part.instance,
+                offer,
+                offers,
+                discount=commit_discount,
+                months=commit_months,
+                term_hours=term_hours,
             )
             priced.append(
                 (HybridPart(name=part.name, hours_per_day=part.hours_per_day, instance=label), p)
             )
-        hybrid_result = cost_hybrid(priced, days_per_month=days_per_month, months=months, risk=risk)
+        hybrid_result = cost_hybrid(
+            priced,
+            days_per_month=days_per_month,
+            months=months,
+            risk=risk,
+            baseline_usd_per_hour=od,
+            rule=rule,
+        )
     if as_json:
-        print_json({"comparison": result, "spot_risk": risk, "hybrid": hybrid_result})
+        print_json(
+            {
+                "comparison": result,
+                "spot_risk": risk,
+                "hybrid": hybrid_result,
+                "billing": rule,
+                "storage": storage,
+            }
+        )
         return
     _render(result, risk, offer)
+    if storage is not None:
+        console.print(storage.line, highlight=False)
     if hybrid_result is not None:
         _render_hybrid(hybrid_result)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StorageCost:
+    """A disk kept through the whole period, stopped hours included where the provider bills
+    them; the same for every option, so it is shown apart from the table."""
+
+    gb: float
+    usd_per_gb_month: float
+    months: float
+    while_stopped: bool
+    cost_usd: float
+    source: str
+
+    @property
+    def line(self) -> str:
+        when = "running and stopped" if self.while_stopped else "while running"
+        return (
+            f"storage: {self.gb:g} GB for {self.months:g} months ({when}) at "
+            f"${self.usd_per_gb_month:g}/GB-month = {format_usd(self.cost_usd)} on top of "
+            f"every option; from {self.source}"
+        )
+
+
+def _storage(rule: BillingRule | None, gb: float, months: float) -> StorageCost | None:
+    if gb <= 0:
+        return None
+    r = rule or BILLING_OTHERS
+    return StorageCost(
+        gb=gb,
+        usd_per_gb_month=r.storage_usd_per_gb_month,
+        months=months,
+        while_stopped=r.storage_while_stopped,
+        cost_usd=gb * r.storage_usd_per_gb_month * months,
+        source=f"{r.provider}: {r.storage_source}",
+    )
 
 
 def _spot_risk(
@@ -292,6 +416,9 @@ def _render(result: Comparison, risk: SpotRisk, offer: Offer | None) -> None:
     if result.committed_source:
         console.print(f"committed price: {result.committed_source}")
     if offer is not None:
+        terms = _terms_line(offer.provider)
+        if terms:
+            console.print(terms, highlight=False)
         console.print(
             f"prices: {offer.source or 'bundled catalog'}, as of {offer.as_of or 'see catalog'}"
         )
@@ -313,8 +440,18 @@ def _render_hybrid(result: HybridResult) -> None:
             pc.comparison.cheapest,
         )
     console.print(table)
-    saving = 1 - result.total_cost_usd / result.total_on_demand_usd
+    if result.baseline_usd is not None and result.baseline_usd_per_hour is not None:
+        base, what = (
+            result.baseline_usd,
+            f"on-demand at the table's ${result.baseline_usd_per_hour:g}/h for the same "
+            f"{result.hours:,.0f} h",
+        )
+    else:
+        base, what = result.total_on_demand_usd, "each part on demand"
+    saving = 1 - result.total_cost_usd / base
+    more_or_less = f"{abs(saving) * 100:.0f}% {'less' if saving >= 0 else 'more'}"
     console.print(
-        f"hybrid total {format_usd(result.total_cost_usd)} vs all on-demand "
-        f"{format_usd(result.total_on_demand_usd)} ({saving * 100:.0f}% less)"
+        f"hybrid total {format_usd(result.total_cost_usd)} vs {what} {format_usd(base)} "
+        f"({more_or_less})",
+        highlight=False,
     )

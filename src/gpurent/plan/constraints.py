@@ -100,8 +100,13 @@ class Constraints:
     risk: Risk = Risk.MEDIAN
     max_price_usd_per_hour: float | None = None  # per instance
     max_cluster_price_usd_per_hour: float | None = None  # all nodes of one candidate
+    min_availability: float | None = None  # least availability confidence (0-1), where known
 
     def __post_init__(self) -> None:
+        if self.min_availability is not None and not 0 <= self.min_availability <= 1:
+            raise InputError(
+                f"--min-availability is a confidence in [0, 1], got {self.min_availability}"
+            )
         if self.deadline_s is not None and not self.deadline_s > 0:
             raise InputError(f"--deadline must be positive, got {self.deadline_s} s")
         if self.budget_usd is not None and not self.budget_usd > 0:
@@ -161,6 +166,8 @@ class Constraints:
             lines.append(f"excluded regions: {join_names(self.exclude_regions)}")
         if self.max_price_usd_per_hour is not None:
             lines.append(f"max price: {format_usd(self.max_price_usd_per_hour)}/h per instance")
+        if self.min_availability is not None:
+            lines.append(f"min availability confidence: {self.min_availability:g}")
         if self.max_cluster_price_usd_per_hour is not None:
             lines.append(
                 f"max cluster price: {format_usd(self.max_cluster_price_usd_per_hour)}/h "

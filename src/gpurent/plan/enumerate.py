@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.offer import Offer
+from gpurent.cloud.commitments import DEFAULT_TERM_HOURS, shortest_term, terms_for
 from gpurent.estimate.result import Estimate
 from gpurent.plan.constraints import (
     Constraints,
@@ -32,9 +33,12 @@ from gpurent.plan.layouts import EstimatorFn, LayoutChoice, choose_layout
 from gpurent.pricing.costs import (
     MAX_SPOT_SLOWDOWN,
     CostAssumptions,
+    SetupTime,
     SpotOverhead,
+    billing_step,
     checkpoint_cost_s,
     cost_coefficients,
+    setup_time,
     spot_overhead,
 )
 from gpurent.units import HOURS_PER_MONTH, SECONDS_PER_HOUR
@@ -90,20 +94,46 @@ def region_hint(wanted: Sequence[str], regions: Sequence[str], n: int = REGION_H
     return "; ".join(picks) + more
 
 
-def _price(offer: Offer, pricing: PricingModel, discount: float | None) -> float | None:
+def reserved_price(offer: Offer, assumptions: CostAssumptions) -> tuple[float, float] | None:
+    """(committed $/h, term hours) of `offer`: its own cheapest term; else --commit-discount
+    over --commit-term or the provider's shortest term (gpurent.cloud.commitments); else a
+    discount the provider publishes for a term; None when nothing gives a committed price."""
+    if offer.reserved:
+        term = min(offer.reserved, key=lambda t: t.price_usd_per_hour)
+        return term.price_usd_per_hour, term.term_months * HOURS_PER_MONTH
+    od = offer.price_usd_per_hour
+    if od is None:
+        return None
+    wanted = assumptions.commit_term_hours
+    if assumptions.commit_discount is not None:
+        shortest = shortest_term(offer.provider)
+        hours = wanted or (shortest.hours if shortest else DEFAULT_TERM_HOURS)
+        return od * (1.0 - assumptions.commit_discount), hours
+    published = [
+        t
+        for t in terms_for(offer.provider)
+        if t.discount is not None and (wanted is None or t.hours == wanted)
+    ]
+    if published:
+        chosen = published[0]
+        assert chosen.discount is not None
+        return od * (1.0 - chosen.discount), chosen.hours
+    return None
+
+
+def _price(offer: Offer, pricing: PricingModel, assumptions: CostAssumptions) -> float | None:
     if pricing is PricingModel.ON_DEMAND:
         return offer.price_usd_per_hour
     if pricing is PricingModel.SPOT:
         return offer.spot_price_usd_per_hour
-    if offer.reserved:
-        return min(t.price_usd_per_hour for t in offer.reserved)
-    if discount is not None and offer.price_usd_per_hour is not None:
-        return offer.price_usd_per_hour * (1.0 - discount)
-    return None
+    reserved = reserved_price(offer, assumptions)
+    return reserved[0] if reserved else None
 
 
-def _has_price(offer: Offer, pricing: tuple[PricingModel, ...], discount: float | None) -> bool:
-    return any(_price(offer, p, discount) is not None for p in pricing)
+def _has_price(
+    offer: Offer, pricing: tuple[PricingModel, ...], assumptions: CostAssumptions
+) -> bool:
+    return any(_price(offer, p, assumptions) is not None for p in pricing)
 
 
 def _interconnect_ok(offer: Offer, need: Interconnect) -> bool:
@@ -121,7 +151,6 @@ def filter_offers(
     """Apply the offer-level constraints in order, stopping with reasons at the first empty one;
     offers whose GPU `find_gpu` (the estimator's spec lookup) does not know cannot be estimated."""
     c = constraints
-    discount = assumptions.commit_discount
     providers = {p.lower() for p in c.providers}
     excluded = {p.lower() for p in c.exclude_providers}
     gpus = {g.lower() for g in c.gpus}
@@ -184,7 +213,7 @@ def filter_offers(
             ),
         ),
         (
-            lambda o: _has_price(o, c.pricing, discount),
+            lambda o: _has_price(o, c.pricing, assumptions),
             lambda prev: (
                 f"no offer{where} has a {'/'.join(p.value for p in c.pricing)} price"
                 + (
@@ -232,9 +261,12 @@ class Context:
     pricing: PricingModel
     provider: str
     granularity_s: int
-    min_billed_hours: float
+    minimum_s: int  # the provider's minimum billed time per launch
+    term_hours: float  # a commitment's term, billed whole (0: none)
     compute_s: float
-    wall_s: float
+    run_s: float  # compute with the spot overhead
+    setup: SetupTime
+    wall_s: float  # setup + run: wall time to the last byte of output
     spot: SpotOverhead | None
     coef_a: float  # cost = coef_a x price + coef_b
     coef_b: float
@@ -270,11 +302,24 @@ class Enumeration:
     dropped: tuple[str, ...]  # reasons configurations or pricings produced no candidate
 
 
-def _reserved_term_hours(offer: Offer, pricing: PricingModel) -> float:
-    if pricing is not PricingModel.RESERVED or not offer.reserved:
+def _reserved_term_hours(
+    offer: Offer, pricing: PricingModel, assumptions: CostAssumptions
+) -> float:
+    if pricing is not PricingModel.RESERVED:
         return 0.0
-    term = min(offer.reserved, key=lambda t: t.price_usd_per_hour)
-    return term.term_months * HOURS_PER_MONTH
+    reserved = reserved_price(offer, assumptions)
+    return reserved[1] if reserved else 0.0
+
+
+def restart_s(
+    provider: str, setup: SetupTime, checkpoint_s: float, assumptions: CostAssumptions
+) -> float:
+    """Seconds from an interruption to resumed work: `--restart-s`, else the provider's default
+    (gpurent.cloud.spot_defaults) or, when longer, a new instance's own setup (provisioning,
+    image, dataset, model) plus reading the checkpoint back (taken as long as writing it)."""
+    if assumptions.restart_s is not None:
+        return assumptions.restart_s
+    return max(assumptions.restart_seconds(provider), setup.before_s + checkpoint_s)
 
 
 def _timing(
@@ -285,35 +330,40 @@ def _timing(
     pricing: PricingModel,
     offer: Offer,
     term_h: float,
+    setup: SetupTime,
     assumptions: CostAssumptions,
     trains: bool,
 ) -> tuple[float, SpotOverhead | None, float, float]:
-    """(wall s, spot overhead, cost coefficients a, b) of one sub-group at `compute_s`."""
+    """(run s, spot overhead, cost coefficients a, b) of one sub-group at `compute_s`."""
     nodes = config.nodes
     spot = None
-    wall_s = compute_s
+    run_s = compute_s
     if pricing is PricingModel.SPOT:
         state_gib = (est.memory.weights_gib + est.memory.optimizer_gib) * config.gpus_per_node
+        ckpt_s = checkpoint_cost_s(state_gib, assumptions)
         spot = spot_overhead(
             compute_s=compute_s,
             nodes=nodes,
             interruptions_per_hour_per_instance=assumptions.interruptions_per_hour(
                 offer.provider, offer.region, offer.instance_type
             ),
-            checkpoint_cost_s=checkpoint_cost_s(state_gib, assumptions),
-            restart_s=assumptions.restart_seconds(offer.provider),
+            checkpoint_cost_s=ckpt_s,
+            restart_s=restart_s(offer.provider, setup, ckpt_s, assumptions),
             trains=trains,
         )
-        wall_s = compute_s * spot.slowdown
+        run_s = compute_s * spot.slowdown
+    step, minimum = billing_step(offer.provider, offer.billing_granularity_s)
     a, b = cost_coefficients(
-        wall_s=wall_s,
+        wall_s=run_s,
         nodes=nodes,
-        granularity_s=offer.billing_granularity_s,
+        granularity_s=step,
         provider=offer.provider,
         assumptions=assumptions,
-        min_billed_hours=term_h,
+        term_hours=term_h,
+        minimum_s=minimum,
+        setup=setup,
     )
-    return wall_s, spot, a, b
+    return run_s, spot, a, b
 
 
 def _context(
@@ -326,13 +376,14 @@ def _context(
     assumptions: CostAssumptions,
     trains: bool,
 ) -> Context:
-    """Wall time, spot overhead and cost coefficients shared by every offer of one sub-group,
-    at the estimate and at both ends of its 80% interval (a fixed amount of work: the time
-    bounds are the inverse of the throughput bounds; with no amount given, the hour of running
-    is fixed and only the work done in it varies)."""
+    """Setup, run time, spot overhead and cost coefficients shared by every offer of one
+    sub-group, at the estimate and at both ends of its 80% interval (a fixed amount of work:
+    the time bounds are the inverse of the throughput bounds; with no amount given, the hour
+    of running is fixed and only the work done in it varies)."""
     nodes = config.nodes
     compute_s = est.time_to_finish_s or UNSPECIFIED_WORK_S
     fixed_work = est.time_to_finish_s is not None
+    setup = setup_time(offer.provider, offer.network_gbps, assumptions)
 
     def at(seconds: float) -> tuple[float, SpotOverhead | None, float, float]:
         return _timing(
@@ -342,25 +393,30 @@ def _context(
             pricing=pricing,
             offer=offer,
             term_h=term_h,
+            setup=setup,
             assumptions=assumptions,
             trains=trains,
         )
 
-    wall_s, spot, a, b = at(compute_s)
-    wall_lo, a_lo, b_lo = wall_s, a, b
-    wall_hi, a_hi, b_hi = wall_s, a, b
+    run_s, spot, a, b = at(compute_s)
+    run_lo, a_lo, b_lo = run_s, a, b
+    run_hi, a_hi, b_hi = run_s, a, b
     if fixed_work:
-        wall_lo, _, a_lo, b_lo = at(compute_s / est.interval_high)
-        wall_hi, _, a_hi, b_hi = at(compute_s / est.interval_low)
+        run_lo, _, a_lo, b_lo = at(compute_s / est.interval_high)
+        run_hi, _, a_hi, b_hi = at(compute_s / est.interval_low)
+    step, minimum = billing_step(offer.provider, offer.billing_granularity_s)
     return Context(
         config=config,
         estimate=est,
         pricing=pricing,
         provider=offer.provider,
-        granularity_s=offer.billing_granularity_s,
-        min_billed_hours=term_h,
+        granularity_s=step,
+        minimum_s=minimum,
+        term_hours=term_h,
         compute_s=compute_s,
-        wall_s=wall_s,
+        run_s=run_s,
+        setup=setup,
+        wall_s=run_s + setup.total_s,
         spot=spot,
         coef_a=a,
         coef_b=b,
@@ -369,8 +425,8 @@ def _context(
         * assumptions.storage_gb_per_node
         * assumptions.storage_rate(offer.provider)
         / HOURS_PER_MONTH,
-        wall_s_low=wall_lo,
-        wall_s_high=wall_hi,
+        wall_s_low=run_lo + setup.total_s,
+        wall_s_high=run_hi + setup.total_s,
         coef_a_low=a_lo,
         coef_b_low=b_lo,
         coef_a_high=a_hi,
@@ -391,7 +447,6 @@ def enumerate_candidates(
     group by everything else a context depends on (provider, billing step, reserved term), so
     the inner loop is one multiply-add per offer.
     """
-    discount = assumptions.commit_discount
     # hardware key -> sub-group key -> pricing -> [(offer index, price)]
     groups: dict[
         tuple[str, int, float | None],
@@ -400,10 +455,10 @@ def enumerate_candidates(
     for i, offer in enumerate(offers):
         hardware = groups[(offer.gpu_name, offer.gpu_count, offer.network_gbps)]
         for pricing in constraints.pricing:
-            price = _price(offer, pricing, discount)
+            price = _price(offer, pricing, assumptions)
             if price is None:
                 continue
-            term_h = _reserved_term_hours(offer, pricing)
+            term_h = _reserved_term_hours(offer, pricing, assumptions)
             sub = (offer.provider, offer.billing_granularity_s, term_h)
             hardware[sub][pricing].append((i, price))
     configs: dict[tuple[str, int, int, float | None], Config] = {}

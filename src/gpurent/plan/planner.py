@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from operator import itemgetter
 
 from gpurent.catalog.offer import Offer
+from gpurent.cloud.spot_defaults import spot_default
 from gpurent.estimate.result import Estimate
+from gpurent.plan.availability import Availability, Market, availability, market
 from gpurent.plan.constraints import Constraints, Objective, PricingModel, Risk
 from gpurent.plan.enumerate import (
     UNSPECIFIED_WORK_S,
@@ -94,8 +97,10 @@ class _Builder:
         workload: Workload,
         constraints: Constraints,
         assumptions: CostAssumptions,
+        market: Market,
     ) -> None:
         self.en = en
+        self.market = market
         self.common_notes = _common_notes(en)
         self.offer_keys = [(o.provider, o.instance_type) for o in en.offers]
         self.ctx_pricing = [c.pricing for c in en.contexts]
@@ -127,9 +132,10 @@ class _Builder:
 
     def work_per_usd(self, row: Row) -> float:
         """Steady-state work per dollar: throughput over the running cost (instances and
-        storage, slowed by any spot overhead); one-off costs (egress, billing rounding) excluded."""
+        storage, slowed by any spot overhead); one-off costs (setup, egress, billing rounding)
+        excluded."""
         c = self.ctx(row)
-        usd_per_h = (row[4] * c.config.nodes + c.storage_usd_per_hour) * (c.wall_s / c.compute_s)
+        usd_per_h = (row[4] * c.config.nodes + c.storage_usd_per_hour) * (c.run_s / c.compute_s)
         return c.work_units_per_s * SECONDS_PER_HOUR / usd_per_h if usd_per_h > 0 else math.inf
 
     def cost_high(self, row: Row) -> float:
@@ -143,7 +149,7 @@ class _Builder:
         """`work_per_usd` at the low throughput bound (its slower wall time included)."""
         c = self.ctx(row)
         usd_per_h = (row[4] * c.config.nodes + c.storage_usd_per_hour) * (
-            c.wall_s_high / c.compute_s
+            (c.wall_s_high - c.setup.total_s) / c.compute_s
         )
         work = c.work_units_per_s * c.estimate.interval_low
         return work * SECONDS_PER_HOUR / usd_per_h if usd_per_h > 0 else math.inf
@@ -160,8 +166,26 @@ class _Builder:
         nodes = f"{c.config.nodes}x " if c.config.nodes > 1 else ""
         return f"{nodes}{o.provider} {o.instance_type} {o.region} {c.pricing.value}"
 
+    def availability(self, row: Row) -> Availability:
+        return availability(self.offer(row), self.ctx(row).pricing, self.market)
+
+    def spot_rate_source(self, offer: Offer, ctx: Context) -> str:
+        if ctx.pricing is not PricingModel.SPOT:
+            return ""
+        if self.assumptions.spot_interruptions_per_hour is not None:
+            return "--spot-interruptions-per-hour"
+        for r in self.assumptions.signal_rates:
+            if r.matches(offer.provider, offer.region, offer.instance_type):
+                return f"spot signal: {r.source}"
+        return f"gpurent's spot defaults for {offer.provider}: " + (
+            spot_default(offer.provider).rate_source
+        )
+
     def notes(self, offer: Offer, ctx: Context) -> tuple[str, ...]:
         notes: list[str] = []
+        flag = availability(offer, ctx.pricing, self.market).flag
+        if flag:
+            notes.append(flag)
         est, cfg = ctx.estimate, ctx.config
         if ctx.spot is not None and ctx.spot.expected_interruptions > 0:
             s = ctx.spot
@@ -187,10 +211,11 @@ class _Builder:
             notes.append(f"tight memory: {headroom:.1f} GiB free per GPU")
         if cfg.gpus_per_node * cfg.nodes > 1 and est.scaling_efficiency < 0.7:
             notes.append(f"poor scaling: {est.scaling_efficiency:.0%} efficiency")
-        if ctx.min_billed_hours > 0:
+        if ctx.term_hours > 0:
+            billed = ctx.coef_a / cfg.nodes
             notes.append(
-                f"reserved term: pays {ctx.min_billed_hours:,.0f} h per instance "
-                "whatever the job uses"
+                f"reserved term: pays {billed:,.0f} h per instance (whole "
+                f"{ctx.term_hours:,.0f} h terms) whatever the job uses"
             )
         layout = cfg.choice.layout
         if layout is not None and layout.batch_size_per_gpu < self.workload.batch_size_per_gpu:
@@ -207,13 +232,15 @@ class _Builder:
         assert cfg.choice.layout is not None
         cost = cost_breakdown(
             price_usd_per_hour=row[4],
-            wall_s=ctx.wall_s,
+            wall_s=ctx.run_s,
             compute_s=ctx.compute_s,
             nodes=cfg.nodes,
             granularity_s=ctx.granularity_s,
             provider=offer.provider,
             assumptions=self.assumptions,
-            min_billed_hours=ctx.min_billed_hours,
+            term_hours=ctx.term_hours,
+            minimum_s=ctx.minimum_s,
+            setup=ctx.setup,
         )
         unit, scale = work_unit(est)
         work_units = ctx.work_units_per_s * ctx.compute_s
@@ -240,6 +267,9 @@ class _Builder:
             price_usd_per_hour=row[4],
             layout=cfg.choice.layout,
             compute_time_s=ctx.compute_s,
+            run_time_s=ctx.run_s,
+            setup=ctx.setup,
+            term_hours=ctx.term_hours,
             time_s=ctx.wall_s,
             cost=cost,
             work_units=work_units,
@@ -256,6 +286,8 @@ class _Builder:
             memory=est.memory,
             basis=est.basis,
             spot=ctx.spot,
+            spot_rate_source=self.spot_rate_source(offer, ctx),
+            availability=self.availability(row),
             meets_deadline=None if c.deadline_s is None else ctx.wall_s <= c.deadline_s,
             within_budget=None if c.budget_usd is None else row[0] <= c.budget_usd,
             as_of=offer.as_of,
@@ -283,6 +315,20 @@ def _common_notes(en: Enumeration) -> frozenset[str]:
     """Estimator notes that every priced configuration shares: said once, in the assumptions."""
     sets = [frozenset(ctx.estimate.notes) for ctx in en.contexts]
     return frozenset.intersection(*sets) if sets else frozenset()
+
+
+def _available_only(en: Enumeration, b: _Builder, least: float) -> Enumeration:
+    """The enumeration without rows whose availability confidence is known and below `least`."""
+    rows = []
+    for r in en.rows:
+        confidence = b.availability(r).confidence
+        if confidence is None or confidence >= least:
+            rows.append(r)
+    best: dict[int, Row] = {}
+    for r in rows:
+        if r[3] not in best or r < best[r[3]]:
+            best[r[3]] = r
+    return replace(en, rows=tuple(rows), context_best=tuple(best.values()))
 
 
 def _no_fit_reasons(en: Enumeration, workload: Workload) -> list[str]:
@@ -367,7 +413,23 @@ def make_plan(
             infeasible_reasons=tuple(_no_fit_reasons(en, workload)),
             **counts,
         )
-    b = _Builder(en, workload, constraints, assumptions)
+    b = _Builder(en, workload, constraints, assumptions, market(offers))
+    if constraints.min_availability is not None:
+        en = _available_only(en, b, constraints.min_availability)
+        b.en = en
+        if not en.rows:
+            return plan(
+                feasible=False,
+                top=(),
+                pareto=(),
+                explanation=None,
+                infeasible_reasons=(
+                    f"every candidate's availability confidence is below --min-availability "
+                    f"{constraints.min_availability:g} (spot or marketplace prices far below the "
+                    "usual): lower it or add on-demand to --pricing",
+                ),
+                **counts,
+            )
     estimator_notes = tuple(f"estimator: {n}" for n in sorted(b.common_notes))
     key = b.key()
     ranking = rank_rows(en.rows, constraints, key, b.describe, b.nodes)

@@ -8,9 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpurent.estimate.result import Bottleneck, MemoryBreakdown
+from gpurent.plan.availability import Availability
 from gpurent.plan.constraints import Objective, PricingModel, Risk
 from gpurent.plan.layouts import Layout
-from gpurent.pricing.costs import CostBreakdown, SpotOverhead
+from gpurent.pricing.costs import CostBreakdown, SetupTime, SpotOverhead
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,7 +33,10 @@ class Candidate:
     price_usd_per_hour: float  # per instance, as charged under `pricing`
     layout: Layout
     compute_time_s: float  # pure compute, without spot overhead
-    time_s: float  # expected wall time to finish
+    run_time_s: float  # compute with the spot overhead (restores after interruptions included)
+    setup: SetupTime  # provisioning, image, dataset, model, output transfer
+    term_hours: float  # a reserved candidate's commitment term, billed whole (0: none)
+    time_s: float  # expected wall time to the last byte of output: setup + run
     cost: CostBreakdown
     work_units: float  # units of `work_unit` done (e.g. tokens)
     work_unit: str  # "tokens", "images", "sequences", "samples"
@@ -48,6 +52,8 @@ class Candidate:
     memory: MemoryBreakdown
     basis: str  # estimator basis: measured | calibrated | roofline
     spot: SpotOverhead | None
+    spot_rate_source: str  # where the assumed interruption rate comes from ("" when not spot)
+    availability: Availability  # is the price too good to be capacity?
     meets_deadline: bool | None  # None when no deadline was given
     within_budget: bool | None  # None when no budget was given
     as_of: str

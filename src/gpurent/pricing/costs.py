@@ -23,6 +23,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gpurent.cloud.billing import BILLING_RULES, BillingRule, EgressTo, billing_rule
+from gpurent.cloud.billing import OTHERS as BILLING_OTHERS
+from gpurent.cloud.commitments import billed_term_hours
 from gpurent.cloud.spot_defaults import (
     OTHERS,
     SPOT_DEFAULTS,
@@ -34,23 +37,15 @@ from gpurent.errors import InputError
 from gpurent.spot.interval import daly_interval_s, overhead_exponential
 from gpurent.units import HOURS_PER_MONTH, SECONDS_PER_HOUR
 
-# Approximate public list prices (US regions, 2025), NOT from the bundled catalog: block storage
-# per GB-month (AWS EBS gp3 $0.08; GCP pd-balanced $0.10; Lambda persistent filesystem $0.20) and
-# internet egress per GB (AWS first 10 TB $0.09; GCP premium tier ~$0.12; Azure ~$0.087; Lambda,
-# RunPod: no egress fees). Other providers: the `None` key, a middle-of-the-road assumption.
+# Block storage per GB-month and internet egress per GB: views of the sourced per-provider table
+# shared with `pricing compare` (gpurent.cloud.billing); the `None` key is its "others" row.
 STORAGE_USD_PER_GB_MONTH: dict[str | None, float] = {
-    "aws": 0.08,
-    "gcp": 0.10,
-    "lambda": 0.20,
-    None: 0.10,
+    **{p: r.storage_usd_per_gb_month for p, r in BILLING_RULES.items()},
+    None: BILLING_OTHERS.storage_usd_per_gb_month,
 }
 EGRESS_USD_PER_GB: dict[str | None, float] = {
-    "aws": 0.09,
-    "gcp": 0.12,
-    "azure": 0.087,
-    "lambda": 0.0,
-    "runpod": 0.0,
-    None: 0.09,
+    **{p: r.egress_rate(EgressTo.INTERNET) for p, r in BILLING_RULES.items()},
+    None: BILLING_OTHERS.egress_rate(EgressTo.INTERNET),
 }
 # Expected spot interruptions per instance-hour and restart seconds: the table shared with
 # `pricing compare` and `spot interval`, with its sources, is gpurent.cloud.spot_defaults. The
@@ -66,6 +61,16 @@ DEFAULT_CHECKPOINT_WRITE_GIB_PER_S = 1.0  # per node, to local NVMe or block sto
 DEFAULT_CHECKPOINT_FIXED_S = 10.0  # serialisation and sync per checkpoint (assumed)
 DEFAULT_NETWORK_GBPS = 25.0  # between instances when the offer does not publish it (assumed)
 MAX_SPOT_SLOWDOWN = 10.0  # beyond this, interruptions outpace progress: spot is not offered
+DEFAULT_IMAGE_GB = 10.0
+IMAGE_SOURCE = (
+    "assumed 10 GB: a CUDA PyTorch container image, compressed (NGC's PyTorch image is about "
+    "that size); pass --image-gb"
+)
+DEFAULT_DOWNLOAD_GBPS = 5.0
+DOWNLOAD_SOURCE = (
+    "assumed: at most 5 Gbit/s from a registry, object store or model hub per instance "
+    "(--download-gbps), less where the offer publishes a slower network"
+)
 
 
 def _lookup(table: dict[str | None, float], provider: str) -> float:
@@ -85,6 +90,15 @@ def _by_rate(rate: Callable[[str], float], providers: tuple[str, ...], fmt: str)
     return ", ".join([*parts, f"{rest} {fmt.format(common)}"])
 
 
+def _sources(providers: tuple[str, ...], field: Callable[[BillingRule], str]) -> str:
+    """'aws: ...; lambda, runpod: ...': each provider's rule source, grouped when shared."""
+    groups: dict[str, list[str]] = {}
+    for p in providers or (BILLING_OTHERS.provider,):
+        rule = billing_rule(p)
+        groups.setdefault(field(rule), []).append(p)
+    return "; ".join(f"{', '.join(names)}: {text}" for text, names in groups.items())
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CostAssumptions:
     """Cost inputs that the catalog does not hold. `None` means "use the per-provider default"."""
@@ -100,9 +114,15 @@ class CostAssumptions:
     commit_discount: float | None = None  # fraction off on-demand for "reserved", e.g. 0.35
     default_network_gbps: float = DEFAULT_NETWORK_GBPS
     signal_rates: tuple[SignalRate, ...] = ()  # from stored spot signals, per region/instance
+    egress_to: EgressTo = EgressTo.INTERNET
+    dataset_gb: float = 0.0  # downloaded to every node before the job starts
+    model_gb: float = 0.0  # model weights downloaded to every node before the job starts
+    image_gb: float = DEFAULT_IMAGE_GB  # container image pulled on every node
+    download_gbps: float = DEFAULT_DOWNLOAD_GBPS  # most a download reaches per instance
+    commit_term_hours: float | None = None  # None: the provider's shortest term (cloud.commitments)
 
     def __post_init__(self) -> None:
-        for name in ("storage_gb_per_node", "egress_gb"):
+        for name in ("storage_gb_per_node", "egress_gb", "dataset_gb", "model_gb", "image_gb"):
             if getattr(self, name) < 0:
                 raise InputError(f"--{name.replace('_', '-')} must be >= 0")
         for name in ("storage_usd_per_gb_month", "egress_usd_per_gb", "checkpoint_s", "restart_s"):
@@ -116,6 +136,10 @@ class CostAssumptions:
             raise InputError(
                 f"--commit-discount is a fraction in [0, 1), e.g. 0.35; got {self.commit_discount}"
             )
+        if self.commit_term_hours is not None and not self.commit_term_hours > 0:
+            raise InputError(f"--commit-term must be positive, got {self.commit_term_hours} h")
+        if not self.download_gbps > 0:
+            raise InputError(f"--download-gbps must be positive, got {self.download_gbps}")
         if not self.checkpoint_write_gib_per_s > 0 or not self.default_network_gbps > 0:
             raise InputError("checkpoint write speed and default network must be positive")
 
@@ -125,9 +149,10 @@ class CostAssumptions:
         return _lookup(STORAGE_USD_PER_GB_MONTH, provider)
 
     def egress_rate(self, provider: str) -> float:
+        """USD per GB out to `egress_to`, the user's figure or the provider's."""
         if self.egress_usd_per_gb is not None:
             return self.egress_usd_per_gb
-        return _lookup(EGRESS_USD_PER_GB, provider)
+        return billing_rule(provider).egress_rate(self.egress_to)
 
     def interruptions_per_hour(
         self, provider: str, region: str | None = None, instance: str | None = None
@@ -162,9 +187,14 @@ class CostAssumptions:
         )
         if self.egress_gb > 0:
             lines.append(
-                f"egress: {self.egress_gb:g} GB out at "
+                f"egress: {self.egress_gb:g} GB out to {self.egress_to.value} at "
                 + _by_rate(self.egress_rate, providers, "${:g}")
                 + " per GB"
+                + (
+                    " (--egress-usd-per-gb)"
+                    if self.egress_usd_per_gb is not None
+                    else f" ({_sources(providers, lambda r: r.egress_source)})"
+                )
             )
         else:
             lines.append("egress: none counted (pass --egress-gb to price downloading results)")
@@ -204,14 +234,38 @@ class CostAssumptions:
                 + (f" (bucket -> rate: {rules})" if rules else "")
             )
         lines.append(
+            "billing: "
+            + _sources(providers, lambda r: r.billing_source)
+            + "; storage: "
+            + _sources(providers, lambda r: r.storage_source)
+        )
+        lines.append(
+            "setup per launch, every node in parallel: provisioning ("
+            + _by_rate(lambda p: billing_rule(p).provisioning_s, providers, "{:g} s")
+            + f"; {_sources(providers, lambda r: r.provisioning_source)}), then the image "
+            f"({self.image_gb:g} GB), dataset ({self.dataset_gb:g} GB, --dataset-gb) and model "
+            f"({self.model_gb:g} GB, --model-gb) downloads and, at the end, the output "
+            f"({self.egress_gb:g} GB, --egress-gb), {DOWNLOAD_SOURCE}; all billed as instance "
+            "time but provisioning, where the provider does not bill it"
+        )
+        lines.append(
             f"network between nodes: {self.default_network_gbps:g} Gbit/s where the offer "
             "does not publish it"
         )
-        if self.commit_discount is not None:
-            lines.append(
-                f"reserved: {self.commit_discount:.0%} off on-demand (--commit-discount), "
-                "assuming the commitment is used fully elsewhere"
-            )
+        term = (
+            f"--commit-term {self.commit_term_hours:,.0f} h"
+            if self.commit_term_hours is not None
+            else "the provider's shortest term (gpurent.cloud.commitments; 12 months assumed "
+            "where none is recorded)"
+        )
+        discount = (
+            f"{self.commit_discount:.0%} off on-demand (--commit-discount)"
+            if self.commit_discount is not None
+            else "the offer's committed price or a discount the provider publishes"
+        )
+        lines.append(
+            f"reserved: {discount}; every hour of the term billed, in whole terms of {term}"
+        )
         return tuple(lines)
 
 
@@ -305,26 +359,129 @@ def checkpoint_cost_s(state_gib_per_node: float, assumptions: CostAssumptions) -
     return DEFAULT_CHECKPOINT_FIXED_S + state_gib_per_node / assumptions.checkpoint_write_gib_per_s
 
 
-def billed_hours(duration_s: float, granularity_s: int) -> float:
-    """Hours billed for `duration_s` of running, rounded up to the billing granularity."""
+def billed_hours(duration_s: float, granularity_s: int, minimum_s: int = 0) -> float:
+    """Hours billed for `duration_s` of running: at least `minimum_s`, rounded up to the
+    billing granularity."""
     if not math.isfinite(duration_s):
         return math.inf
     step = max(1, granularity_s)
-    return math.ceil(duration_s / step) * step / SECONDS_PER_HOUR
+    return math.ceil(max(duration_s, minimum_s) / step) * step / SECONDS_PER_HOUR
+
+
+def billing_step(provider: str, offer_step_s: int) -> tuple[int, int]:
+    """(step s, minimum s) the provider bills in: its sourced rule (gpurent.cloud.billing), or
+    the offer's granularity without a minimum for providers without one."""
+    if provider.strip().lower() in BILLING_RULES:
+        rule = billing_rule(provider)
+        return rule.step_s, rule.minimum_s
+    return offer_step_s, 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetupTime:
+    """Time before the first step and after the last one, per launch, seconds (every node does
+    the same in parallel). `restore_s` is the spot model's restart time after interruptions,
+    already part of the run time; shown here so that all hidden time is in one place."""
+
+    provisioning_s: float
+    image_s: float
+    dataset_s: float
+    model_s: float
+    output_s: float  # writing the results out (the egress) at the end
+    download_gbps: float
+    provisioning_billed: bool
+    sources: tuple[tuple[str, str], ...]  # (part, where its figure comes from)
+
+    @property
+    def before_s(self) -> float:
+        """Seconds from the request to the first training or serving step."""
+        return self.provisioning_s + self.image_s + self.dataset_s + self.model_s
+
+    @property
+    def total_s(self) -> float:
+        return self.before_s + self.output_s
+
+    @property
+    def billed_s(self) -> float:
+        """The part of `total_s` the provider bills as instance time."""
+        return self.total_s - (0.0 if self.provisioning_billed else self.provisioning_s)
+
+
+def setup_time(
+    provider: str, network_gbps: float | None, assumptions: CostAssumptions
+) -> SetupTime:
+    """Provisioning, image pull, dataset and model download, and the output written at the end,
+    at the lesser of the offer's network and the download cap."""
+    rule = billing_rule(provider)
+    gbps = (
+        min(network_gbps, assumptions.download_gbps) if network_gbps else assumptions.download_gbps
+    )
+
+    def transfer_s(gb: float) -> float:
+        return gb * 8.0 / gbps
+
+    where = f"at {gbps:g} Gbit/s ({DOWNLOAD_SOURCE})"
+    return SetupTime(
+        provisioning_s=rule.provisioning_s,
+        image_s=transfer_s(assumptions.image_gb),
+        dataset_s=transfer_s(assumptions.dataset_gb),
+        model_s=transfer_s(assumptions.model_gb),
+        output_s=transfer_s(assumptions.egress_gb),
+        download_gbps=gbps,
+        provisioning_billed=rule.provisioning_billed,
+        sources=(
+            ("provisioning", f"{rule.provider}: {rule.provisioning_source}"),
+            (
+                "image",
+                f"{assumptions.image_gb:g} GB "
+                + (IMAGE_SOURCE if assumptions.image_gb == DEFAULT_IMAGE_GB else "(--image-gb)")
+                + f" {where}",
+            ),
+            ("dataset", f"{assumptions.dataset_gb:g} GB (--dataset-gb) {where}"),
+            ("model", f"{assumptions.model_gb:g} GB (--model-gb) {where}"),
+            ("output", f"{assumptions.egress_gb:g} GB (--egress-gb) {where}"),
+        ),
+    )
+
+
+NO_SETUP = SetupTime(
+    provisioning_s=0.0,
+    image_s=0.0,
+    dataset_s=0.0,
+    model_s=0.0,
+    output_s=0.0,
+    download_gbps=DEFAULT_DOWNLOAD_GBPS,
+    provisioning_billed=False,
+    sources=(),
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CostBreakdown:
-    """Cost to finish, USD. `spot_overhead_usd` is the part of `compute_usd` spent on overhead."""
+    """Cost to finish, USD. `compute_usd` is every billed instance-hour; `setup_usd`,
+    `spot_overhead_usd` and `billing_rounding_usd` are the parts of it spent on setup, on spot
+    overhead and on the billing minimum, steps or whole commitment terms."""
 
     compute_usd: float
     storage_usd: float
     egress_usd: float
     spot_overhead_usd: float
+    setup_usd: float = 0.0
+    billing_rounding_usd: float = 0.0
 
     @property
     def total_usd(self) -> float:
         return self.compute_usd + self.storage_usd + self.egress_usd
+
+
+def _instance_hours(
+    billed_s: float, granularity_s: int, minimum_s: int, term_hours: float
+) -> float:
+    """Hours billed per instance: whole commitment terms when `term_hours` > 0, else the
+    provider's minimum and steps."""
+    if term_hours > 0:
+        return billed_term_hours(billed_s / SECONDS_PER_HOUR, term_hours)
+    return billed_hours(billed_s, granularity_s, minimum_s)
 
 
 def cost_coefficients(
@@ -334,17 +491,21 @@ def cost_coefficients(
     granularity_s: int,
     provider: str,
     assumptions: CostAssumptions,
-    min_billed_hours: float = 0.0,
+    term_hours: float = 0.0,
+    minimum_s: int = 0,
+    setup: SetupTime = NO_SETUP,
 ) -> tuple[float, float]:
     """(a, b) such that cost to finish = a x instance price per hour + b.
 
-    a = instances x billed hours (at least `min_billed_hours`, e.g. a reserved term);
-    b = storage for the wall time on every node + egress. Splitting it so lets the planner price
-    thousands of offers that share a configuration with one multiply-add each.
+    `wall_s` is the run (compute and spot overhead); `setup` adds its billed part to the
+    instance time and all of it to the storage time. a = instances x billed hours (whole
+    `term_hours` terms for a commitment); b = storage on every node + egress. Splitting it so
+    lets the planner price thousands of offers that share a configuration with one
+    multiply-add each.
     """
-    hours_billed = max(billed_hours(wall_s, granularity_s), min_billed_hours)
-    storage, egress = _storage_and_egress_usd(wall_s, nodes, provider, assumptions)
-    return nodes * hours_billed, storage + egress
+    hours = _instance_hours(wall_s + setup.billed_s, granularity_s, minimum_s, term_hours)
+    storage, egress = _storage_and_egress_usd(wall_s + setup.total_s, nodes, provider, assumptions)
+    return nodes * hours, storage + egress
 
 
 def _storage_and_egress_usd(
@@ -369,7 +530,9 @@ def cost_breakdown(
     granularity_s: int,
     provider: str,
     assumptions: CostAssumptions,
-    min_billed_hours: float = 0.0,
+    term_hours: float = 0.0,
+    minimum_s: int = 0,
+    setup: SetupTime = NO_SETUP,
 ) -> CostBreakdown:
     """The itemised cost of one candidate (same arithmetic as `cost_coefficients`)."""
     instance_hours, _ = cost_coefficients(
@@ -378,12 +541,21 @@ def cost_breakdown(
         granularity_s=granularity_s,
         provider=provider,
         assumptions=assumptions,
-        min_billed_hours=min_billed_hours,
+        term_hours=term_hours,
+        minimum_s=minimum_s,
+        setup=setup,
     )
     compute = instance_hours * price_usd_per_hour
-    storage, egress = _storage_and_egress_usd(wall_s, nodes, provider, assumptions)
-    overhead_s = max(0.0, wall_s - compute_s)
-    overhead = nodes * price_usd_per_hour * overhead_s / SECONDS_PER_HOUR
+    storage, egress = _storage_and_egress_usd(wall_s + setup.total_s, nodes, provider, assumptions)
+    per_s = nodes * price_usd_per_hour / SECONDS_PER_HOUR
+    overhead = per_s * max(0.0, wall_s - compute_s)
+    setup_usd = per_s * setup.billed_s
+    rounding = max(0.0, compute - per_s * (wall_s + setup.billed_s))
     return CostBreakdown(
-        compute_usd=compute, storage_usd=storage, egress_usd=egress, spot_overhead_usd=overhead
+        compute_usd=compute,
+        storage_usd=storage,
+        egress_usd=egress,
+        spot_overhead_usd=overhead,
+        setup_usd=setup_usd,
+        billing_rounding_usd=rounding if math.isfinite(rounding) else 0.0,
     )

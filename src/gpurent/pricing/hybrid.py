@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gpurent.cloud.billing import BillingRule
 from gpurent.errors import InputError
 from gpurent.pricing.models import Comparison, Prices, SpotRisk, UsagePattern, compare
 
@@ -45,7 +46,10 @@ class HybridResult:
 
     parts: tuple[PartCost, ...]
     total_cost_usd: float
-    total_on_demand_usd: float
+    total_on_demand_usd: float  # each part on demand on its own instance
+    hours: float  # hours the schedule covers in all
+    baseline_usd_per_hour: float | None = None  # the comparison's on-demand price
+    baseline_usd: float | None = None  # that price for the same hours: the table's baseline
 
 
 def parse_hybrid(text: str) -> list[HybridPart]:
@@ -100,8 +104,12 @@ def cost_hybrid(
     days_per_month: float,
     months: float,
     risk: SpotRisk | None,
+    baseline_usd_per_hour: float | None = None,
+    rule: BillingRule | None = None,
 ) -> HybridResult:
-    """Cost every part with `compare` and add up the cheapest option of each."""
+    """Cost every part with `compare` and add up the cheapest option of each; with
+    `baseline_usd_per_hour` (the on-demand price of the comparison shown above it), also that
+    price for the same hours, so the saving is against the same baseline as that table."""
     if not parts:
         raise InputError("a hybrid schedule needs at least one part")
     costed = []
@@ -109,12 +117,16 @@ def cost_hybrid(
         usage = UsagePattern(
             hours_per_day=part.hours_per_day, days_per_month=days_per_month, months=months
         )
-        costed.append(PartCost(part=part, comparison=compare(usage, prices, risk)))
+        costed.append(PartCost(part=part, comparison=compare(usage, prices, risk, rule)))
     on_demand = sum(
         next(o.cost_usd for o in c.comparison.options if o.option == "on-demand") for c in costed
     )
+    hours = sum(c.comparison.usage.total_hours for c in costed)
     return HybridResult(
         parts=tuple(costed),
         total_cost_usd=sum(c.best_cost_usd for c in costed),
         total_on_demand_usd=on_demand,
+        hours=hours,
+        baseline_usd_per_hour=baseline_usd_per_hour,
+        baseline_usd=None if baseline_usd_per_hour is None else baseline_usd_per_hour * hours,
     )

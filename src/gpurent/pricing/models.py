@@ -5,9 +5,11 @@
   (`gpurent.spot.interval.overhead_exponential` at Daly's interval), so the spot price is compared
   as an *effective* price per hour of useful work. Waiting while spot has no capacity is not
   billed and not modelled here (see `gpurent spot zones` for how often that happens).
-- Committed (reserved / savings plan / CUD): every hour of the term is billed at the committed
-  price whether used or not, in whole terms (a 12-month commitment for 3 months of work is still
-  paid for 12 months).
+- Committed (reserved / savings plan / CUD / capacity block): every hour of the term is billed at
+  the committed price whether used or not, in whole terms covering the calendar span of use
+  (`gpurent.cloud.commitments.billed_term_hours`, the rule `plan --pricing reserved` uses for
+  a job's wall time): a 12-month commitment for 3 months of work is paid for 12 months; a term
+  shorter than a month (a 1-day capacity block, a 1-week cluster) covers the days of use.
 Break-even (RESEARCH §3): commitment wins over on-demand when the expected utilisation of the
 committed hours exceeds committed price / on-demand price; against spot, committed price /
 effective spot price. Utilisation = used hours / hours in the term.
@@ -18,6 +20,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from gpurent.cloud.billing import BillingRule
+from gpurent.cloud.commitments import HOURS_PER_DAY, billed_term_hours
 from gpurent.errors import InputError
 from gpurent.spot.interval import Overhead, daly_interval_s, overhead_exponential
 from gpurent.units import HOURS_PER_MONTH, SECONDS_PER_HOUR
@@ -77,6 +81,13 @@ class UsagePattern:
     def total_hours(self) -> float:
         return self.hours_per_month * self.months
 
+    def span_hours(self, term_hours: float) -> float:
+        """Calendar hours a commitment of `term_hours` must cover: the whole months for terms of
+        a month or more, else the days of use (days are assumed consecutive)."""
+        if term_hours >= HOURS_PER_MONTH:
+            return self.months * HOURS_PER_MONTH
+        return self.days_per_month * self.months * HOURS_PER_DAY
+
     @property
     def utilisation(self) -> float:
         """Share of the month's hours (730 h) in use."""
@@ -93,6 +104,25 @@ class Prices:
     committed_usd_per_hour: float | None = None
     commit_months: int = 12
     committed_source: str = ""
+    commit_term_hours: float | None = None  # overrides commit_months (e.g. a 24 h block)
+    term_name: str = ""  # e.g. "EC2 Capacity Block for ML", when the term is a provider's
+
+    @property
+    def term_hours(self) -> float:
+        if self.commit_term_hours is not None:
+            return self.commit_term_hours
+        return self.commit_months * HOURS_PER_MONTH
+
+    @property
+    def term_label(self) -> str:
+        h = self.term_hours
+        if h >= HOURS_PER_MONTH and h % HOURS_PER_MONTH == 0:
+            label = f"{h / HOURS_PER_MONTH:g}-month"
+        elif h % HOURS_PER_DAY == 0:
+            label = f"{h / HOURS_PER_DAY:g}-day"
+        else:
+            label = f"{h:,.0f} h"
+        return f"{label} term" + (f" ({self.term_name})" if self.term_name else "")
 
     def __post_init__(self) -> None:
         _positive(self.on_demand_usd_per_hour, "on-demand price")
@@ -102,6 +132,8 @@ class Prices:
             _positive(self.committed_usd_per_hour, "committed price")
         if self.commit_months < 1:
             raise InputError(f"--commit-months must be >= 1, got {self.commit_months}")
+        if self.commit_term_hours is not None and not self.commit_term_hours > 0:
+            raise InputError(f"--commit-term must be positive, got {self.commit_term_hours} h")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -152,31 +184,61 @@ class Comparison:
     committed_source: str
 
 
-def compare(usage: UsagePattern, prices: Prices, risk: SpotRisk | None = None) -> Comparison:
-    """Cost of the usage pattern under each pricing model; see the module docstring."""
+def _launches(usage: UsagePattern) -> float:
+    """Launches the pattern takes: one per day of use, one in all when it runs around the clock."""
+    return 1.0 if usage.hours_per_day >= HOURS_PER_DAY else usage.days_per_month * usage.months
+
+
+def billed_usage_hours(usage: UsagePattern, hours: float, rule: BillingRule | None) -> float:
+    """Hours billed for `hours` of running spread over the pattern's launches, each rounded to
+    the provider's minimum and steps (`rule`; exact hours without one)."""
+    if rule is None:
+        return hours
+    launches = _launches(usage)
+    return launches * rule.billed_s(hours / launches * SECONDS_PER_HOUR) / SECONDS_PER_HOUR
+
+
+def _per_launch(rule: BillingRule | None) -> str:
+    if rule is None:
+        return "pay per used hour"
+    step = "per second" if rule.step_s == 1 else f"in {rule.step_s:g} s steps"
+    return f"billed {step}, at least {rule.minimum_s:g} s per launch ({rule.provider})"
+
+
+def compare(
+    usage: UsagePattern,
+    prices: Prices,
+    risk: SpotRisk | None = None,
+    rule: BillingRule | None = None,
+) -> Comparison:
+    """Cost of the usage pattern under each pricing model; see the module docstring. With the
+    provider's billing `rule`, on-demand and spot hours are billed per launch (one a day of
+    use) at its minimum and steps, as `plan` bills a job."""
     used = usage.total_hours
     od = prices.on_demand_usd_per_hour
+    od_billed = billed_usage_hours(usage, used, rule)
     options = [
         OptionCost(
             option="on-demand",
             price_usd_per_hour=od,
-            effective_usd_per_useful_hour=od,
-            billed_hours=used,
-            cost_usd=od * used,
-            note="pay per used hour",
+            effective_usd_per_useful_hour=od * od_billed / used,
+            billed_hours=od_billed,
+            cost_usd=od * od_billed,
+            note=_per_launch(rule),
         )
     ]
     overhead = None
     spot_eff = None
     if prices.spot_usd_per_hour is not None and risk is not None:
         overhead = risk.overhead()
-        spot_eff = prices.spot_usd_per_hour * overhead.slowdown
+        spot_billed = billed_usage_hours(usage, used * overhead.slowdown, rule)
+        spot_eff = prices.spot_usd_per_hour * spot_billed / used
         options.append(
             OptionCost(
                 option="spot",
                 price_usd_per_hour=prices.spot_usd_per_hour,
                 effective_usd_per_useful_hour=spot_eff,
-                billed_hours=used * overhead.slowdown,
+                billed_hours=spot_billed,
                 cost_usd=spot_eff * used,
                 note=f"+{overhead.total * 100:.1f}% for checkpoints every "
                 f"{overhead.interval_s / 60:.0f} min, restarts and lost work "
@@ -194,7 +256,7 @@ def compare(usage: UsagePattern, prices: Prices, risk: SpotRisk | None = None) -
                 effective_usd_per_useful_hour=c * billed / used,
                 billed_hours=billed,
                 cost_usd=c * billed,
-                note=f"{terms} x {prices.commit_months}-month term, every hour billed",
+                note=f"{terms} x {prices.term_label}, every hour billed",
             )
         )
         be_od = c / od
@@ -216,8 +278,46 @@ def compare(usage: UsagePattern, prices: Prices, risk: SpotRisk | None = None) -
 
 def _committed_terms(usage: UsagePattern, prices: Prices) -> tuple[int, float]:
     """Whole commitment terms covering the usage, and the hours they bill."""
-    terms = math.ceil(usage.months / prices.commit_months - 1e-9)
-    return terms, terms * prices.commit_months * HOURS_PER_MONTH
+    term_h = prices.term_hours
+    billed = billed_term_hours(usage.span_hours(term_h), term_h)
+    return round(billed / term_h), billed
+
+
+_TERM_UNITS_H = {
+    "h": 1.0,
+    "d": HOURS_PER_DAY,
+    "w": 7 * HOURS_PER_DAY,
+    "mo": HOURS_PER_MONTH,
+    "y": 12 * HOURS_PER_MONTH,
+}
+_TERM_ALIASES = {
+    "hour": "h",
+    "hours": "h",
+    "day": "d",
+    "days": "d",
+    "week": "w",
+    "weeks": "w",
+    "month": "mo",
+    "months": "mo",
+    "year": "y",
+    "years": "y",
+    "yr": "y",
+}
+
+
+def parse_term_hours(text: str, flag: str = "--commit-term") -> float:
+    """A commitment term such as 1d, 2w, 1mo, 3mo, 1y, 3y or 24h, in hours."""
+    raw = text.strip().lower().replace(" ", "")
+    number = raw.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = raw[len(number) :]
+    unit = _TERM_ALIASES.get(unit, unit)
+    try:
+        value = float(number)
+    except ValueError:
+        value = math.nan
+    if unit not in _TERM_UNITS_H or not (math.isfinite(value) and value > 0):
+        raise InputError(f"{flag}: cannot read {text!r} as a term; use e.g. 1d, 1w, 1mo, 1y, 3y")
+    return value * _TERM_UNITS_H[unit]
 
 
 def _explain(

@@ -20,6 +20,7 @@ TABLE_HEADERS = (
     "notes",
 )
 PARETO_HEADERS = ("time", "cost", "GPUs", "offer", "pricing")
+BREAKDOWN_TITLE = "Where the time and money go (sources: --json and the assumptions)"
 
 
 def region_cell(c: Candidate) -> str:
@@ -157,3 +158,95 @@ def explanation_sections(e: Explanation) -> tuple[tuple[str, tuple[str, ...]], .
         ("Alternatives", tuple(t.summary for t in e.alternatives)),
         ("Scenario matrix", (e.matrix.summary,) if e.matrix else ()),
     )
+
+
+def _d(seconds: float) -> str:
+    return format_duration(seconds) if seconds >= 60 else f"{seconds:.0f} s"
+
+
+def time_breakdown(c: Candidate) -> str:
+    """'2.1 h = setup 2.3 min (provisioning 2.0 min, image 16 s) + run 2.0 h (...)'."""
+    s = c.setup
+    parts = [
+        (name, secs)
+        for name, secs in (
+            ("provisioning", s.provisioning_s),
+            ("image", s.image_s),
+            ("dataset", s.dataset_s),
+            ("model", s.model_s),
+            ("output", s.output_s),
+        )
+        if secs > 0
+    ]
+    setup = ", ".join(
+        f"{name} {_d(secs)}"
+        + (" unbilled" if name == "provisioning" and not s.provisioning_billed else "")
+        for name, secs in parts
+    )
+    run = f"run {_d(c.run_time_s)}"
+    if c.spot is not None and c.run_time_s > c.compute_time_s:
+        run += (
+            f" (compute {_d(c.compute_time_s)} + spot overhead "
+            f"{_d(c.run_time_s - c.compute_time_s)}, of which restores after "
+            f"~{c.spot.expected_interruptions:.1f} interruptions {_d(c.spot.restart_time_s)})"
+        )
+    return f"time {_d(c.time_s)} = setup {_d(s.total_s)} ({setup or 'none'}) + {run}"
+
+
+def _usd(amount: float) -> str:
+    """`format_usd` down to a tenth of a cent, two significant digits below it, $0 for zero."""
+    if amount == 0:
+        return "$0"
+    return format_usd(amount) if amount >= 0.001 else small_usd(amount)
+
+
+def cost_breakdown_line(c: Candidate) -> str:
+    """'$2.01 = compute $1.95 (of which setup $0.04, spot overhead $0.16) + storage ...'."""
+    k = c.cost
+    within = [
+        f"{name} {_usd(usd)}"
+        for name, usd in (
+            ("setup", k.setup_usd),
+            ("spot overhead", k.spot_overhead_usd),
+            (
+                "billing minimum/steps" if c.term_hours == 0 else "unused term",
+                k.billing_rounding_usd,
+            ),
+        )
+        if usd > 0.0005
+    ]
+    inner = f" (of which {', '.join(within)})" if within else ""
+    return (
+        f"cost {format_usd(k.total_usd)} = compute {format_usd(k.compute_usd)}{inner} + "
+        f"storage {_usd(k.storage_usd)} + egress {_usd(k.egress_usd)}"
+    )
+
+
+def availability_line(c: Candidate) -> str | None:
+    """The availability flag with the interruption rate assumed and its source."""
+    a = c.availability
+    parts = []
+    if a.flag:
+        parts.append(a.flag)
+    if a.confidence is not None:
+        parts.append(f"availability confidence {a.confidence:.2f}")
+    if c.spot is not None:
+        parts.append(
+            f"{c.spot.interruptions_per_hour:.2g} interruptions/h assumed for the cluster "
+            f"(from {c.spot_rate_source})"
+        )
+    return "; ".join(parts) if parts else None
+
+
+def breakdown_lines(c: Candidate) -> tuple[str, ...]:
+    """Where one candidate's time and money go, as lines for every renderer."""
+    lines = [time_breakdown(c), cost_breakdown_line(c)]
+    avail = availability_line(c)
+    if avail:
+        lines.append(avail)
+    return tuple(lines)
+
+
+def breakdown_sections(plan: Plan) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(heading, lines) per shown candidate: '#1 verda 1B200.30V FIN-03 (spot)'."""
+    return tuple((f"#{c.rank or '-'} {c.label}", breakdown_lines(c)) for c in plan.top)

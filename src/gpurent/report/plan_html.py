@@ -7,8 +7,10 @@ from html import escape
 
 from gpurent.plan.result import Candidate, Plan
 from gpurent.report.plan_format import (
+    BREAKDOWN_TITLE,
     PARETO_HEADERS,
     TABLE_HEADERS,
+    breakdown_sections,
     candidate_row,
     explanation_sections,
     pareto_row,
@@ -100,6 +102,9 @@ def render_html(plan: Plan) -> str:
     if plan.top:
         parts.append(f"<h2>{top_heading(plan)}</h2>")
         parts.append(_table(TABLE_HEADERS, (candidate_row(c) for c in plan.top), plan.feasible))
+        parts.append(f"<h2>{escape(BREAKDOWN_TITLE)}</h2>")
+        for heading, lines in breakdown_sections(plan):
+            parts.append(f"<h3>{escape(heading)}</h3>{_list(lines)}")
     if plan.pareto:
         parts.append("<h2>Pareto front</h2>")
         parts.append(_table(PARETO_HEADERS, (pareto_row(c) for c in plan.pareto)))

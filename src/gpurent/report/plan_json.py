@@ -39,6 +39,8 @@ def candidate_to_dict(c: Candidate) -> dict[str, Any]:
             "slowdown": _num(s.slowdown),
         }
     lay = c.layout
+    st = c.setup
+    av = c.availability
     return {
         "rank": c.rank,
         "provider": c.provider,
@@ -66,13 +68,39 @@ def candidate_to_dict(c: Candidate) -> dict[str, Any]:
             "gradient_accumulation": lay.gradient_accumulation,
         },
         "compute_time_s": _num(c.compute_time_s),
+        "run_time_s": _num(c.run_time_s),
         "time_s": _num(c.time_s),
+        "setup": {
+            "provisioning_s": _num(st.provisioning_s),
+            "image_s": _num(st.image_s),
+            "dataset_s": _num(st.dataset_s),
+            "model_s": _num(st.model_s),
+            "output_s": _num(st.output_s),
+            "restore_s": _num(c.spot.restart_time_s if c.spot else 0.0),
+            "total_s": _num(st.total_s),
+            "billed_s": _num(st.billed_s),
+            "download_gbps": _num(st.download_gbps),
+            "provisioning_billed": st.provisioning_billed,
+            "sources": dict(st.sources),
+        },
+        "term_hours": _num(c.term_hours),
         "cost": {
             "compute_usd": _num(c.cost.compute_usd),
+            "setup_usd": _num(c.cost.setup_usd),
+            "billing_rounding_usd": _num(c.cost.billing_rounding_usd),
             "storage_usd": _num(c.cost.storage_usd),
             "egress_usd": _num(c.cost.egress_usd),
             "spot_overhead_usd": _num(c.cost.spot_overhead_usd),
             "total_usd": _num(c.cost.total_usd),
+        },
+        "availability": {
+            "confidence": _num(av.confidence),
+            "discount_vs_on_demand": _num(av.discount_vs_on_demand),
+            "usual_discount": _num(av.usual_discount),
+            "flag": av.flag,
+            "basis": av.basis,
+            "interruptions_per_hour": _num(c.spot.interruptions_per_hour) if c.spot else None,
+            "interruption_rate_source": c.spot_rate_source,
         },
         "work_units": _num(c.work_units),
         "work_unit": c.work_unit,

@@ -6,8 +6,10 @@ from collections.abc import Iterable
 
 from gpurent.plan.result import Plan
 from gpurent.report.plan_format import (
+    BREAKDOWN_TITLE,
     PARETO_HEADERS,
     TABLE_HEADERS,
+    breakdown_sections,
     candidate_row,
     explanation_sections,
     pareto_row,
@@ -39,6 +41,9 @@ def render_markdown(plan: Plan) -> str:
     if plan.top:
         out += [f"## {top_heading(plan)}", ""]
         out += [*_table(TABLE_HEADERS, (candidate_row(c) for c in plan.top)), ""]
+        out += [f"## {BREAKDOWN_TITLE}", ""]
+        for heading, lines in breakdown_sections(plan):
+            out += [f"**{heading}**", ""] + [f"- {line}" for line in lines] + [""]
     if plan.pareto:
         out += ["## Pareto front (time vs cost)", ""]
         out += [*_table(PARETO_HEADERS, (pareto_row(c) for c in plan.pareto)), ""]

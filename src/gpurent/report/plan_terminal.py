@@ -9,8 +9,10 @@ from rich.text import Text
 
 from gpurent.plan.result import Candidate, Plan
 from gpurent.report.plan_format import (
+    BREAKDOWN_TITLE,
     PARETO_HEADERS,
     TABLE_HEADERS,
+    breakdown_sections,
     candidate_row,
     cost_cell,
     explanation_sections,
@@ -25,11 +27,21 @@ from gpurent.report.plan_format import (
     top_heading,
     unit_cost_cell,
 )
+from gpurent.report.tables import Column, fit_table
 from gpurent.textsafe import cells, clean
 
 _RIGHT = {"#", "time", "cost", "$/unit"}
 WIDE_COLUMNS = 140  # below this, a narrower table (layout, bottleneck, notes are in the panel)
 NARROW_HEADERS = ("#", "offer", "GPUs", "pricing", "time", "cost", "$/unit")
+_PRIORITY = {"layout": 2, "bottleneck": 3, "notes": 1, "region": 1, "$/unit": 1, "GPUs": 0}
+WIDE_TABLE = tuple(
+    Column(h, priority=_PRIORITY.get(h, 0), justify="right" if h in _RIGHT else "left")
+    for h in TABLE_HEADERS
+)
+NARROW_TABLE = tuple(
+    Column(h, priority=1 if h == "$/unit" else 0, justify="right" if h in _RIGHT else "left")
+    for h in NARROW_HEADERS
+)
 
 
 def narrow_row(c: Candidate) -> tuple[str, ...]:
@@ -58,27 +70,27 @@ def render_terminal(plan: Plan, console: Console) -> None:
             )
         )
     if plan.top:
-        table = Table(
+        rows = [cells(*narrow_row(c)) for c in plan.top]
+        wide = console.width >= WIDE_COLUMNS
+        if wide:
+            rows = [cells(*candidate_row(c)) for c in plan.top]
+        table, _ = fit_table(
+            WIDE_TABLE if wide else NARROW_TABLE,
+            rows,
+            console.width,
             title=top_heading(plan),
             title_justify="left",
             header_style="bold",
         )
-        headers: tuple[str, ...]
-        rows: list[tuple[str, ...]]
-        if console.width >= WIDE_COLUMNS:
-            headers, rows = TABLE_HEADERS, [candidate_row(c) for c in plan.top]
-        else:
-            headers, rows = NARROW_HEADERS, [narrow_row(c) for c in plan.top]
-        for h in headers:
-            table.add_column(
-                h,
-                justify="right" if h in _RIGHT else "left",
-                overflow="fold",
-                max_width=40 if h == "notes" else None,
-            )
-        for n, row in enumerate(rows):
-            table.add_row(*cells(*row), style="bold green" if n == 0 and plan.feasible else None)
+        if plan.feasible and table.rows:
+            table.rows[0].style = "bold green"
         console.print(table)
+    if plan.top:
+        texts: list[Text] = []
+        for heading, items in breakdown_sections(plan):
+            texts.append(Text(clean(heading), style="bold"))
+            texts += [Text(clean(f"  - {line}")) for line in items]
+        console.print(Panel(Group(*texts), title=BREAKDOWN_TITLE, title_align="left"))
     if plan.pareto:
         front = Table(
             title="Pareto front: no other candidate is both faster and cheaper",
