@@ -550,7 +550,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
 
         render_terminal(result, console)
         for line in stale:
-            console.print(Text.assemble(("warning: ", "yellow"), clean(line)), soft_wrap=True)
+            console.print(Text.assemble(("warning: ", "yellow"), clean(line)))
     if html is not None:
         err_console.print(f"wrote {html}", highlight=False)
     if emit is not None and out is not None:
