@@ -73,6 +73,7 @@ def test_fleet_bench_ranks_the_nodes_and_names_the_throttled_one(cluster: str) -
     done = gpurent(
         "fleet", "bench", "--address", cluster, "--json",
         "--only", "matmul,membw", "--max-seconds", "5", "--sizes-mib", "1", "--repeats", "3",
+        "--one-at-a-time",  # the three "nodes" share this machine's cores
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
     data = json.loads(done.stdout)  # nothing but the JSON on stdout
@@ -115,6 +116,31 @@ def test_fleet_allreduce_reports_algbw_and_busbw_per_size(cluster: str) -> None:
     data = json.loads(done.stdout)
     assert (data["backend"], data["world_size"]) == ("gloo", 3)
     assert [s["size_mib"] for s in data["sizes"]] == [1.0, 4.0]
+    _check_bandwidths(data)
+
+
+@pytest.mark.slow
+def test_bench_allreduce_nodes_is_the_fleet_all_reduce(cluster: str) -> None:
+    done = gpurent("bench", "--allreduce", "--nodes", "--address", cluster, "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert (data["backend"], data["world_size"]) == ("gloo", 3)
+    assert [s["size_mib"] for s in data["sizes"]] == [1.0, 8.0, 64.0]  # the CPU default sizes
+    _check_bandwidths(data)
+
+
+def test_bench_nodes_needs_allreduce_and_an_address() -> None:
+    without = gpurent("bench", "--nodes", "--address", "127.0.0.1:1")
+    assert without.returncode == 2
+    assert without.stderr.strip() == (
+        "error: --nodes measures the all-reduce across nodes: give it with --allreduce"
+    )
+    env_free = gpurent("bench", "--allreduce", "--nodes")
+    assert env_free.returncode == 2
+    assert "--nodes needs the Ray cluster: pass --address" in env_free.stderr
+
+
+def _check_bandwidths(data: dict[str, Any]) -> None:
     for s in data["sizes"]:
         assert s["busbw_gbps"] == pytest.approx(s["algbw_gbps"] * 2 * 2 / 3)
         assert s["algbw_gbps"] == pytest.approx(s["size_mib"] * 2**20 / s["time_s"] / 1e9)

@@ -47,6 +47,21 @@ def _output_mode(json_: bool, markdown_: bool) -> str:
     return "json" if json_ else "markdown" if markdown_ else "table"
 
 
+def _allreduce_across_nodes(
+    *, allreduce: bool, only: str, address: str | None, json_: bool
+) -> None:
+    """`bench --allreduce --nodes`: the cross-node all-reduce of `gpurent fleet allreduce`."""
+    if not allreduce or only:
+        raise InputError("--nodes measures the all-reduce across nodes: give it with --allreduce")
+    if address is None:
+        raise InputError(
+            "--nodes needs the Ray cluster: pass --address HOST:PORT (or set $RAY_ADDRESS)"
+        )
+    from gpurent.cli.fleet_cmds import allreduce_cmd
+
+    allreduce_cmd(address=address, json_=json_)
+
+
 @bench_app.callback(invoke_without_command=True)
 @cli_errors
 @checked(
@@ -98,10 +113,37 @@ def bench(
     markdown_: Annotated[
         bool, typer.Option("--markdown", help="Print the result as Markdown.")
     ] = False,
+    allreduce: Annotated[
+        bool, typer.Option("--allreduce", help="Only the all-reduce benchmark (--only allreduce).")
+    ] = False,
+    nodes: Annotated[
+        bool,
+        typer.Option(
+            "--nodes",
+            help="With --allreduce: across the nodes of a Ray cluster (--address), one process "
+            "per node, as `gpurent fleet allreduce` does.",
+        ),
+    ] = False,
+    address: Annotated[
+        str | None,
+        typer.Option(
+            "--address",
+            envvar="RAY_ADDRESS",
+            help="With --nodes: the Ray head as HOST:PORT (what `ray start --head` printed).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Benchmark this machine (see `gpurent bench --help`)."""
     if ctx.invoked_subcommand is not None:
         return
+    if nodes:
+        _allreduce_across_nodes(allreduce=allreduce, only=only, address=address, json_=json_)
+        return
+    if allreduce:
+        if only and tuple(split_list(only)) != ("allreduce",):
+            raise InputError(f"--allreduce with --only {only}: give one of them")
+        only = "allreduce"
     mode = _output_mode(json_, markdown_)
     _require_bench_extra()
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn

@@ -94,6 +94,14 @@ def bench_cmd(
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds to wait for each node's answer.")
     ] = 300.0,
+    one_at_a_time: Annotated[
+        bool,
+        typer.Option(
+            "--one-at-a-time",
+            help="Bench the nodes one after another instead of all at once: a fair comparison "
+            "when nodes share hosts, storage or a network (slower by the node count).",
+        ),
+    ] = False,
     json_: JsonOpt = False,
 ) -> None:
     """Run `gpurent bench --quick` on every node, rank the nodes, flag the one to replace.
@@ -116,6 +124,7 @@ def bench_cmd(
         pairs=allreduce,
         pair_sizes_mib=_sizes(sizes_mib),
         pair_repeats=repeats,
+        one_at_a_time=one_at_a_time,
     )
     if json_:
         print_json(report.bench_json(result))

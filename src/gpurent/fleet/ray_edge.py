@@ -178,12 +178,16 @@ def bench_nodes(
     bench_args: list[str],
     timeout_s: float,
     min_free_gib: float,
+    one_at_a_time: bool = False,
 ) -> list[tuple[Any, str | None]]:
     """`gpurent bench --quick` and the health checks on every node, holding the whole node (all
     its CPUs and GPUs: nothing else of the cluster's runs there meanwhile, and Ray sets the
-    task's thread count, OMP_NUM_THREADS, to the node's CPUs)."""
+    task's thread count, OMP_NUM_THREADS, to the node's CPUs); all nodes at once, or (with
+    `one_at_a_time`) one after another, so that nodes sharing a host do not slow each other."""
     kwargs = {"bench_args": bench_args, "timeout_s": timeout_s, "min_free_gib": min_free_gib}
     calls = [(n, on_node.bench_here, kwargs, (n.cpus, n.gpus)) for n in nodes]
+    if one_at_a_time:
+        return [answer for call in calls for answer in run_on(ray, [call], timeout_s + 30.0)]
     return run_on(ray, calls, timeout_s + 30.0)
 
 

@@ -142,13 +142,19 @@ def fleet_bench(
     pairs: bool,
     pair_sizes_mib: list[float] | None,
     pair_repeats: int,
+    one_at_a_time: bool = False,
 ) -> FleetBench:
     """`gpurent bench --quick BENCH_ARGS` on every node at once, then (with `pairs`) an
     all-reduce between ring neighbours, then the ranking."""
     with _cluster(address) as ray:
         nodes = tuple(ray_edge.alive_nodes(ray))
         answers = ray_edge.bench_nodes(
-            ray, nodes, bench_args=bench_args, timeout_s=timeout_s, min_free_gib=min_free_gib
+            ray,
+            nodes,
+            bench_args=bench_args,
+            timeout_s=timeout_s,
+            min_free_gib=min_free_gib,
+            one_at_a_time=one_at_a_time,
         )
         sizes = auto_sizes(nodes, pair_sizes_mib)[-2:] if pair_sizes_mib is None else pair_sizes_mib
         links = _pair_links(ray, nodes, sizes, pair_repeats, timeout_s) if pairs else ()
