@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.conftest import run_cli
 
 from gpurent.cloud.spot_defaults import OTHERS, SPOT_DEFAULTS, spot_default
+from tests.conftest import run_cli
 
 OFFERS = {"aws": "aws/p3.2xlarge/us-east-1", "gcp": "gcp/a2-highgpu-1g/us-central1"}
 
