@@ -130,7 +130,17 @@ def _solve_batch(market: Market, plan: TickPlan, starts: list[int]) -> list[RunR
         if c == 0:
             start_val = stay
         else:
-            start_val = _start_values(
+            start_val = np.full((b, s_count, length), _INF)
+            if m < length and t + c <= n_t:
+                window_ok = (cum_ok[:, :, t + c] - cum_ok[:, :, t]) == c
+                start_cost = np.where(window_ok, cum_price[:, :, t + c] - cum_price[:, :, t], _INF)
+                np.add(  # the work goes on past the window, to the state j + m
+                    v_run_hist[c - 1][:, :, m:],
+                    start_cost[:, :, None],
+                    out=start_val[:, :, : length - m],
+                )
+            _bill_ends_in_window(
+                start_val,
                 t,
                 rem,
                 m / q,
@@ -141,12 +151,6 @@ def _solve_batch(market: Market, plan: TickPlan, starts: list[int]) -> list[RunR
                 span=span,
                 gap=gap,
             )
-            if m < length and t + c <= n_t:
-                window_ok = (cum_ok[:, :, t + c] - cum_ok[:, :, t]) == c
-                start_cost = np.where(window_ok, cum_price[:, :, t + c] - cum_price[:, :, t], _INF)
-                on = m / q + rem[: length - m] > c + _EPS  # the work goes on past the window
-                through = v_run_hist[c - 1][:, :, m:] + start_cost[:, :, None]
-                np.copyto(start_val[:, :, : length - m], through, where=on)
         idle = np.full((b, length), _INF)
         if q < length:
             idle[:, : length - q] = v_free_next[:, q:]
@@ -192,7 +196,8 @@ def _solve_batch(market: Market, plan: TickPlan, starts: list[int]) -> list[RunR
     return results
 
 
-def _start_values(
+def _bill_ends_in_window(
+    start_val: Arr,
     t: int,
     rem: Arr,
     changeover: float,
@@ -203,16 +208,19 @@ def _start_values(
     price: Arr,
     span: Arr,
     gap: float,
-) -> Arr:
-    """Cost of taking each instance at tick t where the work ends inside its changeover window
-    (inf elsewhere), per (run, instance, slack): billed from t for the changeover plus the work
-    left, e ticks, at each tick's price, the end tick partly; only the ticks up to the end need
-    the zone usable. The end must fall within its tick's span (the last tick is cut at the
-    deadline)."""
-    b, s_count, n_t = price.shape
-    out = np.full((b, s_count, rem.shape[0]), _INF)
+) -> None:
+    """Where the work ends inside the changeover window of an instance taken at tick t, set
+    `start_val` (run, instance, slack) to its cost: billed from t for the changeover plus the
+    work left, e ticks, at each tick's price, the end tick partly; only the ticks up to the end
+    need the zone usable, and the end must fall within its tick's span (the last tick is cut at
+    the deadline), else inf."""
+    n_t = price.shape[2]
     e = changeover + rem  # ticks from t to the end of the work
     k_end = np.ceil(e - _EPS).astype(np.int64) - 1  # the window's tick in which the work ends
+    ending = np.flatnonzero(k_end < c)
+    if not ending.size:
+        return
+    start_val[:, :, ending] = _INF
     for k in range(min(c, n_t - t)):
         js = np.flatnonzero((k_end == k) & (e - k <= span[t + k] + _EPS))
         if not js.size:
@@ -220,8 +228,7 @@ def _start_values(
         ok = (cum_ok[:, :, t + k + 1] - cum_ok[:, :, t]) == k + 1
         before = np.where(ok, cum_price[:, :, t + k] - cum_price[:, :, t], _INF)
         last = price[:, :, t + k][:, :, None] * (gap * (e[js] - k))[None, None, :]
-        out[:, :, js] = before[:, :, None] + last
-    return out
+        start_val[:, :, js] = before[:, :, None] + last
 
 
 class _Hindsight:
