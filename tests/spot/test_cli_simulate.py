@@ -240,3 +240,17 @@ def test_prices_without_the_traces_zone_name_the_zones_they_have(
     code, _, err = run_cli("spot", *[a.format(trace=trace, prices=prices) for a in args])
     assert code == 1
     assert "has no prices for zone 'z1' (it has us-east-1a, us-east-1b)" in err
+
+
+def test_simulate_reads_cbl_json_data_as_preemption_flags(write_json) -> None:
+    """CBL's `data` 1 = preempted (sky_spot TraceEnv: spot available = not trace[tick]): a trace
+    of all 1 has no spot, one of all 0 has spot throughout."""
+    fractions = []
+    for name, value in (("never", 1), ("always", 0)):
+        path = write_json(name, [value] * 60)
+        code, out, err = run_cli(
+            "spot", "simulate", "--trace", str(path), *ARGS, "--price-ratio", "3", "--json"
+        )
+        assert code == 0, err
+        fractions.append(json.loads(out)["mean_spot_fraction"])
+    assert fractions == [0.0, pytest.approx(1.0)]

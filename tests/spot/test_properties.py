@@ -3,6 +3,7 @@ and nothing is cheaper than the whole job at the spot price."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -53,3 +54,21 @@ def test_policies_bounded_by_optimal_and_meet_feasible_deadlines(
     for o in opt.results:
         assert o.finished == feasible
         assert o.cost_normalized >= 1.0 / k - 1e-9
+
+
+def test_optimal_is_a_lower_bound_when_a_changeover_ends_the_job_in_the_cut_last_tick() -> None:
+    """Issue 16 regression (found by the property above): the DP billed a new instance taken in
+    the deadline's cut last tick as if that tick were whole, so a changeover that ended the job
+    there looked free; it then preferred idling and paid more than greedy once replayed."""
+    rows = [[1] * 30, [1] * 30]
+    rows[0][18] = 0
+    rows[1][17] = 0
+    job = JobSpec(job_hours=1.26, deadline_hours=1.55, changeover_hours=0.03)
+    traces = [Trace(name=f"z{i}", gap_hours=GAP, available=tuple(r)) for i, r in enumerate(rows)]
+    m = build_market(align_zones(traces), price_ratio=2.0)
+    opt = run_policy("optimal", m, job, [6]).results[0]
+    greedy = run_policy("greedy", m, job, [6]).results[0]
+    assert greedy.cost_usd_per_node == pytest.approx(1.32)  # zone 0, then zone 1 at its loss
+    assert opt.finished
+    assert opt.cost_usd_per_node == pytest.approx(1.32)
+    assert opt.spot_progress_hours == pytest.approx(1.26)

@@ -188,7 +188,7 @@ class _Scripted:
         return a if a <= 0 or row[a - 1] else -1
 
 
-@pytest.mark.parametrize("changeover_hours", [0.1, 0.15, 0.05, 0.0])
+@pytest.mark.parametrize("changeover_hours", [0.1, 0.15, 0.05, 0.03, 0.0])
 def test_optimal_equals_brute_force_over_every_schedule(changeover_hours: float) -> None:
     """On a small two-zone market with zone prices and a partial last tick, the DP's cost is
     the minimum over all 4^7 action sequences that finish, from several starts, and batching
@@ -206,7 +206,8 @@ def test_optimal_equals_brute_force_over_every_schedule(changeover_hours: float)
         Trace(name="b", gap_hours=GAP, available=tuple(z1), price_usd_per_hour=(0.6,) * 12),
     ]
     m = build_market(align_zones(traces), on_demand_usd_per_hour=2.0)
-    # W = 3.5, N = 6.5 (the last tick cut in half), D = 1, 1.5, 0.5 or 0 ticks
+    # W = 3.5, N = 6.5 (the last tick cut in half), D = 1, 1.5, 0.5, 0.3 or 0 ticks (with 0.3
+    # the DP once billed a start in the cut last tick as a whole tick, issue 16)
     job = JobSpec(job_hours=0.35, deadline_hours=0.65, changeover_hours=changeover_hours)
     plan = tick_plan(job, GAP)
     starts = [0, 2, 4]

@@ -36,11 +36,53 @@ def test_irregular_ticks_are_reported(tmp_path: Path) -> None:
 
 
 def test_cbl_json_single_and_multi_zone(write_json) -> None:
-    [tr] = load_trace(write_json("cbl", [0, 1, 2, 1]))
+    [tr] = load_trace(write_json("cbl", [0, 1, 2, 1]))  # a value above 1: counts
     assert tr.available == (0, 1, 2, 1) and tr.gap_hours == pytest.approx(0.1)
     trs = load_trace(write_json("multi", [[1, 0, 1, 1], [0, 0, 1, 1]], zones=["a", "b"]))
     assert [t.name for t in trs] == ["a", "b"]
-    assert trs[1].available == (0, 0, 1, 1)
+    assert trs[1].available == (1, 1, 0, 0)  # 0/1: preemption flags, 1 = preempted
+
+
+# A CBL simulator trace as the SkyNomad artifact publishes it (andylizf/skynomad-artifact,
+# commit 4dc5ecb, data/README.md "Trace format": "`data` is in **preempted** convention: `1` =
+# preempted/unavailable, `0` = available ... because `TraceEnv.spot_available()` returns
+# `not trace[tick]`"; scripts_multi/trace_sampling/create_aligned_traces.py writes
+# `~availability` from the `date,availability` CSVs). Spot is there at ticks 0, 1 and 4.
+CBL_PREEMPTED = (
+    '{"metadata": {"gap_seconds": 600, "zone": "us-east-1f", '
+    '"price_info": {"price": 0.918, "on_demand_price": 3.06}}, "data": [0, 0, 1, 1, 0]}'
+)
+# A raw capacity capture of that artifact (data/spot_hedge_4node_src/us-east-1f_v100_1.json,
+# written by its parse.py as the number of instances held per 300 s round, up to 4).
+CBL_CAPACITY = '{"metadata": {"gap_seconds": 300}, "data": [0, 4, 4, 1, 3, 0]}'
+
+
+def test_cbl_simulator_trace_data_are_preemption_flags(tmp_path: Path) -> None:
+    path = tmp_path / "us-east-1f" / "full.json"
+    path.parent.mkdir()
+    path.write_text(CBL_PREEMPTED)
+    [tr] = load_trace(path)
+    assert tr.available == (1, 1, 0, 0, 1)
+    # the same availability as the CSV it was converted from (1 = available there)
+    csv_path = tmp_path / "us-east-1f.csv"
+    csv_path.write_text(
+        "date,availability\n" + "".join(f"{i * 600},{v}\n" for i, v in enumerate([1, 1, 0, 0, 1]))
+    )
+    assert load_trace(csv_path)[0].available == tr.available
+
+
+def test_cbl_capacity_captures_are_counts_and_metadata_counts_decides(tmp_path: Path) -> None:
+    path = tmp_path / "cap.json"
+    path.write_text(CBL_CAPACITY)
+    assert load_trace(path)[0].available == (0, 4, 4, 1, 3, 0)
+    path.write_text('{"metadata": {"gap_seconds": 300, "counts": true}, "data": [0, 1, 1]}')
+    assert load_trace(path)[0].available == (0, 1, 1)
+    path.write_text('{"metadata": {"gap_seconds": 300, "counts": false}, "data": [0, 2]}')
+    with pytest.raises(DataError, match="values above 1"):
+        load_trace(path)
+    path.write_text('{"metadata": {"gap_seconds": 300, "counts": "yes"}, "data": [0, 2]}')
+    with pytest.raises(DataError, match="true or false"):
+        load_trace(path)
 
 
 def test_probe_csv_one_trace_per_zone(tmp_path: Path) -> None:

@@ -13,7 +13,10 @@ instance), or holding instance i (on-demand, or spot in zone z) past its changeo
 0..floor((N - W) q). Moves: idle a tick; run the held instance a tick (spot only while its
 zone is usable; the tick in which the work ends is billed up to then); drop it; start a new
 instance, which bills the c ticks of its changeover window and needs its zone usable through
-them (the job may end inside the window's last tick). All runs of a batch are solved together,
+them; or, where the work ends inside the window's last tick, bills from t only up to the end
+(D plus the work left) and needs it usable up to then; that end must fall within the tick's
+span (the deadline's cut last tick is part of a tick: issue 16, a start there was once billed
+as a whole tick). All runs of a batch are solved together,
 vectorised over (run, instance, slack).
 
 q is the smallest denominator (<= `MAX_STEPS_PER_TICK`) that states D exactly (0.05 h on 10-min
@@ -126,25 +129,28 @@ def _solve_batch(market: Market, plan: TickPlan, starts: list[int]) -> list[RunR
         stay[:, :, finishing] = fin_cost[:, :, finishing]
         if c == 0:
             start_val = stay
-        elif t + c <= n_t:
-            window_ok = (cum_ok[:, :, t + c] - cum_ok[:, :, t]) == c
-            start_cost = cum_price[:, :, t + c] - cum_price[:, :, t]
-            start_cost[~window_ok] = _INF
+        else:
             start_val = np.full((b, s_count, length), _INF)
-            if m < length:
-                np.add(
+            if m < length and t + c <= n_t:
+                window_ok = (cum_ok[:, :, t + c] - cum_ok[:, :, t]) == c
+                start_cost = np.where(window_ok, cum_price[:, :, t + c] - cum_price[:, :, t], _INF)
+                np.add(  # the work goes on past the window, to the state j + m
                     v_run_hist[c - 1][:, :, m:],
                     start_cost[:, :, None],
                     out=start_val[:, :, : length - m],
                 )
-                # the work ends inside the window's last tick: bill only up to then
-                rem_after = w - (t + c) + used[m:]
-                ends = np.flatnonzero(rem_after <= _EPS)
-                if ends.size:
-                    last = price[:, :, t + c - 1][:, :, None] * gap * rem_after[None, None, ends]
-                    start_val[:, :, ends] = start_cost[:, :, None] + last
-        else:
-            start_val = np.full((b, s_count, length), _INF)
+            _bill_ends_in_window(
+                start_val,
+                t,
+                rem,
+                m / q,
+                c,
+                cum_ok=cum_ok,
+                cum_price=cum_price,
+                price=price,
+                span=span,
+                gap=gap,
+            )
         idle = np.full((b, length), _INF)
         if q < length:
             idle[:, : length - q] = v_free_next[:, q:]
@@ -188,6 +194,41 @@ def _solve_batch(market: Market, plan: TickPlan, starts: list[int]) -> list[RunR
             )
         )
     return results
+
+
+def _bill_ends_in_window(
+    start_val: Arr,
+    t: int,
+    rem: Arr,
+    changeover: float,
+    c: int,
+    *,
+    cum_ok: Arr,
+    cum_price: Arr,
+    price: Arr,
+    span: Arr,
+    gap: float,
+) -> None:
+    """Where the work ends inside the changeover window of an instance taken at tick t, set
+    `start_val` (run, instance, slack) to its cost: billed from t for the changeover plus the
+    work left, e ticks, at each tick's price, the end tick partly; only the ticks up to the end
+    need the zone usable, and the end must fall within its tick's span (the last tick is cut at
+    the deadline), else inf."""
+    n_t = price.shape[2]
+    e = changeover + rem  # ticks from t to the end of the work
+    k_end = np.ceil(e - _EPS).astype(np.int64) - 1  # the window's tick in which the work ends
+    ending = np.flatnonzero(k_end < c)
+    if not ending.size:
+        return
+    start_val[:, :, ending] = _INF
+    for k in range(min(c, n_t - t)):
+        js = np.flatnonzero((k_end == k) & (e - k <= span[t + k] + _EPS))
+        if not js.size:
+            continue
+        ok = (cum_ok[:, :, t + k + 1] - cum_ok[:, :, t]) == k + 1
+        before = np.where(ok, cum_price[:, :, t + k] - cum_price[:, :, t], _INF)
+        last = price[:, :, t + k][:, :, None] * (gap * (e[js] - k))[None, None, :]
+        start_val[:, :, js] = before[:, :, None] + last
 
 
 class _Hindsight:

@@ -2,8 +2,14 @@
 
 Formats, detected from the content:
 - "Can't Be Late" JSON (Wu et al., NSDI'24, public traces):
-  `{"metadata": {"gap_seconds": G, ...}, "data": [n0, n1, ...]}` where each value is the number
-  of spot instances obtainable at that tick. `data` may also be a list of zones (a list of
+  `{"metadata": {"gap_seconds": G, ...}, "data": [v0, v1, ...]}`. Data of only 0 and 1 are
+  preemption flags, 1 = preempted (no spot) and 0 = spot available: the CBL simulator's
+  `TraceEnv.spot_available()` returns `not trace[tick]` (sky_spot/env.py), and the SkyNomad
+  artifact's converters write availability inverted for it (andylizf/skynomad-artifact,
+  `data/README.md`, `scripts_multi/trace_sampling/create_aligned_traces.py`, commit 4dc5ecb).
+  Data with a value above 1 are counts of spot instances obtainable (that artifact's raw
+  capacity captures, `data/spot_hedge_4node_src/*.json`); `metadata.counts` (true/false) says
+  which explicitly. `data` may also be a list of zones (a list of
   lists); zone names then come from `metadata.zones` (or `metadata.zone`) when present.
   Optional prices: `prices` beside `data` or in `metadata` (a list, $/h per tick, or a list per
   zone), else a flat `metadata.price_info.price`; the on-demand price from
@@ -228,9 +234,14 @@ def _parse_json(text: str, path: Path) -> list[Trace]:
     od = info.get("on_demand_price") if od is None else od
     od_price = None if od is None else _positive(od, f"{path}: on_demand_price")
     start = _parse_time(meta["start_time"], path, 0) if "start_time" in meta else None
+    all_counts = [
+        _counts(values, f"{path}: data of zone {name!r}")
+        for name, values in zip(names, zones_data, strict=True)
+    ]
+    if not _cbl_data_are_counts(meta, all_counts, path):
+        all_counts = [tuple(1 - v for v in c) for c in all_counts]  # 1 = preempted
     traces = []
-    for i, (name, values) in enumerate(zip(names, zones_data, strict=True)):
-        counts = _counts(values, f"{path}: data of zone {name!r}")
+    for i, (name, counts) in enumerate(zip(names, all_counts, strict=True)):
         prices = None
         if isinstance(prices_meta, list) and prices_meta:
             series = prices_meta[i] if isinstance(prices_meta[0], list) else prices_meta
@@ -246,6 +257,22 @@ def _parse_json(text: str, path: Path) -> list[Trace]:
             )
         )
     return traces
+
+
+def _cbl_data_are_counts(
+    meta: Mapping[str, Any], counts: Sequence[tuple[int, ...]], path: Path
+) -> bool:
+    """Whether a CBL JSON's `data` are instance counts (else 0/1 preemption flags)."""
+    flag = meta.get("counts")
+    if flag is not None and not isinstance(flag, bool):
+        raise DataError(f"{path}: metadata.counts must be true or false, got {flag!r}")
+    above_one = any(v > 1 for c in counts for v in c)
+    if flag is False and above_one:
+        raise DataError(
+            f"{path}: metadata.counts is false but 'data' holds values above 1; "
+            "preemption flags are 0 (spot available) or 1 (preempted)"
+        )
+    return above_one if flag is None else flag
 
 
 def _trace_stem(path: Path, meta: Mapping[str, Any]) -> str:
