@@ -130,12 +130,15 @@ def run_line(spec: DeploySpec, *, nnodes: str, node_rank: str, nproc: str, maste
 SYNC_FOLDER = ".gpurent-job"
 
 
-def multi_node_words(spec: DeploySpec, *, nproc: str, node_rank: str, job_id: str) -> list[str]:
+def multi_node_words(
+    spec: DeploySpec, *, nproc: str, node_rank: str, job_id: str, extra: tuple[str, ...] = ()
+) -> list[str]:
     """`gpurent run --nodes auto` for every node of a multi-node job, as shell words: it finds
     the node's rank and the rendezvous from the engine's variables, starts torchrun, and
     restarts the whole job through the sync directory. `node_rank` and `job_id` are shell text
     (the engine's variables, left to expand on each node): the node's own event log, and the
-    sync directory of this run of the job (the same on every node, new for a new run)."""
+    sync directory of this run of the job (the same on every node, new for a new run). `extra`:
+    more `gpurent run` options, quoted here."""
     ckpt = spec.checkpoint_dir.rstrip("/") or "/"
     return [
         "gpurent",
@@ -150,13 +153,16 @@ def multi_node_words(spec: DeploySpec, *, nproc: str, node_rank: str, job_id: st
         shlex.quote(f"{ckpt}/{SYNC_FOLDER}/") + job_id,
         "--log",
         shlex.quote(f"{ckpt}/gpurent-run-node-") + node_rank + ".jsonl",
+        *(shlex.quote(w) for w in extra),
         "--",
     ]
 
 
-def multi_node_run_line(spec: DeploySpec, *, nproc: str, node_rank: str, job_id: str) -> str:
+def multi_node_run_line(
+    spec: DeploySpec, *, nproc: str, node_rank: str, job_id: str, extra: tuple[str, ...] = ()
+) -> str:
     """`multi_node_words` and the job's command, as one shell line."""
-    words = multi_node_words(spec, nproc=nproc, node_rank=node_rank, job_id=job_id)
+    words = multi_node_words(spec, nproc=nproc, node_rank=node_rank, job_id=job_id, extra=extra)
     return " ".join(words) + " " + spec.command
 
 

@@ -27,13 +27,16 @@ class SlurmOptions:
     follows the plan (spot/preemptible: --requeue). `gpus`: False leaves out --gpus-per-node
     (CPU-only clusters, tests). `extra_directives`: more `#SBATCH` lines, verbatim.
     `tasks_per_host`: the job's nodes per Slurm host; 1 (real clusters) is one host per node,
-    more packs several nodes' tasks onto one host (a single-host cluster, tests)."""
+    more packs several nodes' tasks onto one host (a single-host cluster, tests).
+    `run_options`: more `gpurent run` options for a multi-node job, as argv words (e.g.
+    `("--health-interval", "60")`)."""
 
     partition: str | None = None
     requeue: bool | None = None
     gpus: bool = True
     extra_directives: tuple[str, ...] = ()
     tasks_per_host: int = 1
+    run_options: tuple[str, ...] = ()
 
 
 def slurm_time(seconds: float) -> str:
@@ -83,18 +86,19 @@ def render_slurm(
         "set -euo pipefail",
         f"export GPURENT_CHECKPOINT_DIR={shlex.quote(spec.checkpoint_dir)}",
         f"mkdir -p {shlex.quote(spec.checkpoint_dir)}",
-        *_launch(spec),
+        *_launch(spec, options),
     ]
     return (RenderedFile(SCRIPT_NAME, "\n".join(body) + "\n", 0o755),)
 
 
-def _launch(spec: DeploySpec) -> list[str]:
+def _launch(spec: DeploySpec, options: SlurmOptions) -> list[str]:
     if spec.multi_node:
         line = multi_node_run_line(
             spec,
             nproc=str(spec.procs_per_node),
             node_rank='"$SLURM_PROCID"',
             job_id='slurm-"$SLURM_JOB_ID"',
+            extra=options.run_options,
         )
         return [
             "# One task per node of the job, each `gpurent run --nodes auto`: its rank is",
