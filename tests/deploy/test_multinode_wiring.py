@@ -1,8 +1,9 @@
 """The rendered multi-node files run: each format's own job line, with the variables its engine
 sets (as the engine documents them), started twice on 127.0.0.1 as two nodes. Both nodes must
 find their rank through `gpurent run --nodes auto`, meet in one sync directory, and run the job
-as one torchrun world of two processes. (Slurm's script runs on a real cluster in
-tests/runtime/test_slurm.py.)"""
+as one torchrun world of two processes (Slurm's script runs on a real cluster in
+tests/runtime/test_slurm.py). A quick check without torch first: what each node's `gpurent run`
+is given, and the rank it finds, Slurm's two tasks on one host included."""
 
 from __future__ import annotations
 
@@ -19,8 +20,6 @@ import yaml
 from test_specs import cpu_spec
 
 from gpurent.deploy import DeploySpec, render
-
-pytest.importorskip("torch", reason="gpurent run --nodes auto starts torchrun")
 
 JOB = """\
 import json, os, sys
@@ -46,6 +45,9 @@ def _node_lines(fmt: str, text: dict[str, str]) -> tuple[str, dict[str, str]]:
         conf = yaml.safe_load(text[".dstack.yml"])
         env = dict(item.split("=", 1) for item in conf["env"])
         return conf["commands"][-1], env
+    if fmt == "slurm":
+        srun = text["job.sbatch"].rstrip("\n").splitlines()[-1]
+        return shlex.split(srun)[-1], {"GPURENT_CHECKPOINT_DIR": "set by the script"}
     docs = list(yaml.safe_load_all(text["job.yaml"]))
     job = next(d for d in docs if d["kind"] == "Job")
     (container, _exporter) = job["spec"]["template"]["spec"]["containers"]
@@ -91,6 +93,15 @@ def _engine_env(fmt: str, rank: int) -> dict[str, str]:
         }
     if fmt == "torchrun":
         return {"NODE_RANK": str(rank)}
+    if fmt == "slurm":  # what srun gives each of two tasks on one host (sbatch/srun man pages)
+        return {
+            "SLURM_JOB_ID": "4242",
+            "SLURM_PROCID": str(rank),
+            "SLURM_STEP_NUM_TASKS": "2",
+            "SLURM_STEP_NODELIST": "localhost",
+            "SLURM_NNODES": "1",
+            "SLURM_NODEID": "0",  # the host's index: the same for both tasks
+        }
     return {}
 
 
@@ -99,15 +110,27 @@ EXPECTED: dict[str, tuple[str, str]] = {  # format -> (rendezvous source, sync f
     "dstack": ("dstack", "gpurent-cpu-job-1"),
     "kubernetes": ("torchrun", "0d5e-uid"),
     "torchrun": ("torchrun", "gpurent-job"),  # the job's name: no $GPURENT_JOB_ID given
+    "slurm": ("slurm", "slurm-4242"),
 }
 
+GPURENT = f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m gpurent "$@"\n'
+# Instead of gpurent: its argv and the rendezvous that `--nodes auto` would find, as JSON.
+PROBE = (
+    "import json, os, sys; from gpurent.runtime.rendezvous import detect; r = detect(os.environ); "
+    "print(json.dumps({'argv': sys.argv[1:], 'rank': r.node_rank, 'nnodes': r.nnodes, "
+    "'master': r.master_addr, 'source': r.source}))"
+)
 
-def _start_nodes(fmt: str, tmp: Path, text: dict[str, str]) -> list[subprocess.Popen[str]]:
-    """Both nodes of `fmt`'s job, each as its engine would start it."""
+
+def _start_nodes(
+    fmt: str, tmp: Path, text: dict[str, str], gpurent: str = GPURENT
+) -> list[subprocess.Popen[str]]:
+    """Both nodes of `fmt`'s job, each as its engine would start it; `gpurent` is the script
+    that the job line's `gpurent` runs."""
     bindir = tmp / "bin"
     bindir.mkdir()
     shim = bindir / "gpurent"
-    shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m gpurent "$@"\n')
+    shim.write_text(gpurent)
     shim.chmod(0o755)
     base = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "PET_", "MASTER_"))},
@@ -149,14 +172,41 @@ def _spec_for(fmt: str, tmp: Path) -> DeploySpec:
         region="us-east-1",
         procs_per_node=1,
         checkpoint_dir=str(tmp / "ckpt"),
-        command=shlex.join([sys.executable, str(job), str(tmp / "results")]),
+        command=_spec_for_command(tmp),
         hosts=("127.0.0.1", "127.0.0.1") if fmt == "torchrun" else (),
     )
+
+
+def test_each_node_of_a_rendered_job_finds_its_own_rank(tmp_path: Path) -> None:
+    probe = f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -c {shlex.quote(PROBE)} "$@"\n'
+    for fmt in (*FORMATS, "slurm"):
+        tmp = tmp_path / fmt
+        tmp.mkdir()
+        text = {f.path: f.text for f in render(_spec_for(fmt, tmp), fmt)}
+        source, folder = EXPECTED[fmt]
+        procs = _start_nodes(fmt, tmp, text, probe)
+        outs = [p.communicate(timeout=60)[0] for p in procs]
+        nproc = "auto" if fmt == "skypilot" else "1"  # SkyPilot: $SKYPILOT_NUM_GPUS_PER_NODE
+        for rank, (proc, out) in enumerate(zip(procs, outs, strict=True)):
+            assert proc.returncode == 0, f"{fmt}: {out[-2000:]}"
+            seen = json.loads(out.strip().splitlines()[-1])
+            assert (seen["source"], seen["rank"], seen["nnodes"]) == (source, rank, 2), fmt
+            argv = seen["argv"]
+            assert argv[:5] == ["run", "--nodes", "auto", "--nproc-per-node", nproc], fmt
+            ckpt = tmp / "ckpt"
+            assert argv[argv.index("--sync-dir") + 1] == f"{ckpt}/.gpurent-job/{folder}", fmt
+            assert argv[argv.index("--log") + 1] == f"{ckpt}/gpurent-run-node-{rank}.jsonl", fmt
+            assert argv[argv.index("--") + 1 :] == shlex.split(_spec_for_command(tmp)), fmt
+
+
+def _spec_for_command(tmp: Path) -> str:
+    return shlex.join([sys.executable, str(tmp / "job.py"), str(tmp / "results")])
 
 
 @pytest.mark.slow  # 8 torchrun agents importing torch: 10-30 s on 2 busy cores
 def test_rendered_multi_node_jobs_run_as_one_job_of_two_nodes(tmp_path: Path) -> None:
     """Every format at once (8 process trees; the CPU, not the waiting, is what they cost)."""
+    pytest.importorskip("torch", reason="gpurent run --nodes auto starts torchrun")
     started: dict[str, list[subprocess.Popen[str]]] = {}
     try:
         for fmt in FORMATS:
