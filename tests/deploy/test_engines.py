@@ -154,8 +154,14 @@ def test_ansible_playbook_runs_on_localhost_into_a_temporary_root(
     assert f"--price-usd-per-hour {c['price_usd_per_hour']:g}" in exporter
     script = root / "opt/gpurent/job.sh"
     text = script.read_text()
-    assert "--node-rank=0" in text and "--master-addr=localhost" in text
-    assert f"--nnodes={c['nodes']}" in text
+    # every host runs gpurent run --nodes auto; the torchrun-style variables it reads come from
+    # the inventory (this host's index, the first host)
+    assert f"export PET_NNODES={c['nodes']} PET_NODE_RANK=0\n" in text
+    assert "export PET_MASTER_ADDR=localhost PET_MASTER_PORT=29500\n" in text
+    assert "gpurent/venv/bin/gpurent run \\\n  --nodes auto \\\n  --nproc-per-node 4 \\\n" in text
+    assert "--sync-dir /checkpoints/.gpurent-job/gpurent-llama-lora \\\n" in text
+    assert "--log /checkpoints/gpurent-run-node-0.jsonl \\\n" in text
+    assert "torchrun" not in text  # gpurent run starts it, with the rendezvous it found
     assert subprocess.run(["bash", "-n", str(script)], check=False).returncode == 0
     unit = (root / "etc/systemd/system/gpurent-job.service").read_text()
     assert "ExecStart=/opt/gpurent/job.sh" in unit

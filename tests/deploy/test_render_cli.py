@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +44,12 @@ def test_slurm_script_takes_every_value_from_the_plan(
     h, m, _ = hms.split(":")
     limit_s = int(d) * 86400 + int(h) * 3600 + int(m) * 60
     assert c["time_s"] * 1.25 + 1800 <= limit_s < c["time_s"] * 1.25 + 1800 + 60
-    assert "gpurent run --checkpoint-dir /shared/ckpt" in text
-    assert f"--nproc-per-node={c['gpus_per_node']}" in text
-    assert "finetune.py --lr 1e-4" in text
+    run = (
+        f"gpurent run --nodes auto --nproc-per-node {c['gpus_per_node']} --checkpoint-dir "
+        '/shared/ckpt --sync-dir /shared/ckpt/.gpurent-job/slurm-"$SLURM_JOB_ID" --log '
+        '/shared/ckpt/gpurent-run-node-"$SLURM_PROCID".jsonl -- python finetune.py --lr 1e-4'
+    )
+    assert text.splitlines()[-1] == f"srun --kill-on-bad-exit=1 bash -c {shlex.quote(run)}"
     assert (out / "job.sbatch").stat().st_mode & 0o100
 
 

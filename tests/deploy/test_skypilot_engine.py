@@ -108,7 +108,11 @@ def test_skypilot_accepts_a_multi_node_spot_task_and_the_plan_emit_one(
     assert (r["job_recovery"] is not None) == (c["pricing"] == "spot")
     assert r["usd_per_hour"] == c["price_usd_per_hour"]
     assert task["mounts"] == ["/checkpoints"]
-    assert "gpurent run --checkpoint-dir /checkpoints" in task["run"]
+    assert task["run"].splitlines()[-1] == (
+        "gpurent run --nodes auto --nproc-per-node auto --checkpoint-dir /checkpoints "
+        '--sync-dir /checkpoints/.gpurent-job/"$SKYPILOT_TASK_ID" '
+        '--log /checkpoints/gpurent-run-node-"$SKYPILOT_NODE_RANK".jsonl -- python train.py'
+    )
 
 
 def test_skypilot_loader_rejects_an_instance_its_catalog_lacks(

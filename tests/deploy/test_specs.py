@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -52,8 +53,21 @@ def test_slurm_api_for_a_cpu_job() -> None:
     assert "#SBATCH --nodes=2\n" in text and "#SBATCH --partition=debug\n" in text
     assert "#SBATCH --requeue\n" in text
     assert "#SBATCH --time=0-00:43:00\n" in text  # 600 s x 1.25 + 1800 s = 42.5 min, rounded up
-    assert "--nproc-per-node=2" in text and "train.py --steps 10" in text
+    # two nodes: one Slurm task each, every task gpurent run --nodes auto (rank $SLURM_PROCID)
+    assert "#SBATCH --ntasks-per-node=1\n" in text
+    srun = text.splitlines()[-1]
+    assert srun.startswith("srun --kill-on-bad-exit=1 bash -c ")
+    words = shlex.split(shlex.split(srun)[-1])
+    assert words[:6] == ["gpurent", "run", "--nodes", "auto", "--nproc-per-node", "2"]
+    assert words[words.index("--sync-dir") + 1] == "/tmp/ckpt/.gpurent-job/slurm-$SLURM_JOB_ID"
+    assert words[words.index("--log") + 1] == "/tmp/ckpt/gpurent-run-node-$SLURM_PROCID.jsonl"
+    assert words[words.index("--") :] == ["--", "python", "train.py", "--steps", "10"]
+    assert "SLURM_NODEID" not in text and "torchrun" not in text
     assert subprocess.run(["bash", "-n"], input=text, text=True, check=False).returncode == 0
+    (packed,) = render_slurm(cpu_spec(nodes=3), SlurmOptions(tasks_per_host=2))
+    assert "#SBATCH --nodes=2\n#SBATCH --ntasks=3\n#SBATCH --ntasks-per-node=2\n" in packed.text
+    with pytest.raises(InputError, match="tasks_per_host=3"):
+        render_slurm(cpu_spec(), SlurmOptions(tasks_per_host=3))
     (no_gpus,) = render_slurm(cpu_spec(gpus_per_node=4), SlurmOptions(gpus=False))
     assert "--gpus-per-node" not in no_gpus.text and "--requeue" not in no_gpus.text
 

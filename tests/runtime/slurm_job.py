@@ -6,6 +6,8 @@ requeued run resumes from that checkpoint. Writes {"step", "total", "resumed_fro
 "restart_count"} to $JOB_RESULT_DIR/result.json (result-nodeR.json on node R of a multi-node
 `gpurent run`). $JOB_FAIL_AT=S (multi-node): in the job's first generation node
 $JOB_FAIL_NODE (1) exits 1 at step S and the other nodes wait there, as in a collective.
+$JOB_SAVE_NODE=R: only node R saves checkpoints (as rank 0 does in a directory every node
+shares); every node loads them.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ def main() -> int:
     fail_node = os.environ.get("JOB_FAIL_NODE", "1")
     node = os.environ.get("GPURENT_NODE_RANK")  # set by a multi-node gpurent run
     generation = os.environ.get("GPURENT_JOB_GENERATION", "")
+    save_node = os.environ.get("JOB_SAVE_NODE")
+    saves = save_node is None or node is None or node == save_node
     mgr = CheckpointManager(os.environ["GPURENT_CHECKPOINT_DIR"], every_steps=5, interval=None)
     loaded = mgr.load_latest()
     step, total = (loaded[0], loaded[1]["total"]) if loaded else (0, 0)
@@ -43,7 +47,7 @@ def main() -> int:
     while step < n:
         step += 1
         total = (total * 31 + step) % 1_000_000_007
-        if mgr.should_save(step):
+        if saves and mgr.should_save(step):
             mgr.save({"total": total}, step)
         if fail_at and generation == "1" and step == fail_at:
             if node == fail_node:

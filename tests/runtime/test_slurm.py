@@ -6,10 +6,10 @@ Without a running cluster these tests are skipped, and fail under CI=true (.ci/r
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -170,35 +170,41 @@ def test_rendezvous_from_the_environment_slurm_gives_each_task(tmp_path: Path) -
     assert seen[0][4] == seen[1][4] and str(seen[0][4]).startswith("slurm-")
 
 
-def test_two_slurm_tasks_are_two_nodes_of_one_gpurent_run_job(tmp_path: Path) -> None:
-    """`srun` with 2 tasks, each a `gpurent run --nodes auto` node: ranks from Slurm's own
-    variables; node 1's job fails at step 7 of the first generation, the whole job restarts
-    from the step-5 checkpoint both nodes have, and both finish with the exact result."""
+def test_rendered_two_node_sbatch_restarts_both_tasks_from_the_step_both_can_load(
+    tmp_path: Path,
+) -> None:
+    """A rendered 2-node script, both nodes' tasks on the one host (`tasks_per_host=2`): each
+    task is a `gpurent run --nodes auto` node with its rank from Slurm's own variables; node 1's
+    job fails at step 7 of the first generation, the whole job restarts from the step-5
+    checkpoint (node 0 saves it into the shared directory, both load it) and both nodes finish
+    with the exact result."""
     _need_slurm()
     from .slurm_job import expected_total
 
-    run = (
-        "gpurent run --nodes auto --nproc-per-node 1 --notice none --poll 0.2 --backoff 0 "
-        '--checkpoint-dir "$JOB_RESULT_DIR/ckpt-$SLURM_PROCID" --sync-dir "$JOB_RESULT_DIR/sync" '
-        '--log "$JOB_RESULT_DIR/events-$SLURM_PROCID.jsonl" '
-        f"-- {sys.executable} {HERE / 'slurm_job.py'} 12"
+    spec = dataclasses.replace(
+        _spec(tmp_path, f"{sys.executable} {HERE / 'slurm_job.py'} 12", procs=1), nodes=2
     )
-    script = tmp_path / "two-tasks.sbatch"
-    script.write_text(
-        "#!/bin/bash\n#SBATCH --ntasks=2\n#SBATCH --output=%x-%j.out\n"
-        f"srun --kill-on-bad-exit=1 bash -c {shlex.quote(run)}\n"
+    options = SlurmOptions(
+        gpus=False,
+        requeue=False,
+        tasks_per_host=2,
+        run_options=("--notice", "none", "--poll", "0.2", "--backoff", "0"),
     )
-    _sbatch(tmp_path, script, {"JOB_FAIL_AT": "7", "JOB_FAIL_NODE": "1"})
+    env = {"JOB_FAIL_AT": "7", "JOB_FAIL_NODE": "1", "JOB_SAVE_NODE": "0"}
+    job_id = _submit(tmp_path, spec, options, env)
     for rank in (0, 1):
         result = json.loads((tmp_path / f"result-node{rank}.json").read_text())
         assert (result["step"], result["total"]) == (12, expected_total(12))
         assert result["resumed_from"] == 5
         events = [
             json.loads(line)
-            for line in (tmp_path / f"events-{rank}.jsonl").read_text().splitlines()
+            for line in (tmp_path / "ckpt" / f"gpurent-run-node-{rank}.jsonl")
+            .read_text()
+            .splitlines()
         ]
         rdzv = next(e for e in events if e["event"] == "rendezvous")
         assert (rdzv["source"], rdzv["node"], rdzv["nnodes"]) == ("slurm", rank, 2)
+        assert rdzv["sync_dir"] == str(tmp_path / "ckpt" / ".gpurent-job" / f"slurm-{job_id}")
         agreed = [e for e in events if e["event"] == "agreed"]
         assert [(e["generation"], e["steps"], e["resume_step"]) for e in agreed] == [
             (1, [None, None], None),

@@ -3,9 +3,11 @@
 Tags: `driver` (the distribution's NVIDIA driver package, branch from the GPU generation),
 `cuda` (CUDA environment file), `python` (a virtualenv with gpurent and the job's
 requirements), `exporter` (the gpurent monitor exporter as a systemd unit), `job` (the job
-under `gpurent run` as a systemd unit; several nodes: torchrun with the rendezvous on the
-inventory's first host). Every path lies under `gpurent_root` ("" on a real host), so the parts
-that need no GPU and no root can run into a temporary directory.
+under `gpurent run` as a systemd unit; several nodes: `gpurent run --nodes auto` on every host,
+the rendezvous on the inventory's first host through the torchrun-style variables, the sync
+directory in the checkpoint directory, which must be storage every host sees). Every path lies
+under `gpurent_root` ("" on a real host), so the parts that need no GPU and no root can run
+into a temporary directory.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from gpurent.deploy.common import (
     dump_yaml,
     exporter_argv,
     gpurent_run_prefix,
+    multi_node_words,
     torchrun_list,
 )
 from gpurent.deploy.spec import DeploySpec
@@ -85,30 +88,46 @@ def _grouped(words: list[str]) -> list[str]:
     return lines
 
 
+def _torchrun_words(spec: DeploySpec) -> list[str]:
+    """One node, several processes: the venv's torchrun under gpurent run."""
+    launch = torchrun_list(
+        spec, nnodes="1", node_rank="0", nproc=str(spec.procs_per_node), master_addr="127.0.0.1"
+    )
+    return ["{{ gpurent_venv }}/bin/torchrun", *launch[1:]]
+
+
 def playbook(spec: DeploySpec) -> list[dict[str, Any]]:
     venv = "{{ gpurent_root }}/opt/gpurent/venv"
     units = "{{ gpurent_root }}/etc/systemd/system"
     exporter_cmd = " ".join(
         ["{{ gpurent_venv }}/bin/" + exporter_argv(spec)[0], *exporter_argv(spec)[1:]]
     )
-    words = ["exec", "{{ gpurent_venv }}/bin/gpurent"]
-    words += [shlex.quote(w) for w in gpurent_run_prefix(spec)[1:]] + ["--"]
-    if spec.nodes == 1 and spec.procs_per_node <= 1:
-        words.append(spec.command)
-    else:
-        launch = torchrun_list(
+    exports = ""
+    if spec.multi_node:
+        words = multi_node_words(
             spec,
-            nnodes=str(spec.nodes),
-            node_rank="{{ gpurent_node_rank }}",
             nproc=str(spec.procs_per_node),
-            master_addr="{{ gpurent_master_addr }}",
+            node_rank="{{ gpurent_node_rank }}",
+            job_id="{{ gpurent_job_id }}",
         )
-        words += ["{{ gpurent_venv }}/bin/torchrun", *launch[1:]]
+        words = ["exec {{ gpurent_venv }}/bin/gpurent run", *words[2:], spec.command]
+        exports = (
+            f"export PET_NNODES={spec.nodes} PET_NODE_RANK={{{{ gpurent_node_rank }}}}\n"
+            "export PET_MASTER_ADDR={{ gpurent_master_addr }}"
+            " PET_MASTER_PORT={{ gpurent_rendezvous_port }}\n"
+        )
+    else:
+        words = ["exec", "{{ gpurent_venv }}/bin/gpurent"]
+        words += [shlex.quote(w) for w in gpurent_run_prefix(spec)[1:]] + ["--"]
+        words.append(spec.command)
+        if spec.procs_per_node > 1:
+            words[-1:] = _torchrun_words(spec)
     job_script = (
         "#!/bin/bash\n"
         f"# {spec.provenance()}\n"
         "set -euo pipefail\n"
         "source /etc/profile.d/cuda.sh 2>/dev/null || true\n"
+        + exports
         + " \\\n  ".join(_grouped(words))
         + "\n"
     )
@@ -223,6 +242,8 @@ def playbook(spec: DeploySpec) -> list[dict[str, Any]]:
                     f"| default(groups['{GROUP}'][0]) }}}}"
                 ),
                 "gpurent_rendezvous_port": RDZV_PORT,
+                # names this run's sync directory; give a new one (-e) for a new run
+                "gpurent_job_id": spec.name,
             },
             "tasks": tasks,
         }

@@ -116,8 +116,8 @@ def torchrun_list(
 
 
 def run_line(spec: DeploySpec, *, nnodes: str, node_rank: str, nproc: str, master_addr: str) -> str:
-    """The one shell line that runs the job under `gpurent run` on a node: the command itself on
-    one process, torchrun for several processes or nodes."""
+    """The one shell line that runs a single-node job under `gpurent run`: the command itself on
+    one process, torchrun for several processes (several nodes: `multi_node_run_line`)."""
     prefix = " ".join(shlex.quote(w) for w in gpurent_run_prefix(spec))
     if spec.nodes == 1 and spec.procs_per_node <= 1:
         return f"{prefix} -- {spec.command}"
@@ -125,6 +125,45 @@ def run_line(spec: DeploySpec, *, nnodes: str, node_rank: str, nproc: str, maste
         spec, nnodes=nnodes, node_rank=node_rank, nproc=nproc, master_addr=master_addr
     )
     return f"{prefix} -- {launch}"
+
+
+SYNC_FOLDER = ".gpurent-job"
+
+
+def multi_node_words(
+    spec: DeploySpec, *, nproc: str, node_rank: str, job_id: str, extra: tuple[str, ...] = ()
+) -> list[str]:
+    """`gpurent run --nodes auto` for every node of a multi-node job, as shell words: it finds
+    the node's rank and the rendezvous from the engine's variables, starts torchrun, and
+    restarts the whole job through the sync directory. `node_rank` and `job_id` are shell text
+    (the engine's variables, left to expand on each node): the node's own event log, and the
+    sync directory of this run of the job (the same on every node, new for a new run). `extra`:
+    more `gpurent run` options, quoted here."""
+    ckpt = spec.checkpoint_dir.rstrip("/") or "/"
+    return [
+        "gpurent",
+        "run",
+        "--nodes",
+        "auto",
+        "--nproc-per-node",
+        nproc,
+        "--checkpoint-dir",
+        shlex.quote(spec.checkpoint_dir),
+        "--sync-dir",
+        shlex.quote(f"{ckpt}/{SYNC_FOLDER}/") + job_id,
+        "--log",
+        shlex.quote(f"{ckpt}/gpurent-run-node-") + node_rank + ".jsonl",
+        *(shlex.quote(w) for w in extra),
+        "--",
+    ]
+
+
+def multi_node_run_line(
+    spec: DeploySpec, *, nproc: str, node_rank: str, job_id: str, extra: tuple[str, ...] = ()
+) -> str:
+    """`multi_node_words` and the job's command, as one shell line."""
+    words = multi_node_words(spec, nproc=nproc, node_rank=node_rank, job_id=job_id, extra=extra)
+    return " ".join(words) + " " + spec.command
 
 
 def pip_install_line(spec: DeploySpec) -> str:

@@ -1,11 +1,23 @@
-"""dstack: one task configuration (`dstack apply -f .dstack.yml`)."""
+"""dstack: one task configuration (`dstack apply -f .dstack.yml`).
+
+Several nodes: every node runs `gpurent run --nodes auto` ($DSTACK_NODE_RANK,
+$DSTACK_MASTER_NODE_IP), which restarts the whole job; the sync directory is named after
+$DSTACK_RUN_NAME, which a retried run keeps.
+"""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from gpurent.deploy.common import RenderedFile, comment_block, dump_yaml, pip_install_line, run_line
+from gpurent.deploy.common import (
+    RenderedFile,
+    comment_block,
+    dump_yaml,
+    multi_node_run_line,
+    pip_install_line,
+    run_line,
+)
 from gpurent.deploy.spec import PRICE_MARGIN, DeploySpec
 from gpurent.errors import InputError
 
@@ -43,6 +55,23 @@ def _duration(seconds: float) -> str:
     return f"{math.ceil(seconds / 60)}m"
 
 
+def _job_line(spec: DeploySpec) -> str:
+    if spec.multi_node:
+        return multi_node_run_line(
+            spec,
+            nproc=str(spec.procs_per_node),
+            node_rank='"$DSTACK_NODE_RANK"',
+            job_id='"$DSTACK_RUN_NAME"',
+        )
+    return run_line(
+        spec,
+        nnodes="$DSTACK_NODES_NUM",
+        node_rank="$DSTACK_NODE_RANK",
+        nproc="$DSTACK_GPUS_PER_NODE",
+        master_addr="$DSTACK_MASTER_NODE_IP",
+    )
+
+
 def task_document(spec: DeploySpec) -> dict[str, Any]:
     backend = BACKENDS.get(spec.provider)
     if backend is None:
@@ -59,16 +88,7 @@ def task_document(spec: DeploySpec) -> dict[str, Any]:
         "nodes": spec.nodes,
         "python": "3.11",
         "env": [f"GPURENT_CHECKPOINT_DIR={spec.checkpoint_dir}"],
-        "commands": [
-            pip_install_line(spec),
-            run_line(
-                spec,
-                nnodes="$DSTACK_NODES_NUM",
-                node_rank="$DSTACK_NODE_RANK",
-                nproc="$DSTACK_GPUS_PER_NODE",
-                master_addr="$DSTACK_MASTER_NODE_IP",
-            ),
-        ],
+        "commands": [pip_install_line(spec), _job_line(spec)],
         "resources": {"gpu": gpu, "disk": f"{spec.storage_gb_per_node:g}GB"},
         "backends": [backend],
         "regions": [spec.region],

@@ -2,6 +2,13 @@
 exporter as a sidecar; several nodes are an Indexed Job (one pod per node, the completion index
 is the node rank) behind a headless Service that gives pod 0 its rendezvous name.
 
+Several nodes: every pod runs `gpurent run --nodes auto`, which reads the torchrun-style
+variables the manifest sets: `PET_NODE_RANK` from the pod's completion-index annotation
+(downward API; the value Kubernetes also gives as $JOB_COMPLETION_INDEX), `PET_NNODES`,
+`PET_MASTER_ADDR` (pod 0 under the Service), `PET_MASTER_PORT`, and `GPURENT_JOB_ID` from the
+Job's controller-uid label (the same on every pod and on a replaced pod, new for a new Job), which
+names the sync directory on the shared checkpoint claim.
+
 An Indexed Job is core Kubernetes (no JobSet or Kubeflow operator to install), so the manifests
 check against the official schemas alone.
 """
@@ -12,10 +19,12 @@ from typing import Any
 
 from gpurent.deploy.common import (
     EXPORTER_PORT,
+    RDZV_PORT,
     RenderedFile,
     comment_block,
     dump_yaml,
     exporter_argv,
+    multi_node_run_line,
     pip_install_line,
     run_line,
 )
@@ -28,6 +37,30 @@ BACKOFF_LIMIT = 3
 # by every cloud's kubelet (the instance type).
 GPU_FAMILY_LABEL = "nvidia.com/gpu.family"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+# Set by the Job controller on each pod (Kubernetes 1.27+ names).
+COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid"
+
+
+def _field(path: str) -> dict[str, Any]:
+    return {"fieldRef": {"fieldPath": path}}
+
+
+def _rendezvous_env(spec: DeploySpec) -> list[dict[str, Any]]:
+    """The variables `gpurent run --nodes auto` reads (its torchrun/PET_* case), per pod."""
+    return [
+        {
+            "name": "PET_NODE_RANK",
+            "valueFrom": _field(f"metadata.annotations['{COMPLETION_INDEX_ANNOTATION}']"),
+        },
+        {"name": "PET_NNODES", "value": str(spec.nodes)},
+        {"name": "PET_MASTER_ADDR", "value": f"{spec.name}-0.{spec.name}"},
+        {"name": "PET_MASTER_PORT", "value": str(RDZV_PORT)},
+        {
+            "name": "GPURENT_JOB_ID",
+            "valueFrom": _field(f"metadata.labels['{CONTROLLER_UID_LABEL}']"),
+        },
+    ]
 
 
 def _labels(spec: DeploySpec) -> dict[str, str]:
@@ -56,25 +89,29 @@ def manifests(spec: DeploySpec) -> list[dict[str, Any]]:
                 "spec": {
                     "clusterIP": "None",
                     "selector": {"job-name": spec.name},
-                    "ports": [{"name": "rendezvous", "port": 29500}],
+                    "ports": [{"name": "rendezvous", "port": RDZV_PORT}],
                 },
             }
         )
-    # pod 0's name under the headless Service; one pod is its own rendezvous
-    master = f"{spec.name}-0.{spec.name}" if spec.multi_node else "127.0.0.1"
-    job_cmd = run_line(
-        spec,
-        nnodes=str(spec.nodes),
-        node_rank="${JOB_COMPLETION_INDEX:-0}",
-        nproc=str(spec.procs_per_node),
-        master_addr=master,
-    )
+    env: list[dict[str, Any]] = [{"name": "GPURENT_CHECKPOINT_DIR", "value": spec.checkpoint_dir}]
+    if spec.multi_node:
+        job_cmd = multi_node_run_line(
+            spec,
+            nproc=str(spec.procs_per_node),
+            node_rank='"$PET_NODE_RANK"',
+            job_id='"$GPURENT_JOB_ID"',
+        )
+        env += _rendezvous_env(spec)
+    else:
+        job_cmd = run_line(
+            spec, nnodes="1", node_rank="0", nproc=str(spec.procs_per_node), master_addr="127.0.0.1"
+        )
     gpus = str(spec.gpus_per_node)
     trainer = {
         "name": "job",
         "image": IMAGE,
         "command": ["bash", "-c", f"{pip_install_line(spec)} && {job_cmd}"],
-        "env": [{"name": "GPURENT_CHECKPOINT_DIR", "value": spec.checkpoint_dir}],
+        "env": env,
         "resources": {"limits": {"nvidia.com/gpu": gpus}, "requests": {"nvidia.com/gpu": gpus}},
         "volumeMounts": [
             {"name": "checkpoints", "mountPath": spec.checkpoint_dir},

@@ -3,6 +3,9 @@
 `resources.ordered` lists the chosen candidate first, then the plan's other top candidates with
 the same node count on clouds SkyPilot knows (SkyPilot tries them in that order); the run step
 reads the GPUs per node from SkyPilot's environment, so every entry runs the same command.
+Several nodes: every node runs `gpurent run --nodes auto` ($SKYPILOT_NODE_RANK, the first of
+$SKYPILOT_NODE_IPS), which restarts the whole job; the sync directory is named after
+$SKYPILOT_TASK_ID, which a managed job keeps across its recoveries.
 """
 
 from __future__ import annotations
@@ -10,7 +13,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from gpurent.deploy.common import RenderedFile, comment_block, dump_yaml, pip_install_line, run_line
+from gpurent.deploy.common import (
+    RenderedFile,
+    comment_block,
+    dump_yaml,
+    multi_node_run_line,
+    pip_install_line,
+    run_line,
+)
 from gpurent.deploy.spec import DeploySpec, Placement
 from gpurent.errors import InputError
 
@@ -83,13 +93,21 @@ def task_document(spec: DeploySpec) -> dict[str, Any]:
     most_gpus = max(
         [spec.gpus_per_node] + [p.gpus_per_node for p in spec.fallbacks if p.provider in CLOUDS]
     )
-    run = run_line(
-        replace(spec, procs_per_node=max(spec.procs_per_node, most_gpus)),
-        nnodes="$SKYPILOT_NUM_NODES",
-        node_rank="$SKYPILOT_NODE_RANK",
-        nproc="$SKYPILOT_NUM_GPUS_PER_NODE",
-        master_addr='"$(echo "$SKYPILOT_NODE_IPS" | head -n 1)"',
-    )
+    if spec.multi_node:
+        run = multi_node_run_line(
+            spec,
+            nproc="auto",  # $SKYPILOT_NUM_GPUS_PER_NODE, which differs between ordered entries
+            node_rank='"$SKYPILOT_NODE_RANK"',
+            job_id='"$SKYPILOT_TASK_ID"',
+        )
+    else:
+        run = run_line(
+            replace(spec, procs_per_node=max(spec.procs_per_node, most_gpus)),
+            nnodes="$SKYPILOT_NUM_NODES",
+            node_rank="$SKYPILOT_NODE_RANK",
+            nproc="$SKYPILOT_NUM_GPUS_PER_NODE",
+            master_addr='"$(echo "$SKYPILOT_NODE_IPS" | head -n 1)"',
+        )
     return {
         "name": spec.name,
         "num_nodes": spec.nodes,

@@ -1,10 +1,22 @@
-"""torchrun: a launch script for a fixed list of hosts (run the same script on each host)."""
+"""torchrun: a launch script for a fixed list of hosts (run the same script on each host).
+
+Several hosts: the script sets the torchrun-style variables (`PET_NNODES`, `PET_NODE_RANK`,
+`PET_MASTER_ADDR`, `PET_MASTER_PORT`) and execs `gpurent run --nodes auto`, which starts
+torchrun and restarts the whole job; the checkpoint directory must be storage every host sees
+(the sync directory lies in it), named per run by $GPURENT_JOB_ID (default: the job's name).
+"""
 
 from __future__ import annotations
 
 import shlex
 
-from gpurent.deploy.common import RDZV_PORT, RenderedFile, comment_block, run_line
+from gpurent.deploy.common import (
+    RDZV_PORT,
+    RenderedFile,
+    comment_block,
+    multi_node_run_line,
+    run_line,
+)
 from gpurent.deploy.spec import DeploySpec
 from gpurent.errors import InputError
 
@@ -37,13 +49,32 @@ def render_torchrun(spec: DeploySpec) -> tuple[RenderedFile, ...]:
         "fi",
         f"export GPURENT_CHECKPOINT_DIR={shlex.quote(spec.checkpoint_dir)}",
         f"mkdir -p {shlex.quote(spec.checkpoint_dir)}",
-        "exec "
-        + run_line(
+        *_launch(spec),
+    ]
+    return (RenderedFile(FILE_NAME, "\n".join(lines) + "\n", 0o755),)
+
+
+def _launch(spec: DeploySpec) -> list[str]:
+    if not spec.multi_node:
+        line = run_line(
             spec,
-            nnodes=str(spec.nodes),
+            nnodes="1",
             node_rank='"$NODE_RANK"',
             nproc=str(spec.procs_per_node),
             master_addr='"${HOSTS[0]}"',
-        ),
+        )
+        return ["exec " + line]
+    line = multi_node_run_line(
+        spec,
+        nproc=str(spec.procs_per_node),
+        node_rank='"$NODE_RANK"',
+        job_id='"$GPURENT_JOB_ID"',
+    )
+    return [
+        "# gpurent run --nodes auto reads these (its torchrun case); the same GPURENT_JOB_ID on",
+        "# every host names this run's sync directory (give a new one for a new run).",
+        f'export PET_NNODES={spec.nodes} PET_NODE_RANK="$NODE_RANK"',
+        f'export PET_MASTER_ADDR="${{HOSTS[0]}}" PET_MASTER_PORT={RDZV_PORT}',
+        f'export GPURENT_JOB_ID="${{GPURENT_JOB_ID:-{spec.name}}}"',
+        "exec " + line,
     ]
-    return (RenderedFile(FILE_NAME, "\n".join(lines) + "\n", 0o755),)

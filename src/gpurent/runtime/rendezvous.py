@@ -17,7 +17,8 @@ variables, by engine (first match wins, in this order):
   `SLURM_JOB_NODELIST`, hostlist syntax expanded here); GPUs from `SLURM_GPUS_ON_NODE`; the
   port, unless `MASTER_PORT` is set, 20000 + job id mod 20000 so that two jobs sharing a host
   do not collide.
-- Kubernetes (Kubeflow PyTorchJob) and plain torchrun: `PET_NNODES`, `PET_NODE_RANK`,
+- Kubernetes (Kubeflow PyTorchJob, or the Indexed Job `gpurent deploy render` writes, which
+  sets them from the downward API) and plain torchrun: `PET_NNODES`, `PET_NODE_RANK`,
   `PET_MASTER_ADDR`, `PET_MASTER_PORT`, `PET_NPROC_PER_NODE`, else `MASTER_ADDR`,
   `MASTER_PORT`, `WORLD_SIZE` (nodes), `NODE_RANK` (else `RANK`).
 
