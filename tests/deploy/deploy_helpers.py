@@ -28,9 +28,10 @@ def plan_doc(*args: str) -> dict[str, Any]:
 
 
 def first_index(doc: dict[str, Any], *, multi_node: bool) -> int:
-    """The 1-based index in `top` of the first candidate with (or without) several nodes."""
+    """The 1-based index in `top` of the first candidate on one node, or (`multi_node`) on
+    exactly two nodes, the size of the tests' two-host lists."""
     for i, c in enumerate(doc["top"], start=1):
-        if (c["nodes"] > 1) == multi_node:
+        if c["nodes"] == (2 if multi_node else 1):
             return i
     raise AssertionError("no such candidate in the plan")
 

@@ -158,7 +158,10 @@ def test_ansible_playbook_runs_on_localhost_into_a_temporary_root(
     # the inventory (this host's index, the first host)
     assert f"export PET_NNODES={c['nodes']} PET_NODE_RANK=0\n" in text
     assert "export PET_MASTER_ADDR=localhost PET_MASTER_PORT=29500\n" in text
-    assert "gpurent/venv/bin/gpurent run \\\n  --nodes auto \\\n  --nproc-per-node 4 \\\n" in text
+    assert (
+        f"gpurent/venv/bin/gpurent run \\\n  --nodes auto \\\n"
+        f"  --nproc-per-node {c['gpus_per_node']} \\\n"
+    ) in text
     assert "--sync-dir /checkpoints/.gpurent-job/gpurent-llama-lora \\\n" in text
     assert "--log /checkpoints/gpurent-run-node-0.jsonl \\\n" in text
     assert "torchrun" not in text  # gpurent run starts it, with the rendezvous it found

@@ -41,11 +41,14 @@ for path in sys.argv[1:]:
 """
 
 
-def write_catalog(root: Path, doc: dict[str, Any], drop: str | None = None) -> None:
+def write_catalog(root: Path, *docs: dict[str, Any], drop: str | None = None) -> None:
     rows: dict[str, list[dict[str, Any]]] = {}
-    for c in doc["top"]:
-        if c["provider"] not in CLOUDS or c["instance_type"] == drop:
+    seen: set[tuple[str, str, str]] = set()
+    for c in (c for doc in docs for c in doc["top"]):
+        key = (c["provider"], c["instance_type"], c["region"])
+        if c["provider"] not in CLOUDS or c["instance_type"] == drop or key in seen:
             continue
+        seen.add(key)
         gpu = find_gpu(c["gpu_name"])
         rows.setdefault(CLOUDS[c["provider"]], []).append(
             {
@@ -76,7 +79,11 @@ def load(runtime: Path, *tasks: Path) -> Any:
 
 
 def test_skypilot_accepts_a_multi_node_spot_task_and_the_plan_emit_one(
-    plan_file: Path, llama_plan: dict[str, Any], tmp_path: Path, monkeypatch: Any
+    plan_file: Path,
+    llama_plan: dict[str, Any],
+    default_plan: dict[str, Any],
+    tmp_path: Path,
+    monkeypatch: Any,
 ) -> None:
     """A two-node candidate, and the issue's done-when: `gpurent plan --preset llama-lora
     --emit skypilot -o job/` gives a file SkyPilot's loader accepts unchanged."""
@@ -90,11 +97,12 @@ def test_skypilot_accepts_a_multi_node_spot_task_and_the_plan_emit_one(
     assert code == 0, stderr
     assert "wrote skypilot to job/ (task.yaml) from plan candidate 1 of plan" in stdout
     runtime = tmp_path / "sky"
-    write_catalog(runtime, llama_plan)
+    # the --emit above planned default_plan; the catalog holds both plans' instances
+    write_catalog(runtime, llama_plan, default_plan)
     done = load(runtime, out / "task.yaml", tmp_path / "job" / "task.yaml")
     assert done.returncode == 0, done.stderr[-2000:]
     task, emitted = (json.loads(line) for line in done.stdout.strip().splitlines()[-2:])
-    best = llama_plan["top"][0]
+    best = default_plan["top"][0]
     assert emitted["resources"][0]["instance_type"] == best["instance_type"]
     assert emitted["resources"][0]["usd_per_hour"] == best["price_usd_per_hour"]
     assert task["num_nodes"] == c["nodes"]

@@ -92,7 +92,7 @@ def test_wrong_host_count_is_refused() -> None:
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_rendered_launch_script_runs_the_job_under_gpurent_run(
-    plan_file: Path, tmp_path: Path
+    single_plan_file: Path, tmp_path: Path
 ) -> None:
     """One node, one process: the script execs `gpurent run -- COMMAND`, which runs it."""
     marker = tmp_path / "ran.txt"
@@ -102,7 +102,7 @@ def test_rendered_launch_script_runs_the_job_under_gpurent_run(
     code, _, stderr = run_cli(
         "deploy",
         "render",
-        str(plan_file),
+        str(single_plan_file),
         "--format",
         "torchrun",
         "-o",
@@ -132,7 +132,8 @@ def test_rendered_launch_script_runs_the_job_under_gpurent_run(
     assert (ckpt / "gpurent-run.jsonl").exists()
 
 
-def test_plan_text_cannot_break_out_of_a_comment(plan_file: Path, tmp_path: Path) -> None:
+def test_plan_text_cannot_break_out_of_a_comment(single_plan_file: Path, tmp_path: Path) -> None:
+    plan_file = single_plan_file
     """Values from the plan file go into shell-script comments: a newline stays in the comment."""
     doc = json.loads(plan_file.read_text())
     doc["top"][0]["instance_type"] = "x\ntouch /tmp/pwned\r\u2028y"
