@@ -450,12 +450,10 @@ def make_plan(
     explanation = None
     if ranking.feasible:
         ranked = ranking.ranked
-        on_demand = next((r for r in ranked if b.ctx(r).pricing is PricingModel.ON_DEMAND), None)
+        on_demand = ranking.first(lambda r: b.ctx(r).pricing is PricingModel.ON_DEMAND)
         matrix = None
         if scenario is not None:
-            on_matrix = next(
-                (r for r in ranked if b.offer(r).gpu_name in scenario.matrix_gpus), None
-            )
+            on_matrix = ranking.first(lambda r: b.offer(r).gpu_name in scenario.matrix_gpus)
             matrix = compare_with_matrix(
                 top[0],
                 b.candidate(on_matrix, 0) if on_matrix else None,
