@@ -139,35 +139,13 @@ def reserved_price(
     return (od * (1.0 - rule[0]), rule[1]) if rule is not None else None
 
 
-def _prices(
-    offer: Offer,
-    pricing: tuple[PricingModel, ...],
-    assumptions: CostAssumptions,
-    rules: dict[str, tuple[float, float] | None],
-) -> list[tuple[PricingModel, float, float]]:
-    """(pricing model, $/h, commitment term hours or 0) for each model `offer` has a price for."""
-    out: list[tuple[PricingModel, float, float]] = []
-    for p in pricing:
-        if p is PricingModel.ON_DEMAND:
-            if offer.price_usd_per_hour is not None:
-                out.append((p, offer.price_usd_per_hour, 0.0))
-        elif p is PricingModel.SPOT:
-            if offer.spot_price_usd_per_hour is not None:
-                out.append((p, offer.spot_price_usd_per_hour, 0.0))
-        else:
-            reserved = reserved_price(offer, assumptions, rules)
-            if reserved is not None:
-                out.append((p, reserved[0], reserved[1]))
-    return out
-
-
 def _has_price(
     offer: Offer,
     pricing: tuple[PricingModel, ...],
     assumptions: CostAssumptions,
     rules: dict[str, tuple[float, float] | None],
 ) -> bool:
-    """Whether `_prices` would give `offer` any price (without building the list)."""
+    """Whether `offer` has a price under any of the `pricing` models."""
     return (
         (offer.price_usd_per_hour is not None and PricingModel.ON_DEMAND in pricing)
         or (offer.spot_price_usd_per_hour is not None and PricingModel.SPOT in pricing)
@@ -495,9 +473,21 @@ def enumerate_candidates(
         dict[tuple[str, int, float], dict[PricingModel, list[tuple[int, float]]]],
     ] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     rules: dict[str, tuple[float, float] | None] = {}
-    for i, offer in enumerate(offers):
+    for i, offer in enumerate(offers):  # the hottest loop: once per offer, prices inlined
         hardware = groups[(offer.gpu_name, offer.gpu_count, offer.network_gbps)]
-        for pricing, price, term_h in _prices(offer, constraints.pricing, assumptions, rules):
+        for pricing in constraints.pricing:
+            term_h = 0.0
+            if pricing is PricingModel.ON_DEMAND:
+                price = offer.price_usd_per_hour
+            elif pricing is PricingModel.SPOT:
+                price = offer.spot_price_usd_per_hour
+            else:
+                committed = reserved_price(offer, assumptions, rules)
+                if committed is None:
+                    continue
+                price, term_h = committed
+            if price is None:
+                continue
             hardware[(offer.provider, offer.billing_granularity_s, term_h)][pricing].append(
                 (i, price)
             )

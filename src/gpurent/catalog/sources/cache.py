@@ -153,12 +153,12 @@ def _decode(data: bytes, key: list[str]) -> OfferTable | None:
     head, _, payload = data.partition(b"\n")
     if head != MAGIC + b" " + hashlib.sha256(payload).hexdigest().encode("ascii"):
         return None
-    raw = marshal.loads(payload)
-    if not isinstance(raw, dict) or raw.get("key") != key:
-        return None
     was_enabled = gc.isenabled()
     gc.disable()  # 50,000 new objects would start several full collections (~20 % of the time)
     try:
+        raw = marshal.loads(payload)
+        if not isinstance(raw, dict) or raw.get("key") != key:
+            return None
         offers = _offers(raw["columns"]) if raw["columns"] else []
     finally:
         if was_enabled:
