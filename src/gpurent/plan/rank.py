@@ -133,14 +133,13 @@ class Ranking:
     feasible: bool
     # all rows meeting the constraints, best first (or the closest misses)
     ranked: RankedRows | list[Row]
+    reasons: tuple[str, ...]
 
     def first(self, wanted: Callable[[Row], bool]) -> Row | None:
         """The best ranked row for which `wanted` is true, None if there is none."""
         if isinstance(self.ranked, RankedRows):
             return self.ranked.first(wanted)
         return next((r for r in self.ranked if wanted(r)), None)
-
-    reasons: tuple[str, ...]
 
 
 NodesOf = Callable[[Row], int]  # how many instances a row rents
