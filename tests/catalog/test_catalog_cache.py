@@ -9,6 +9,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from gpurent.catalog.offer import Offer, ReservedTerm
+from gpurent.catalog.offers import OfferTable, SkippedRow
+from gpurent.catalog.sources.cache import cached_table
 from gpurent.cli.main import app
 from gpurent.userdata import cache_home
 
@@ -79,3 +82,71 @@ def test_unwritable_cache_dir_does_not_stop_a_command(tmp_path: Path) -> None:
 def test_cache_can_be_turned_off(tmp_path: Path) -> None:
     _offers(_catalog(tmp_path), env={"GPURENT_NO_CACHE": "1"})
     assert _entries() == []
+
+
+def test_every_offer_field_round_trips_through_the_cache(tmp_path: Path) -> None:
+    """Offers read back from an entry equal the parsed ones field by field, tuples as tuples,
+    reserved terms as ReservedTerm (no source fills them all yet, so the table is built here)."""
+    full = Offer(
+        provider="aws",
+        instance_type="p5.48xlarge",
+        region="us-east-1",
+        gpu_name="H100",
+        gpu_count=8,
+        gpu_memory_gib=80.0,
+        vcpus=192.0,
+        memory_gib=2048.0,
+        price_usd_per_hour=98.32,
+        spot_price_usd_per_hour=31.5,
+        spot_price_max_usd_per_hour=40.0,
+        zones=("us-east-1a", "us-east-1b"),
+        zone_count=2,
+        local_disk_gb=30400.0,
+        network_gbps=3200.0,
+        gpu_interconnect="NVLink4",
+        reserved=(
+            ReservedTerm(term_months=12, price_usd_per_hour=60.0),
+            ReservedTerm(term_months=36, price_usd_per_hour=40.0, upfront="all"),
+        ),
+        billing_granularity_s=60,
+        as_of="2026-11-20",
+        source="test",
+        notes="a note",
+        extra=(("tier", "secure"), ("k", "v")),
+    )
+    bare = Offer(
+        provider="lambda",
+        instance_type="gpu_1x_a100",
+        region="us-west-1",
+        gpu_name="A100-80GB",
+        gpu_count=1,
+        gpu_memory_gib=80.0,
+        vcpus=None,
+        memory_gib=None,
+        price_usd_per_hour=None,
+    )
+    table = OfferTable(
+        offers=(full, bare, full),
+        skipped=(SkippedRow(file="f.csv", line=3, reason="no price"),),
+        source="test",
+        notes=("one note",),
+        format="plain",
+    )
+    path = tmp_path / "any.csv"
+    path.write_text("anything")
+    parses: list[int] = []
+
+    def parse() -> OfferTable:
+        parses.append(1)
+        return table
+
+    assert cached_table(path, ("p",), parse, tmp_path / "cache") == table
+    again = cached_table(path, ("p",), parse, tmp_path / "cache")
+    assert parses == [1]  # the second came from the entry
+    assert again == table
+    for got, want in zip(again.offers, table.offers, strict=True):
+        for name in ("zones", "reserved", "extra"):
+            assert type(getattr(got, name)) is tuple
+        assert all(type(t) is ReservedTerm for t in got.reserved)
+        assert all(type(pair) is tuple for pair in got.extra)
+        assert hash(got) == hash(want)

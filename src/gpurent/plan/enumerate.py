@@ -94,46 +94,66 @@ def region_hint(wanted: Sequence[str], regions: Sequence[str], n: int = REGION_H
     return "; ".join(picks) + more
 
 
-def reserved_price(offer: Offer, assumptions: CostAssumptions) -> tuple[float, float] | None:
+def _commit_rule(provider: str, assumptions: CostAssumptions) -> tuple[float, float] | None:
+    """(discount, term hours) that prices a commitment for an offer without its own terms:
+    --commit-discount over --commit-term or the provider's shortest term, else a discount the
+    provider publishes (for --commit-term when given); None when nothing does."""
+    wanted = assumptions.commit_term_hours
+    if assumptions.commit_discount is not None:
+        shortest = shortest_term(provider)
+        hours = wanted or (shortest.hours if shortest else DEFAULT_TERM_HOURS)
+        return assumptions.commit_discount, hours
+    published = [
+        t
+        for t in terms_for(provider)
+        if t.discount is not None and (wanted is None or t.hours == wanted)
+    ]
+    if published:
+        chosen = published[0]
+        assert chosen.discount is not None
+        return chosen.discount, chosen.hours
+    return None
+
+
+def reserved_price(
+    offer: Offer,
+    assumptions: CostAssumptions,
+    rules: dict[str, tuple[float, float] | None] | None = None,
+) -> tuple[float, float] | None:
     """(committed $/h, term hours) of `offer`: its own cheapest term; else --commit-discount
     over --commit-term or the provider's shortest term (gpurent.cloud.commitments); else a
-    discount the provider publishes for a term; None when nothing gives a committed price."""
+    discount the provider publishes for a term; None when nothing gives a committed price.
+    `rules` memoizes `_commit_rule` per provider across calls."""
     if offer.reserved:
         term = min(offer.reserved, key=lambda t: t.price_usd_per_hour)
         return term.price_usd_per_hour, term.term_months * HOURS_PER_MONTH
     od = offer.price_usd_per_hour
     if od is None:
         return None
-    wanted = assumptions.commit_term_hours
-    if assumptions.commit_discount is not None:
-        shortest = shortest_term(offer.provider)
-        hours = wanted or (shortest.hours if shortest else DEFAULT_TERM_HOURS)
-        return od * (1.0 - assumptions.commit_discount), hours
-    published = [
-        t
-        for t in terms_for(offer.provider)
-        if t.discount is not None and (wanted is None or t.hours == wanted)
-    ]
-    if published:
-        chosen = published[0]
-        assert chosen.discount is not None
-        return od * (1.0 - chosen.discount), chosen.hours
-    return None
-
-
-def _price(offer: Offer, pricing: PricingModel, assumptions: CostAssumptions) -> float | None:
-    if pricing is PricingModel.ON_DEMAND:
-        return offer.price_usd_per_hour
-    if pricing is PricingModel.SPOT:
-        return offer.spot_price_usd_per_hour
-    reserved = reserved_price(offer, assumptions)
-    return reserved[0] if reserved else None
+    if rules is None:
+        rule = _commit_rule(offer.provider, assumptions)
+    elif offer.provider in rules:
+        rule = rules[offer.provider]
+    else:
+        rule = rules[offer.provider] = _commit_rule(offer.provider, assumptions)
+    return (od * (1.0 - rule[0]), rule[1]) if rule is not None else None
 
 
 def _has_price(
-    offer: Offer, pricing: tuple[PricingModel, ...], assumptions: CostAssumptions
+    offer: Offer,
+    pricing: tuple[PricingModel, ...],
+    assumptions: CostAssumptions,
+    rules: dict[str, tuple[float, float] | None],
 ) -> bool:
-    return any(_price(offer, p, assumptions) is not None for p in pricing)
+    """Whether `offer` has a price under any of the `pricing` models."""
+    return (
+        (offer.price_usd_per_hour is not None and PricingModel.ON_DEMAND in pricing)
+        or (offer.spot_price_usd_per_hour is not None and PricingModel.SPOT in pricing)
+        or (
+            PricingModel.RESERVED in pricing
+            and reserved_price(offer, assumptions, rules) is not None
+        )
+    )
 
 
 def _interconnect_ok(offer: Offer, need: Interconnect) -> bool:
@@ -155,37 +175,42 @@ def filter_offers(
     excluded = {p.lower() for p in c.exclude_providers}
     gpus = {g.lower() for g in c.gpus}
     where = f" in region {join_names(c.regions)}" if c.regions else ""
-    stages: list[tuple[Callable[[Offer], bool], Callable[[list[Offer]], str]]] = [
+    rules: dict[str, tuple[float, float] | None] = {}
+    min_memory = c.min_gpu_memory_gib or 0.0
+    # (keep, explain); keep None: the constraint is not set, every offer passes
+    stages: list[tuple[Callable[[Offer], bool] | None, Callable[[list[Offer]], str]]] = [
         (
-            lambda o: not providers or o.provider in providers,
+            (lambda o: o.provider in providers) if providers else None,
             lambda prev: (
                 f"no offer from provider {', '.join(c.providers)}; the catalog has "
                 + ", ".join(sorted({o.provider for o in prev}))
             ),
         ),
         (
-            lambda o: o.provider not in excluded,
+            (lambda o: o.provider not in excluded) if excluded else None,
             lambda prev: (
                 f"every offer from {', '.join(sorted({o.provider for o in prev}))} is excluded "
                 "by --exclude-provider"
             ),
         ),
         (
-            lambda o: not c.regions or region_matches(o.region, c.regions),
+            (lambda o: region_matches(o.region, c.regions)) if c.regions else None,
             lambda prev: (
                 f"no offer in region {join_names(c.regions)}; regions with offers: "
                 + region_hint(c.regions, [o.region for o in prev])
             ),
         ),
         (
-            lambda o: not c.exclude_regions or not region_matches(o.region, c.exclude_regions),
+            (lambda o: not region_matches(o.region, c.exclude_regions))
+            if c.exclude_regions
+            else None,
             lambda prev: (
                 f"every offer{where} is in a region excluded by --exclude-region "
                 f"{join_names(c.exclude_regions)}"
             ),
         ),
         (
-            lambda o: not gpus or o.gpu_name.lower() in gpus,
+            (lambda o: o.gpu_name.lower() in gpus) if gpus else None,
             lambda prev: (
                 f"no offer with GPU {', '.join(c.gpus)}{where}; GPUs there: "
                 + ", ".join(sorted({o.gpu_name for o in prev})[:12])
@@ -199,21 +224,23 @@ def filter_offers(
             ),
         ),
         (
-            lambda o: c.min_gpu_memory_gib is None or o.gpu_memory_gib >= c.min_gpu_memory_gib,
+            None if c.min_gpu_memory_gib is None else (lambda o: o.gpu_memory_gib >= min_memory),
             lambda prev: (
                 f"no offer has >= {c.min_gpu_memory_gib:g} GiB per GPU{where}; "
                 "the closest are " + _closest(prev, lambda o: -o.gpu_memory_gib)
             ),
         ),
         (
-            lambda o: _interconnect_ok(o, c.interconnect),
+            None
+            if c.interconnect is Interconnect.ANY
+            else (lambda o: _interconnect_ok(o, c.interconnect)),
             lambda prev: (
                 f"no multi-GPU offer with {c.interconnect.value} between its GPUs"
                 f"{where}; the largest: " + _closest(prev, lambda o: -o.gpu_count)
             ),
         ),
         (
-            lambda o: _has_price(o, c.pricing, assumptions),
+            lambda o: _has_price(o, c.pricing, assumptions, rules),
             lambda prev: (
                 f"no offer{where} has a {'/'.join(p.value for p in c.pricing)} price"
                 + (
@@ -227,6 +254,8 @@ def filter_offers(
     ]
     current = list(offers)
     for keep, explain in stages:
+        if keep is None:
+            continue
         nxt = [o for o in current if keep(o)]
         if not nxt:
             return FilterReport(kept=(), reasons=(explain(current),), unknown_gpus=())
@@ -300,15 +329,6 @@ class Enumeration:
     configs: tuple[Config, ...]
     estimator_calls: int
     dropped: tuple[str, ...]  # reasons configurations or pricings produced no candidate
-
-
-def _reserved_term_hours(
-    offer: Offer, pricing: PricingModel, assumptions: CostAssumptions
-) -> float:
-    if pricing is not PricingModel.RESERVED:
-        return 0.0
-    reserved = reserved_price(offer, assumptions)
-    return reserved[1] if reserved else 0.0
 
 
 def restart_s(
@@ -452,15 +472,25 @@ def enumerate_candidates(
         tuple[str, int, float | None],
         dict[tuple[str, int, float], dict[PricingModel, list[tuple[int, float]]]],
     ] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
-    for i, offer in enumerate(offers):
+    rules: dict[str, tuple[float, float] | None] = {}
+    for i, offer in enumerate(offers):  # the hottest loop: once per offer, prices inlined
         hardware = groups[(offer.gpu_name, offer.gpu_count, offer.network_gbps)]
         for pricing in constraints.pricing:
-            price = _price(offer, pricing, assumptions)
+            term_h = 0.0
+            if pricing is PricingModel.ON_DEMAND:
+                price = offer.price_usd_per_hour
+            elif pricing is PricingModel.SPOT:
+                price = offer.spot_price_usd_per_hour
+            else:
+                committed = reserved_price(offer, assumptions, rules)
+                if committed is None:
+                    continue
+                price, term_h = committed
             if price is None:
                 continue
-            term_h = _reserved_term_hours(offer, pricing, assumptions)
-            sub = (offer.provider, offer.billing_granularity_s, term_h)
-            hardware[sub][pricing].append((i, price))
+            hardware[(offer.provider, offer.billing_granularity_s, term_h)][pricing].append(
+                (i, price)
+            )
     configs: dict[tuple[str, int, int, float | None], Config] = {}
     contexts: list[Context] = []
     rows: list[Row] = []

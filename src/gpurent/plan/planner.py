@@ -102,7 +102,6 @@ class _Builder:
         self.en = en
         self.market = market
         self.common_notes = _common_notes(en)
-        self.offer_keys = [(o.provider, o.instance_type) for o in en.offers]
         self.ctx_pricing = [c.pricing for c in en.contexts]
         regions: dict[tuple[str, str], set[str]] = {}
         for o in en.offers:
@@ -124,11 +123,13 @@ class _Builder:
     def identity(self, row: Row) -> tuple[tuple[str, str], PricingModel]:
         """Rows of one instance type and pricing model collapse into their best (any region,
         any node count) in the ranked table."""
-        return (self.offer_keys[row[2]], self.ctx_pricing[row[3]])
+        o = self.en.offers[row[2]]  # looked up per row read (a few hundred), not per offer
+        return ((o.provider, o.instance_type), self.ctx_pricing[row[3]])
 
     def other_regions(self, row: Row) -> int:
         """In how many other regions the catalog (after filters) lists this instance type."""
-        return self.region_count[self.offer_keys[row[2]]] - 1
+        o = self.en.offers[row[2]]
+        return self.region_count[(o.provider, o.instance_type)] - 1
 
     def work_per_usd(self, row: Row) -> float:
         """Steady-state work per dollar: throughput over the running cost (instances and
@@ -450,12 +451,10 @@ def make_plan(
     explanation = None
     if ranking.feasible:
         ranked = ranking.ranked
-        on_demand = next((r for r in ranked if b.ctx(r).pricing is PricingModel.ON_DEMAND), None)
+        on_demand = ranking.first(lambda r: b.ctx(r).pricing is PricingModel.ON_DEMAND)
         matrix = None
         if scenario is not None:
-            on_matrix = next(
-                (r for r in ranked if b.offer(r).gpu_name in scenario.matrix_gpus), None
-            )
+            on_matrix = ranking.first(lambda r: b.offer(r).gpu_name in scenario.matrix_gpus)
             matrix = compare_with_matrix(
                 top[0],
                 b.candidate(on_matrix, 0) if on_matrix else None,

@@ -1,12 +1,15 @@
 """Ranking candidate rows by objective, the time-vs-cost Pareto front, and constraint checks.
 
-Rows are plain tuples (see `enumerate.Row`) so that sorting tens of thousands of them stays fast;
-objects are built only for the few that are shown.
+Rows are plain tuples (see `enumerate.Row`) so that ranking hundreds of thousands of them stays
+fast; objects are built only for the few that are shown. A plan reads only the head of the
+ranking (the top N distinct candidates, the best on-demand one), so `RankedRows` keeps the rows
+in a heap and pops only as many as are read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import heapq
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -69,13 +72,74 @@ def distinct(rows: Iterable[Row], identity: Callable[[Row], object], limit: int)
     return picked
 
 
+POP_SEARCH = 8192  # rows `RankedRows.first` pops before it scans the rest
+
+
+class RankedRows:
+    """`rows` in the order `sorted(rows, key=key)` gives, computed only as far as it is read: the
+    rows (or, with a key, `(key, index)` pairs, so that ties keep their input order as in a
+    stable sort) are heapified (linear) and popped one by one as a reader asks for them."""
+
+    __slots__ = ("_heap", "_keyed", "_prefix", "_rows")
+
+    def __init__(self, rows: list[Row], key: RowKey) -> None:
+        self._rows = rows
+        self._keyed = key is not None
+        # rows compare natively and no two are equal (offer and context indexes differ)
+        self._heap: list[Any] = (
+            list(rows) if key is None else list(zip(map(key, rows), range(len(rows)), strict=True))
+        )
+        heapq.heapify(self._heap)
+        self._prefix: list[Row] = []  # the rows popped so far, in rank order
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def _row(self, item: Any) -> Row:
+        return self._rows[item[1]] if self._keyed else item  # type: ignore[no-any-return]
+
+    def _pop(self) -> Row:
+        row = self._row(heapq.heappop(self._heap))
+        self._prefix.append(row)
+        return row
+
+    def __iter__(self) -> Iterator[Row]:
+        yield from self._prefix[:]  # a copy: another reader may pop meanwhile
+        done = len(self._prefix)
+        while done < len(self._rows):
+            while len(self._prefix) <= done:
+                self._pop()
+            yield self._prefix[done]
+            done += 1
+
+    def first(self, wanted: Callable[[Row], bool]) -> Row | None:
+        """The best row for which `wanted` is true: among the rows popped so far, else among the
+        next POP_SEARCH rows popped, else in one pass over the rest."""
+        hit = next((r for r in self._prefix if wanted(r)), None)
+        if hit is not None:
+            return hit
+        for _ in range(min(POP_SEARCH, len(self._heap))):
+            row = self._pop()
+            if wanted(row):
+                return row
+        rest = [item for item in self._heap if wanted(self._row(item))]
+        return self._row(min(rest)) if rest else None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Ranking:
     """Rows meeting every constraint, ranked; or, when none does, the closest and why not."""
 
     feasible: bool
-    ranked: list[Row]  # all rows meeting the constraints, best first (or the closest misses)
+    # all rows meeting the constraints, best first (or the closest misses)
+    ranked: RankedRows | list[Row]
     reasons: tuple[str, ...]
+
+    def first(self, wanted: Callable[[Row], bool]) -> Row | None:
+        """The best ranked row for which `wanted` is true, None if there is none."""
+        if isinstance(self.ranked, RankedRows):
+            return self.ranked.first(wanted)
+        return next((r for r in self.ranked if wanted(r)), None)
 
 
 NodesOf = Callable[[Row], int]  # how many instances a row rents
@@ -142,7 +206,7 @@ def rank_rows(
     on_time = list(rows) if deadline is None else [r for r in rows if r[1] <= deadline]
     ok = on_time if budget is None else [r for r in on_time if r[0] <= budget]
     if ok:
-        return Ranking(feasible=True, ranked=sorted(ok, key=key), reasons=())
+        return Ranking(feasible=True, ranked=RankedRows(ok, key), reasons=())
     reasons: list[str] = []
     if not rows:
         return Ranking(feasible=False, ranked=[], reasons=())
