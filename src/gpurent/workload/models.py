@@ -31,12 +31,27 @@ import re
 
 from gpurent.catalog.precision import Precision
 from gpurent.errors import InputError, NotFoundError
+from gpurent.workload.diffusion import (
+    DIT_XL_2,
+    dit_activation_values,
+    dit_forward_flops,
+    dit_params,
+)
 from gpurent.workload.spec import LlmShape
 from gpurent.workload.zoo import EncoderShape, ModelInfo
 
 _BERT_BASE = EncoderShape(layers=12, hidden=768, heads=12, ffn_hidden=3072, vocab=30522)
 _BERT_LARGE = EncoderShape(layers=24, hidden=1024, heads=16, ffn_hidden=4096, vocab=30522)
 _VIT_B = EncoderShape(layers=12, hidden=768, heads=12, ffn_hidden=3072, vocab=0)
+# Dosovitskiy et al. 2021, Table 1 (Large: 24 x 1024, MLP 4096, 16 heads, 307 M; Huge:
+# 32 x 1280, MLP 5120, 16 heads, 632 M); at 224 px, 196 patches of 16 px + [CLS] = 197 tokens,
+# 256 patches of 14 px + [CLS] = 257.
+_VIT_L = EncoderShape(layers=24, hidden=1024, heads=16, ffn_hidden=4096, vocab=0)
+_VIT_H = EncoderShape(layers=32, hidden=1280, heads=16, ffn_hidden=5120, vocab=0)
+_VIT_SOURCE = (
+    "Dosovitskiy et al. 2021 Table 1 (shapes); per-image multiply-adds and parameters at 224 px: "
+    "pytorch/vision torchvision/models/vision_transformer.py weight metadata (_ops, num_params)"
+)
 
 
 def _mpt(layers: int, hidden: int, heads: int) -> LlmShape:
@@ -247,6 +262,8 @@ def _build() -> dict[str, ModelInfo]:
             "BERT-large pre-training (phase 1 seq 128, phase 2 seq 512)",
         ),
         ("vit-b16", _VIT_B, 197, 128, "bert-base-squad", "ViT-B/16, ImageNet 224 px"),
+        ("vit-l16", _VIT_L, 197, 64, "bert-large-squad", "ViT-L/16, ImageNet 224 px"),
+        ("vit-h14", _VIT_H, 257, 32, "bert-large-squad", "ViT-H/14, ImageNet 224 px"),
     ):
         unit = "images/s" if name.startswith("vit") else "sequences/s"
         zoo[name] = ModelInfo(
@@ -258,8 +275,23 @@ def _build() -> dict[str, ModelInfo]:
             default_seq_len=seq,
             encoder=enc,
             calibration_key=key,
-            source="Devlin et al. 2019; Dosovitskiy et al. 2021",
+            source=_VIT_SOURCE
+            if name in {"vit-l16", "vit-h14"}
+            else "Devlin et al. 2019; Dosovitskiy et al. 2021",
         )
+    zoo["dit-xl2"] = ModelInfo(
+        name="dit-xl2",
+        family="encoder",  # a bidirectional transformer over latent patches
+        description="DiT-XL/2 class-conditional diffusion, ImageNet 256 px (32x32x4 latent)",
+        throughput_unit="images/s",
+        default_batch_size=32,
+        params=dit_params(DIT_XL_2),
+        fixed_forward_flops=dit_forward_flops(DIT_XL_2),
+        fixed_activation_values=dit_activation_values(DIT_XL_2),
+        calibration_key="bert-large-squad",
+        source="Peebles & Xie 2023 (arXiv:2212.09748) Table 1 shape, Table 4: 675 M params, "
+        "118.6 Gflops (multiply-adds) per 256 px image; see gpurent.workload.diffusion",
+    )
     for name, (shape, src) in LLM_SHAPES.items():
         zoo[name] = ModelInfo(
             name=name,
@@ -283,6 +315,10 @@ _ALIASES = {
     "transformerxllarge": "transformer-xl-large",
     "resnet-50": "resnet50",
     "vit-b-16": "vit-b16",
+    "vit-l-16": "vit-l16",
+    "vit-h-14": "vit-h14",
+    "dit-xl/2": "dit-xl2",
+    "dit-xl-2": "dit-xl2",
     "llama-2-7b": "llama2-7b",
     "llama-3-8b": "llama3-8b",
     "llama3.1-8b": "llama3-8b",
