@@ -70,3 +70,24 @@ def test_cli_estimates_a_new_model_like_the_python_api() -> None:
     api = estimate(wl, get_gpu("H100-SXM5-80GB"), 1)
     assert doc["throughput"] == pytest.approx(api.throughput, rel=1e-9)
     assert doc["compute_time_s"] > 0 and doc["memory"]["weights_gib"] > 0
+
+
+def test_t5_follows_the_6n_rule_with_the_papers_n() -> None:
+    """T5-base: the shape gives 222.9 M parameters, 1.3% above the paper's "220 million"
+    (Raffel et al. 2020); training FLOPs per token = 6 N, forward = 2 N per token."""
+    base = get_model("t5-base")
+    tokens = base.units_per_sample()
+    assert tokens == 512
+    assert base.num_params / 1e6 == pytest.approx(220.0, rel=0.02)
+    per_token_training = 3 * base.forward_flops() / tokens
+    assert per_token_training == pytest.approx(6 * 220e6, rel=0.02)
+
+
+def test_t5_large_matches_the_released_checkpoint_not_the_rounded_770m() -> None:
+    """T5-large's shape (24 + 24 layers, d_model 1024, d_ff 4096, shared 32,128 x 1024
+    embedding) holds 737,668,096 weights, the count of the released checkpoint; the paper's
+    rounded "770 million" is 4.4% above it (stated in docs/estimator.md)."""
+    large = get_model("t5-large")
+    assert large.num_params == pytest.approx(737_668_096, rel=1e-6)
+    assert 770e6 / large.num_params - 1 == pytest.approx(0.044, abs=0.002)
+    assert 3 * large.forward_flops() / 512 == pytest.approx(6 * large.num_params, rel=1e-9)

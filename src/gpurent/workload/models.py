@@ -37,6 +37,14 @@ from gpurent.workload.diffusion import (
     dit_forward_flops,
     dit_params,
 )
+from gpurent.workload.encdec import (
+    T5_BASE,
+    T5_LARGE,
+    T5_TOKENS,
+    t5_activation_values,
+    t5_forward_flops,
+    t5_params,
+)
 from gpurent.workload.spec import LlmShape
 from gpurent.workload.zoo import EncoderShape, ModelInfo
 
@@ -278,6 +286,24 @@ def _build() -> dict[str, ModelInfo]:
             source=_VIT_SOURCE
             if name in {"vit-l16", "vit-h14"}
             else "Devlin et al. 2019; Dosovitskiy et al. 2021",
+        )
+    for name, t5, batch, size in (
+        ("t5-base", T5_BASE, 64, "220 M"),
+        ("t5-large", T5_LARGE, 32, "770 M"),
+    ):
+        zoo[name] = ModelInfo(
+            name=name,
+            family="encoder",  # bidirectional encoder + decoder; no sibling of its own
+            description=f"{name.upper()} encoder-decoder, C4 span corruption ({T5_TOKENS} tokens)",
+            throughput_unit="tokens/s",
+            default_batch_size=batch,
+            params=t5_params(t5),
+            fixed_forward_flops=t5_forward_flops(t5, T5_TOKENS),
+            fixed_activation_values=t5_activation_values(t5, T5_TOKENS),
+            fixed_units_per_sample=float(T5_TOKENS),
+            calibration_key="bert-large-squad",
+            source=f"Raffel et al. 2020 (JMLR 21) shapes, Table 14 size {size}; training FLOPs "
+            "per token by the 6 N rule (Kaplan et al. 2020); see gpurent.workload.encdec",
         )
     zoo["dit-xl2"] = ModelInfo(
         name="dit-xl2",
