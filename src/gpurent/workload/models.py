@@ -288,8 +288,8 @@ def _build() -> dict[str, ModelInfo]:
             else "Devlin et al. 2019; Dosovitskiy et al. 2021",
         )
     for name, t5, batch, size in (
-        ("t5-base", T5_BASE, 64, "220 M"),
-        ("t5-large", T5_LARGE, 32, "770 M"),
+        ("t5-base", T5_BASE, 16, "220 M"),
+        ("t5-large", T5_LARGE, 8, "770 M"),
     ):
         zoo[name] = ModelInfo(
             name=name,
