@@ -46,6 +46,7 @@ from gpurent.workload.encdec import (
     t5_params,
 )
 from gpurent.workload.spec import LlmShape
+from gpurent.workload.unet3d import unet3d_activation_values, unet3d_forward_flops, unet3d_params
 from gpurent.workload.zoo import EncoderShape, ModelInfo
 
 _BERT_BASE = EncoderShape(layers=12, hidden=768, heads=12, ffn_hidden=3072, vocab=30522)
@@ -305,6 +306,18 @@ def _build() -> dict[str, ModelInfo]:
             source=f"Raffel et al. 2020 (JMLR 21) shapes, Table 14 size {size}; training FLOPs "
             "per token by the 6 N rule (Kaplan et al. 2020); see gpurent.workload.encdec",
         )
+    zoo["unet3d"] = ModelInfo(
+        name="unet3d",
+        family="cnn",
+        description="3D U-Net (MLPerf image segmentation), KiTS19 128^3 patches",
+        throughput_unit="samples/s",
+        default_batch_size=2,
+        params=unet3d_params(),
+        fixed_forward_flops=unet3d_forward_flops(),
+        fixed_activation_values=unet3d_activation_values(),
+        source="mlcommons/training image_segmentation/pytorch/model/unet3d.py @ 7749e434 and "
+        "layers.py @ 8bec066c; see gpurent.workload.unet3d",
+    )
     zoo["dit-xl2"] = ModelInfo(
         name="dit-xl2",
         family="encoder",  # a bidirectional transformer over latent patches
@@ -345,6 +358,8 @@ _ALIASES = {
     "vit-h-14": "vit-h14",
     "dit-xl/2": "dit-xl2",
     "dit-xl-2": "dit-xl2",
+    "3d-unet": "unet3d",
+    "unet-3d": "unet3d",
     "llama-2-7b": "llama2-7b",
     "llama-3-8b": "llama3-8b",
     "llama3.1-8b": "llama3-8b",
