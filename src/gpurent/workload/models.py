@@ -45,6 +45,11 @@ from gpurent.workload.encdec import (
     t5_forward_flops,
     t5_params,
 )
+from gpurent.workload.retinanet import (
+    retinanet_activation_values,
+    retinanet_forward_flops,
+    retinanet_params,
+)
 from gpurent.workload.spec import LlmShape
 from gpurent.workload.unet3d import unet3d_activation_values, unet3d_forward_flops, unet3d_params
 from gpurent.workload.zoo import EncoderShape, ModelInfo
@@ -318,6 +323,19 @@ def _build() -> dict[str, ModelInfo]:
         source="mlcommons/training image_segmentation/pytorch/model/unet3d.py @ 7749e434 and "
         "layers.py @ 8bec066c; see gpurent.workload.unet3d",
     )
+    zoo["retinanet-resnext50"] = ModelInfo(
+        name="retinanet-resnext50",
+        family="cnn",
+        description="RetinaNet ResNeXt-50 32x4d FPN (MLPerf ssd), OpenImages 800 px",
+        throughput_unit="images/s",
+        default_batch_size=16,
+        params=retinanet_params(),
+        fixed_forward_flops=retinanet_forward_flops(),
+        fixed_activation_values=retinanet_activation_values(),
+        calibration_key="ssd",
+        source="mlcommons/training single_stage_detector/ssd/model/retinanet.py @ 90ea96ea; "
+        "Xie et al. 2017 Table 1; see gpurent.workload.retinanet",
+    )
     zoo["dit-xl2"] = ModelInfo(
         name="dit-xl2",
         family="encoder",  # a bidirectional transformer over latent patches
@@ -359,6 +377,7 @@ _ALIASES = {
     "dit-xl/2": "dit-xl2",
     "dit-xl-2": "dit-xl2",
     "3d-unet": "unet3d",
+    "retinanet": "retinanet-resnext50",
     "unet-3d": "unet3d",
     "llama-2-7b": "llama2-7b",
     "llama-3-8b": "llama3-8b",
