@@ -91,3 +91,20 @@ def test_t5_large_matches_the_released_checkpoint_not_the_rounded_770m() -> None
     assert large.num_params == pytest.approx(737_668_096, rel=1e-6)
     assert 770e6 / large.num_params - 1 == pytest.approx(0.044, abs=0.002)
     assert 3 * large.forward_flops() / 512 == pytest.approx(6 * large.num_params, rel=1e-9)
+
+
+def test_sdxl_unet_parameters_match_podell_et_al() -> None:
+    """Podell et al. 2023 Table 1: 2.6 B UNet parameters (rounded); the shape gives 2.567 B."""
+    unet = get_model("sdxl")
+    assert unet.num_params / 1e9 == pytest.approx(2.6, rel=0.02)
+    assert "Podell" in unet.source
+
+
+def test_sdxl_unet_flops_follow_the_latent() -> None:
+    """At 512 px (a 64^2 latent) the convolutions and linears cost a quarter and self-attention
+    a sixteenth, so one step costs between 1/16 and 1/4 of the 1024 px step."""
+    from gpurent.workload.sdxl import SdxlShape, sdxl_forward_flops
+
+    full = get_model("sdxl-unet").forward_flops()
+    half = sdxl_forward_flops(SdxlShape(latent_edge=64))
+    assert full / 16 < half < full / 4

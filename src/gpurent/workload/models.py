@@ -50,6 +50,7 @@ from gpurent.workload.retinanet import (
     retinanet_forward_flops,
     retinanet_params,
 )
+from gpurent.workload.sdxl import sdxl_activation_values, sdxl_forward_flops, sdxl_params
 from gpurent.workload.spec import LlmShape
 from gpurent.workload.unet3d import unet3d_activation_values, unet3d_forward_flops, unet3d_params
 from gpurent.workload.zoo import EncoderShape, ModelInfo
@@ -336,6 +337,18 @@ def _build() -> dict[str, ModelInfo]:
         source="mlcommons/training single_stage_detector/ssd/model/retinanet.py @ 90ea96ea; "
         "Xie et al. 2017 Table 1; see gpurent.workload.retinanet",
     )
+    zoo["sdxl-unet"] = ModelInfo(
+        name="sdxl-unet",
+        family="cnn",  # a convolutional UNet with transformer stacks; no sibling of its own
+        description="SD-XL base UNet, one denoising step at 1024 px (128x128x4 latent)",
+        throughput_unit="images/s",
+        default_batch_size=4,
+        params=sdxl_params(),
+        fixed_forward_flops=sdxl_forward_flops(),
+        fixed_activation_values=sdxl_activation_values(),
+        source="Podell et al. 2023 (arXiv:2307.01952) section 2.1, Table 1: 2.6 B UNet "
+        "parameters; see gpurent.workload.sdxl",
+    )
     zoo["dit-xl2"] = ModelInfo(
         name="dit-xl2",
         family="encoder",  # a bidirectional transformer over latent patches
@@ -378,6 +391,7 @@ _ALIASES = {
     "dit-xl-2": "dit-xl2",
     "3d-unet": "unet3d",
     "retinanet": "retinanet-resnext50",
+    "sdxl": "sdxl-unet",
     "unet-3d": "unet3d",
     "llama-2-7b": "llama2-7b",
     "llama-3-8b": "llama3-8b",
