@@ -23,6 +23,9 @@ Fixed-shape models carry per-sample costs worked out from their reference archit
 - ncf: NeuMF on MovieLens-20M (factors 64, MLP 256-256-128-64): ~32 M embedding params,
   ~0.22 MFLOPs forward per sample, ~1 k values per sample.
 - BERT, ViT and LLMs take their costs from their shapes (see `gpurent.workload.zoo`).
+- Issue 18's families compute theirs from their shapes in their own modules: ViT-L/H as encoders,
+  DiT (`diffusion`), T5 (`encdec`, the 6 N rule), 3D U-Net (`unet3d`), RetinaNet (`retinanet`),
+  the SD-XL UNet (`sdxl`); each entry's `source` names the paper or repository path and commit.
 """
 
 from __future__ import annotations
