@@ -23,6 +23,9 @@ Fixed-shape models carry per-sample costs worked out from their reference archit
 - ncf: NeuMF on MovieLens-20M (factors 64, MLP 256-256-128-64): ~32 M embedding params,
   ~0.22 MFLOPs forward per sample, ~1 k values per sample.
 - BERT, ViT and LLMs take their costs from their shapes (see `gpurent.workload.zoo`).
+- Issue 18's families compute theirs from their shapes in their own modules: ViT-L/H as encoders,
+  DiT (`diffusion`), T5 (`encdec`, the 6 N rule), 3D U-Net (`unet3d`), RetinaNet (`retinanet`),
+  the SD-XL UNet (`sdxl`); each entry's `source` names the paper or repository path and commit.
 """
 
 from __future__ import annotations
@@ -31,12 +34,42 @@ import re
 
 from gpurent.catalog.precision import Precision
 from gpurent.errors import InputError, NotFoundError
+from gpurent.workload.diffusion import (
+    DIT_XL_2,
+    dit_activation_values,
+    dit_forward_flops,
+    dit_params,
+)
+from gpurent.workload.encdec import (
+    T5_BASE,
+    T5_LARGE,
+    T5_TOKENS,
+    t5_activation_values,
+    t5_forward_flops,
+    t5_params,
+)
+from gpurent.workload.retinanet import (
+    retinanet_activation_values,
+    retinanet_forward_flops,
+    retinanet_params,
+)
+from gpurent.workload.sdxl import sdxl_activation_values, sdxl_forward_flops, sdxl_params
 from gpurent.workload.spec import LlmShape
+from gpurent.workload.unet3d import unet3d_activation_values, unet3d_forward_flops, unet3d_params
 from gpurent.workload.zoo import EncoderShape, ModelInfo
 
 _BERT_BASE = EncoderShape(layers=12, hidden=768, heads=12, ffn_hidden=3072, vocab=30522)
 _BERT_LARGE = EncoderShape(layers=24, hidden=1024, heads=16, ffn_hidden=4096, vocab=30522)
 _VIT_B = EncoderShape(layers=12, hidden=768, heads=12, ffn_hidden=3072, vocab=0)
+# Dosovitskiy et al. 2021, Table 1 (Large: 24 x 1024, MLP 4096, 16 heads, 307 M; Huge:
+# 32 x 1280, MLP 5120, 16 heads, 632 M); at 224 px, 196 patches of 16 px + [CLS] = 197 tokens,
+# 256 patches of 14 px + [CLS] = 257.
+_VIT_L = EncoderShape(layers=24, hidden=1024, heads=16, ffn_hidden=4096, vocab=0)
+_VIT_H = EncoderShape(layers=32, hidden=1280, heads=16, ffn_hidden=5120, vocab=0)
+_VIT_SOURCE = (
+    "Dosovitskiy et al. 2021 Table 1 (shapes); per-image multiply-adds and parameters at 224 px: "
+    "pytorch/vision torchvision/models/vision_transformer.py weight metadata (_ops, num_params)"
+)
 
 
 def _mpt(layers: int, hidden: int, heads: int) -> LlmShape:
@@ -247,6 +280,8 @@ def _build() -> dict[str, ModelInfo]:
             "BERT-large pre-training (phase 1 seq 128, phase 2 seq 512)",
         ),
         ("vit-b16", _VIT_B, 197, 128, "bert-base-squad", "ViT-B/16, ImageNet 224 px"),
+        ("vit-l16", _VIT_L, 197, 64, "bert-large-squad", "ViT-L/16, ImageNet 224 px"),
+        ("vit-h14", _VIT_H, 257, 32, "bert-large-squad", "ViT-H/14, ImageNet 224 px"),
     ):
         unit = "images/s" if name.startswith("vit") else "sequences/s"
         zoo[name] = ModelInfo(
@@ -258,8 +293,78 @@ def _build() -> dict[str, ModelInfo]:
             default_seq_len=seq,
             encoder=enc,
             calibration_key=key,
-            source="Devlin et al. 2019; Dosovitskiy et al. 2021",
+            source=_VIT_SOURCE
+            if name in {"vit-l16", "vit-h14"}
+            else "Devlin et al. 2019; Dosovitskiy et al. 2021",
         )
+    for name, t5, batch, size in (
+        ("t5-base", T5_BASE, 16, "220 M"),
+        ("t5-large", T5_LARGE, 8, "770 M"),
+    ):
+        zoo[name] = ModelInfo(
+            name=name,
+            family="encoder",  # bidirectional encoder + decoder; no sibling of its own
+            description=f"{name.upper()} encoder-decoder, C4 span corruption ({T5_TOKENS} tokens)",
+            throughput_unit="tokens/s",
+            default_batch_size=batch,
+            params=t5_params(t5),
+            fixed_forward_flops=t5_forward_flops(t5, T5_TOKENS),
+            fixed_activation_values=t5_activation_values(t5, T5_TOKENS),
+            fixed_units_per_sample=float(T5_TOKENS),
+            calibration_key="bert-large-squad",
+            source=f"Raffel et al. 2020 (JMLR 21) shapes, Table 14 size {size}; training FLOPs "
+            "per token by the 6 N rule (Kaplan et al. 2020); see gpurent.workload.encdec",
+        )
+    zoo["unet3d"] = ModelInfo(
+        name="unet3d",
+        family="cnn",
+        description="3D U-Net (MLPerf image segmentation), KiTS19 128^3 patches",
+        throughput_unit="samples/s",
+        default_batch_size=2,
+        params=unet3d_params(),
+        fixed_forward_flops=unet3d_forward_flops(),
+        fixed_activation_values=unet3d_activation_values(),
+        source="mlcommons/training image_segmentation/pytorch/model/unet3d.py @ 7749e434 and "
+        "layers.py @ 8bec066c; see gpurent.workload.unet3d",
+    )
+    zoo["retinanet-resnext50"] = ModelInfo(
+        name="retinanet-resnext50",
+        family="cnn",
+        description="RetinaNet ResNeXt-50 32x4d FPN (MLPerf ssd), OpenImages 800 px",
+        throughput_unit="images/s",
+        default_batch_size=16,
+        params=retinanet_params(),
+        fixed_forward_flops=retinanet_forward_flops(),
+        fixed_activation_values=retinanet_activation_values(),
+        calibration_key="ssd",
+        source="mlcommons/training single_stage_detector/ssd/model/retinanet.py @ 90ea96ea; "
+        "Xie et al. 2017 Table 1; see gpurent.workload.retinanet",
+    )
+    zoo["sdxl-unet"] = ModelInfo(
+        name="sdxl-unet",
+        family="cnn",  # a convolutional UNet with transformer stacks; no sibling of its own
+        description="SD-XL base UNet, one denoising step at 1024 px (128x128x4 latent)",
+        throughput_unit="images/s",
+        default_batch_size=4,
+        params=sdxl_params(),
+        fixed_forward_flops=sdxl_forward_flops(),
+        fixed_activation_values=sdxl_activation_values(),
+        source="Podell et al. 2023 (arXiv:2307.01952) section 2.1, Table 1: 2.6 B UNet "
+        "parameters; see gpurent.workload.sdxl",
+    )
+    zoo["dit-xl2"] = ModelInfo(
+        name="dit-xl2",
+        family="encoder",  # a bidirectional transformer over latent patches
+        description="DiT-XL/2 class-conditional diffusion, ImageNet 256 px (32x32x4 latent)",
+        throughput_unit="images/s",
+        default_batch_size=32,
+        params=dit_params(DIT_XL_2),
+        fixed_forward_flops=dit_forward_flops(DIT_XL_2),
+        fixed_activation_values=dit_activation_values(DIT_XL_2),
+        calibration_key="bert-large-squad",
+        source="Peebles & Xie 2023 (arXiv:2212.09748) Table 1 shape, Table 4: 675 M params, "
+        "118.6 Gflops (multiply-adds) per 256 px image; see gpurent.workload.diffusion",
+    )
     for name, (shape, src) in LLM_SHAPES.items():
         zoo[name] = ModelInfo(
             name=name,
@@ -283,6 +388,14 @@ _ALIASES = {
     "transformerxllarge": "transformer-xl-large",
     "resnet-50": "resnet50",
     "vit-b-16": "vit-b16",
+    "vit-l-16": "vit-l16",
+    "vit-h-14": "vit-h14",
+    "dit-xl/2": "dit-xl2",
+    "dit-xl-2": "dit-xl2",
+    "3d-unet": "unet3d",
+    "retinanet": "retinanet-resnext50",
+    "sdxl": "sdxl-unet",
+    "unet-3d": "unet3d",
     "llama-2-7b": "llama2-7b",
     "llama-3-8b": "llama3-8b",
     "llama3.1-8b": "llama3-8b",
