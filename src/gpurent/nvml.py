@@ -27,9 +27,11 @@ THROTTLE_BITS = {
     0x40: "HwThermalSlowdown",
     0x80: "HwPowerBrakeSlowdown",
 }
-POWER_BITS = 0x4 | 0x80
+HW_SLOWDOWN = 0x8
+HW_POWER_BRAKE = 0x80
+POWER_BITS = 0x4 | HW_POWER_BRAKE
 THERMAL_BITS = 0x20 | 0x40
-THROTTLE_WARN_MASK = 0x8 | THERMAL_BITS | 0x80  # the reasons a health check warns on
+THROTTLE_WARN_MASK = HW_SLOWDOWN | THERMAL_BITS | HW_POWER_BRAKE  # a health check warns on these
 TEMP_WARN_C = 84.0
 APPLICATION_XIDS = frozenset({13, 31, 43, 45, 68})  # NVIDIA k8s device plugin policy
 

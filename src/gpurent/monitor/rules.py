@@ -16,7 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gpurent.monitor.sample import GpuSample, Sample
-from gpurent.nvml import POWER_BITS, TEMP_WARN_C, THERMAL_BITS, THROTTLE_BITS, is_application_xid
+from gpurent.nvml import (
+    HW_SLOWDOWN,
+    POWER_BITS,
+    TEMP_WARN_C,
+    THERMAL_BITS,
+    THROTTLE_BITS,
+    is_application_xid,
+)
 
 
 class Severity(enum.StrEnum):
@@ -376,7 +383,7 @@ def _throttle(s: GpuSummary, gs: list[GpuSample], t: Thresholds) -> list[Finding
         ),
         (
             FindingKind.THERMAL_THROTTLED,
-            THERMAL_BITS | 0x8,
+            THERMAL_BITS | HW_SLOWDOWN,
             "the GPU slows down to cool: report the host to the provider (cooling, fans); "
             "a rented GPU should not throttle thermally at normal load",
         ),
