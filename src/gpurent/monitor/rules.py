@@ -16,20 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gpurent.monitor.sample import GpuSample, Sample
-
-THROTTLE_BITS = {
-    0x1: "GpuIdle",
-    0x2: "ApplicationsClocksSetting",
-    0x4: "SwPowerCap",
-    0x8: "HwSlowdown",
-    0x10: "SyncBoost",
-    0x20: "SwThermalSlowdown",
-    0x40: "HwThermalSlowdown",
-    0x80: "HwPowerBrakeSlowdown",
-}
-POWER_BITS = 0x4 | 0x80
-THERMAL_BITS = 0x20 | 0x40
-APPLICATION_XIDS = frozenset({13, 31, 43, 45, 68})  # NVIDIA k8s device plugin policy
+from gpurent.nvml import (
+    HW_SLOWDOWN,
+    POWER_BITS,
+    TEMP_WARN_C,
+    THERMAL_BITS,
+    THROTTLE_BITS,
+    is_application_xid,
+)
 
 
 class Severity(enum.StrEnum):
@@ -67,7 +61,7 @@ class Thresholds:
     iowait_high_pct: float = 20.0
     data_wait_high_pct: float = 15.0  # runtime-reported share of step time waiting for data
     throttle_share: float = 0.2  # share of busy samples with a slowdown bit set
-    temperature_high_c: float = 84.0  # DCGM/GCM health-check warning level
+    temperature_high_c: float = TEMP_WARN_C  # DCGM/GCM health-check warning level
     imbalance_spread_pct: float = 25.0  # max - min mean activity across busy GPUs
     min_samples: int = 3
 
@@ -389,7 +383,7 @@ def _throttle(s: GpuSummary, gs: list[GpuSample], t: Thresholds) -> list[Finding
         ),
         (
             FindingKind.THERMAL_THROTTLED,
-            THERMAL_BITS | 0x8,
+            THERMAL_BITS | HW_SLOWDOWN,
             "the GPU slows down to cool: report the host to the provider (cooling, fans); "
             "a rented GPU should not throttle thermally at normal load",
         ),
@@ -481,8 +475,8 @@ def _health(s: GpuSummary, gs: list[GpuSample], t: Thresholds) -> list[Finding]:
         )
     xids = [x for g in gs for x in g.xids]
     if xids:
-        device = sorted({x for x in xids if x not in APPLICATION_XIDS})
-        app = sorted({x for x in xids if x in APPLICATION_XIDS})
+        device = sorted({x for x in xids if not is_application_xid(x)})
+        app = sorted({x for x in xids if is_application_xid(x)})
         out.append(
             Finding(
                 kind=FindingKind.XID,

@@ -1,14 +1,14 @@
 """Health checks for a supervised job: GPUs, disk, network, the process, and progress.
 
-Each check returns a `HealthResult` (ok / warn / fail with a one-line reason). Thresholds follow
-RESEARCH.md sections 4 and 5: uncorrected volatile ECC errors must be 0; temperature above 84 C
-warns; clock-event reasons HwSlowdown (0x8), SwThermal (0x20), HwThermal (0x40) and
-HwPowerBrake (0x80) warn; Xid 13, 31, 43, 45 and 68 are application errors (warn), any other Xid
-marks the GPU unhealthy (the NVIDIA k8s device plugin's policy), read from kernel log lines
-`NVRM: Xid (...): N`.
+Each check returns a `HealthResult` (ok / warn / fail with a one-line reason). The GPU
+thresholds and the Xid table are `gpurent.nvml`'s, shared with the monitor's rules: uncorrected
+volatile ECC errors must be 0; temperature above 84 C warns; clock-event reasons HwSlowdown,
+SwThermal, HwThermal and HwPowerBrake warn; application Xids warn, any other Xid marks the GPU
+unhealthy. Xids are read from kernel log lines `NVRM: Xid (...): N`.
 
 NVML is reached only through `check_gpus(nvml, ...)`, which takes the module as a parameter so
-tests and the monitor room's stand-in can pass a fake; `load_nvml()` imports pynvml lazily.
+tests and the monitor room's stand-in can pass a fake, and reads it through `gpurent.nvml`, the
+seam the monitor's probe uses; `load_nvml()` imports pynvml lazily there and initialises it.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-TEMP_WARN_C = 84.0
-THROTTLE_WARN_MASK = 0x8 | 0x20 | 0x40 | 0x80
-APPLICATION_XIDS = frozenset({13, 31, 43, 45, 68})
+from gpurent import nvml as seam
+from gpurent.nvml import TEMP_WARN_C, THROTTLE_WARN_MASK
+
 _XID_RE = re.compile(r"NVRM: Xid \([^)]*\): (\d+)")
 
 
@@ -60,10 +60,11 @@ def worst(results: Iterable[HealthResult]) -> Status:
 def load_nvml() -> Any | None:
     """pynvml, initialised, or None when NVML (driver or nvidia-ml-py) is absent."""
     try:
-        import pynvml
-
+        pynvml = seam.import_pynvml()
+        if pynvml is None:
+            return None
         pynvml.nvmlInit()
-    except Exception:  # ImportError, or NVMLError when no driver: both mean "no NVML"
+    except Exception:  # NVMLError when no driver (or a broken install) means "no NVML"
         return None
     return pynvml
 
@@ -80,13 +81,6 @@ def read_kernel_log() -> str | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     return proc.stdout if proc.returncode == 0 else None
-
-
-def _throttle_reasons(nvml: Any, handle: Any) -> int:
-    getter = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None)
-    if getter is None:  # nvidia-ml-py before 12.535 names it "throttle reasons"
-        getter = nvml.nvmlDeviceGetCurrentClocksThrottleReasons
-    return int(getter(handle))
 
 
 def check_gpus(
@@ -106,27 +100,23 @@ def check_gpus(
         fails.append(f"{count} GPUs visible, expected {expected_count}")
     for index in range(count):
         handle = nvml.nvmlDeviceGetHandleByIndex(index)
-        temp_c = float(nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU))
+        temp_c = seam.temperature_c(nvml, handle)
         if temp_c > temp_warn_c:
             warns.append(f"GPU {index} at {temp_c:.0f} C (> {temp_warn_c:.0f} C)")
         try:
-            ecc = int(
-                nvml.nvmlDeviceGetTotalEccErrors(
-                    handle, nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml.NVML_VOLATILE_ECC
-                )
-            )
+            ecc = seam.ecc_errors(nvml, handle)
         except nvml.NVMLError:  # ECC unsupported (GeForce) or disabled
             ecc = 0
         if ecc > 0:
             fails.append(f"GPU {index} has {ecc} uncorrected ECC errors")
         try:
-            reasons = _throttle_reasons(nvml, handle)
+            reasons = seam.clock_event_reasons(nvml, handle)
         except nvml.NVMLError:
             reasons = 0
         if reasons & THROTTLE_WARN_MASK:
             warns.append(f"GPU {index} throttled (clock event reasons {reasons:#x})")
     for xid in new_xids:
-        (warns if xid in APPLICATION_XIDS else fails).append(f"Xid {xid}")
+        (warns if seam.is_application_xid(xid) else fails).append(f"Xid {xid}")
     if fails:
         return HealthResult(check="gpu", status=Status.FAIL, reason="; ".join(fails + warns))
     if warns:

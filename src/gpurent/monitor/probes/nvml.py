@@ -1,8 +1,9 @@
 """The GPU probe: reads every metric NVML offers for each GPU, and says what it could not read.
 
-It takes the NVML module as a parameter: the real one is `require("pynvml", "monitor")`
-(nvidia-ml-py), tests and demos pass `gpurent.monitor.fake_nvml.FakeNvml`. Every query is guarded
-on its own: `NVML_ERROR_NOT_SUPPORTED` leaves the field empty (said once per GPU and field),
+It takes the NVML module as a parameter: the real one is `load_nvml()` (nvidia-ml-py, imported
+through `gpurent.nvml`, the one NVML seam, whose reads the runtime's health check shares), tests
+and demos pass `gpurent.monitor.fake_nvml.FakeNvml`. Every query is guarded on its own:
+`NVML_ERROR_NOT_SUPPORTED` leaves the field empty (said once per GPU and field),
 `NVML_ERROR_NO_PERMISSION` likewise, `NVML_ERROR_GPU_IS_LOST` marks the GPU lost and it is not
 queried again. A failing `nvmlInit` (no driver, no library) leaves the probe with no GPUs and a
 note; the host metrics still flow.
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from gpurent import nvml as seam
 from gpurent.monitor.sample import GpuProcess, GpuSample, Source
 
 MIB = 2**20
@@ -41,11 +43,7 @@ _ERR_GPU_IS_LOST = 15
 
 def load_nvml() -> Any:
     """The real `pynvml` module (nvidia-ml-py, the `monitor` extra), or None when not installed."""
-    try:
-        import pynvml
-    except ImportError:
-        return None
-    return pynvml
+    return seam.import_pynvml()
 
 
 class _LostError(Exception):
@@ -281,9 +279,9 @@ class NvmlProbe:
             gpu,
             "temperature",
             notes,
-            lambda: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU),
+            lambda: seam.temperature_c(nv, h),
         )
-        put("temperature_c", None if temp is None else float(temp))
+        put("temperature_c", temp)
         sm = self._call(
             gpu, "SM clock", notes, lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM)
         )
@@ -294,7 +292,10 @@ class NvmlProbe:
             gpu, "memory clock", notes, lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM)
         )
         put("mem_clock_mhz", None if memclk is None else float(memclk))
-        put("throttle_reasons", self._call(gpu, "clock-event reasons", notes, self._reasons(h)))
+        put(
+            "throttle_reasons",
+            self._call(gpu, "clock-event reasons", notes, lambda: seam.clock_event_reasons(nv, h)),
+        )
         put(
             "pcie_gen",
             self._call(
@@ -313,9 +314,7 @@ class NvmlProbe:
                 gpu,
                 "ECC counters",
                 notes,
-                lambda: nv.nvmlDeviceGetTotalEccErrors(
-                    h, nv.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nv.NVML_VOLATILE_ECC
-                ),
+                lambda: seam.ecc_errors(nv, h),
             ),
         )
         if "ecc_uncorrected" in values:
@@ -325,9 +324,7 @@ class NvmlProbe:
                     gpu,
                     "ECC counters",
                     notes,
-                    lambda: nv.nvmlDeviceGetTotalEccErrors(
-                        h, nv.NVML_MEMORY_ERROR_TYPE_CORRECTED, nv.NVML_VOLATILE_ECC
-                    ),
+                    lambda: seam.ecc_errors(nv, h, corrected=True),
                 ),
             )
         procs = self._call(
@@ -356,17 +353,6 @@ class NvmlProbe:
             sources=tuple(sources),
             **values,
         )
-
-    def _reasons(self, h: Any) -> Callable[[], Any]:
-        nv = self._nvml
-
-        def read() -> Any:
-            fn = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None)
-            if fn is None:  # nvidia-ml-py older than 12.535
-                fn = nv.nvmlDeviceGetCurrentClocksThrottleReasons
-            return int(fn(h))
-
-        return read
 
     def _read_pcie_counters(self, gpu: _Gpu, put: Callable[..., None], notes: list[str]) -> None:
         nv, h = self._nvml, gpu.handle
