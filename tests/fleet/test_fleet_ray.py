@@ -138,6 +138,9 @@ def test_bench_nodes_needs_allreduce_and_an_address() -> None:
     env_free = gpurent("bench", "--allreduce", "--nodes")
     assert env_free.returncode == 2
     assert "--nodes needs the Ray cluster: pass --address" in env_free.stderr
+    both = gpurent("bench", "--allreduce", "--only", "matmul")
+    assert both.returncode == 2
+    assert both.stderr.strip() == "error: --allreduce with --only matmul: give one of them"
 
 
 def _check_bandwidths(data: dict[str, Any]) -> None:
