@@ -16,6 +16,7 @@ from gpurent.cli import (
     pricing_cmds,
     run_cmds,
     spot_cmds,
+    vendors_cmds,
 )
 from gpurent.cli.common import OneLineErrorsGroup
 
@@ -61,6 +62,7 @@ for _module in (
     run_cmds,
     fleet_cmds,
     deploy_cmds,
+    vendors_cmds,
 ):
     _module.register(app)
 

@@ -1,0 +1,3 @@
+"""Provider evaluation: the guide's weighted scorecard from evidence (bench results, network
+checks, scale-out timings, prices and hidden costs, support and contract terms), SLA credits from
+outage logs, and bill audits against the catalog and the monitor's records."""
