@@ -50,6 +50,7 @@ from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.precision import Precision
 from gpurent.errors import DataError, InputError
 from gpurent.estimate.constants import CommCoeffs, load_constants
+from gpurent.estimate.efficiency import realized_efficiency
 from gpurent.estimate.perf import bandwidth_bps, peak_flops, tp_allreduce_time_s
 from gpurent.units import BYTES_PER_GIB
 from gpurent.workload.models import get_model
@@ -78,6 +79,7 @@ class EngineCoeffs:
     prefill_efficiency: float  # share of dense peak the prefill (and decode) matmuls realise
     decode_bw_efficiency: float  # share of memory bandwidth decode's weight + KV reads realise
     step_overhead_s: float  # per step: scheduler, sampling, kernel launches
+    request_overhead_s: float  # per request, on its TTFT: HTTP, tokenization, first detokenize
     basis: str  # "fitted on N rows" or "assumed: ..."
 
 
@@ -86,8 +88,12 @@ class ServingConstants:
     engines: Mapping[Engine, EngineCoeffs]
     dequant_factor: Mapping[WeightQuant, float]  # weight-only: matmul time x this
     runtime_overhead_gib: float  # CUDA context, CUDA graphs, NCCL buffers per GPU
+    # per tensor-parallel all-reduce beyond NCCL's modelled latency and volume (kernel launch,
+    # the engine's custom all-reduce, GEMMs split tp ways running less efficiently), fitted
+    tp_allreduce_extra_s: float
     # 80 % intervals: log(measured / predicted) 10th and 90th percentiles, per figure kind
-    latency_log_interval: tuple[float, float]
+    latency_log_interval: tuple[float, float]  # TPOT and step times
+    ttft_log_interval: tuple[float, float]  # TTFT (queueing included) and e2e
     throughput_log_interval: tuple[float, float]
     provenance: Mapping[str, Any] = field(default_factory=dict)
 
@@ -99,6 +105,7 @@ def parse_serving_constants(raw: Mapping[str, Any]) -> ServingConstants:
                 prefill_efficiency=float(e["prefill_efficiency"]),
                 decode_bw_efficiency=float(e["decode_bw_efficiency"]),
                 step_overhead_s=float(e["step_overhead_s"]),
+                request_overhead_s=float(e["request_overhead_s"]),
                 basis=str(e["basis"]),
             )
             for name, e in raw["engines"].items()
@@ -107,9 +114,14 @@ def parse_serving_constants(raw: Mapping[str, Any]) -> ServingConstants:
             engines=engines,
             dequant_factor={WeightQuant(k): float(x) for k, x in raw["dequant_factor"].items()},
             runtime_overhead_gib=float(raw["runtime_overhead_gib"]),
+            tp_allreduce_extra_s=float(raw["tp_allreduce_extra_s"]),
             latency_log_interval=(
                 float(raw["intervals"]["latency"][0]),
                 float(raw["intervals"]["latency"][1]),
+            ),
+            ttft_log_interval=(
+                float(raw["intervals"]["ttft"][0]),
+                float(raw["intervals"]["ttft"][1]),
             ),
             throughput_log_interval=(
                 float(raw["intervals"]["throughput"][0]),
@@ -187,6 +199,7 @@ class ServingPoint:
     request_rate_per_s: Figure
     output_tokens_per_s: Figure
     batch: float  # mean sequences decoding per step
+    ttft_mean_ms: Figure
     ttft_p50_ms: Figure
     ttft_p99_ms: Figure
     tpot_p50_ms: Figure
@@ -312,6 +325,7 @@ class _Replica:
     verify_tokens: int  # tokens each sequence runs per step (1, or k + 1)
     draft_ratio: float
     chunk_tokens: int
+    allreduce_extra_s: float  # per all-reduce (0 without tensor parallelism)
 
 
 def _replica(
@@ -342,7 +356,10 @@ def _replica(
         * head_dim
         * workload.kv_precision.bytes_per_value
     )
-    peak = peak_flops(gpu, _math_precision(q))
+    # the architecture's realized share of its datasheet rates (1 for NVIDIA; fitted for
+    # CDNA on MLPerf Training, `estimate.efficiency`): the one rule every GPU goes through
+    realized = realized_efficiency(gpu).factor
+    peak = peak_flops(gpu, _math_precision(q)) * realized
     if q.weight_only:
         peak /= k.dequant_factor.get(q, 1.0)
     spec = workload.speculation
@@ -352,7 +369,7 @@ def _replica(
         gpu=gpu,
         coeffs=coeffs,
         peak=peak,
-        bw=bandwidth_bps(gpu),
+        bw=bandwidth_bps(gpu) * realized,
         dense_read_bytes=dense_read,
         expert_bytes=experts * q.bytes_per_weight / tp,
         kv_per_token=kv_per_token,
@@ -363,6 +380,7 @@ def _replica(
         verify_tokens=spec.draft_tokens + 1 if spec else 1,
         draft_ratio=spec.draft_cost_ratio * spec.draft_tokens if spec else 0.0,
         chunk_tokens=workload.chunk_tokens,
+        allreduce_extra_s=k.tp_allreduce_extra_s if tp > 1 else 0.0,
     )
     return r, _memory(workload, gpu, shape, r, weights, k)
 
@@ -419,8 +437,11 @@ def _decode_step_s(r: _Replica, batch: float, context: float) -> float:
     comm = (
         2
         * r.shape.layers
-        * tp_allreduce_time_s(
-            max(tokens, 1.0) * r.allreduce_bytes_per_token, r.gpu, r.tp, _comm(), None
+        * (
+            tp_allreduce_time_s(
+                max(tokens, 1.0) * r.allreduce_bytes_per_token, r.gpu, r.tp, _comm(), None
+            )
+            + r.allreduce_extra_s
         )
     )
     step = max(t_mem, t_c) + comm + r.coeffs.step_overhead_s
@@ -495,7 +516,7 @@ def _state(r: _Replica, workload: ServingWorkload, pf: _Prefill, rate: float, ca
     if gap(float(cap)) > 0:
         return _State(rate, float(cap), _decode_step_s(r, cap, ctx), tpot(cap), False)
     lo, hi = 0.0, float(cap)
-    for _ in range(50):
+    for _ in range(32):
         mid = (lo + hi) / 2.0
         lo, hi = (mid, hi) if gap(mid) > 0 else (lo, mid)
     b = max(hi, 1.0)
@@ -522,6 +543,7 @@ def _point(
             request_rate_per_s=rate,
             output_tokens_per_s=Figure.of(st.rate * out, thr),
             batch=st.batch,
+            ttft_mean_ms=inf,
             ttft_p50_ms=inf,
             ttft_p99_ms=inf,
             tpot_p50_ms=inf,
@@ -554,7 +576,10 @@ def _point(
     def ttft(q: float) -> float:
         p = _quantile_prompt(workload.prompt, q)
         t_pf = next(t for pp, _, t in pf.by_length if pp == p)
-        return st.step_s / 2.0 + wait(q) + service(p, t_pf) + slot_wait_s
+        return st.step_s / 2.0 + wait(q) + service(p, t_pf) + slot_wait_s + overhead
+
+    overhead = r.coeffs.request_overhead_s
+    ttft_mean = st.step_s / 2.0 + w_mean + es + slot_wait_s + overhead
 
     # TPOT spread: prefills landing during a request's decode (compound Poisson)
     m = x * out * st.tpot_s
@@ -573,11 +598,12 @@ def _point(
         request_rate_per_s=Figure.of(x, thr),
         output_tokens_per_s=Figure.of(x * out, thr),
         batch=st.batch,
-        ttft_p50_ms=Figure.of(ttft(0.5) * 1e3, lat),
-        ttft_p99_ms=Figure.of(t99 * 1e3, lat),
+        ttft_mean_ms=Figure.of(ttft_mean * 1e3, k.ttft_log_interval),
+        ttft_p50_ms=Figure.of(ttft(0.5) * 1e3, k.ttft_log_interval),
+        ttft_p99_ms=Figure.of(t99 * 1e3, k.ttft_log_interval),
         tpot_p50_ms=Figure.of(tpot(0.0) * 1e3, lat),
         tpot_p99_ms=Figure.of(tp99 * 1e3, lat),
-        e2e_p99_s=Figure.of(e2e, lat),
+        e2e_p99_s=Figure.of(e2e, k.ttft_log_interval),
     )
 
 
@@ -585,7 +611,7 @@ def _saturation_rate(r: _Replica, workload: ServingWorkload, pf: _Prefill, cap: 
     """The largest stable Poisson rate of one replica (bisection on stability)."""
     hi = 1.0 / max(pf.mean_s, 1e-12)
     lo = 0.0
-    for _ in range(60):
+    for _ in range(36):
         mid = (lo + hi) / 2.0
         st = _state(r, workload, pf, mid, cap)
         lo, hi = (mid, hi) if st.stable else (lo, mid)
@@ -601,7 +627,11 @@ def _closed_loop(  # noqa: PLR0917 - internal, every argument needed
     k: ServingConstants,
 ) -> ServingPoint:
     """`clients` closed-loop clients: the rate X with X x E2E(X) = clients (bisection), the
-    clients beyond what the replica holds waiting for a slot (Little's law)."""
+    clients beyond what the replica holds waiting for a slot (Little's law). With one prompt
+    and one output length (a benchmark's fixed lengths) and room for every client, the
+    clients move in lock-step instead (`_lockstep`)."""
+    if len(workload.prompt.rows) == 1 and len(workload.output.rows) == 1 and clients <= cap:
+        return _lockstep(r, workload, pf, clients, k)
     out = workload.output.mean
     x_sat = _saturation_rate(r, workload, pf, cap)
 
@@ -613,7 +643,7 @@ def _closed_loop(  # noqa: PLR0917 - internal, every argument needed
         return x * (p.ttft_p50_ms.value / 1e3 + out * st.tpot_s)
 
     lo, hi = 0.0, x_sat
-    for _ in range(50):
+    for _ in range(32):
         mid = (lo + hi) / 2.0
         lo, hi = (mid, hi) if in_system(mid) < clients else (lo, mid)
     x = lo
@@ -625,6 +655,54 @@ def _closed_loop(  # noqa: PLR0917 - internal, every argument needed
     # only a shortfall of more than 1 % is a slot wait (the bisection's own tolerance)
     slot_wait = slot_wait if clients - held > 0.01 * clients else 0.0
     return _point(r, workload, pf, st, k, clients=clients, slot_wait_s=slot_wait)
+
+
+def _lockstep(
+    r: _Replica, workload: ServingWorkload, pf: _Prefill, clients: int, k: ServingConstants
+) -> ServingPoint:
+    """Closed loop with fixed lengths: requests that start together finish together, so the
+    `clients` requests travel as one wave. Their prompts are prefilled first come first
+    served in chunks of `chunk_tokens` (request i's first token at the end of the chunk
+    holding its last prompt token), then all decode together for O - 1 steps (a request that
+    finished its prefill early decodes next to the later chunks, which its TPOT carries)."""
+    lat, thr = k.latency_log_interval, k.throughput_log_interval
+    prompt, out = workload.prompt.rows[0][0], max(1, workload.output.rows[0][0])
+    new = prompt * (1.0 - workload.prefix_cache_hit_rate)
+    chunk = max(1, r.chunk_tokens)
+    n_chunks = max(1, math.ceil(clients * new / chunk))
+    weights_s = r.dense_read_bytes / (r.bw * r.coeffs.decode_bw_efficiency)
+    t_chunk = max(weights_s, clients * pf.mean_s / n_chunks) + r.coeffs.step_overhead_s
+    ctx = prompt + out / 2.0
+    step = _decode_step_s(r, float(clients), ctx) / r.tau
+    overhead = r.coeffs.request_overhead_s
+
+    def chunk_of(i: int) -> int:  # 1-based request -> the chunk that ends its prefill
+        return max(1, min(n_chunks, math.ceil(i * new / chunk)))
+
+    def ttft(i: int) -> float:
+        return chunk_of(i) * t_chunk + overhead
+
+    def tpot(i: int) -> float:
+        if out <= 1:
+            return step
+        return step + (n_chunks - chunk_of(i)) * t_chunk / (out - 1)
+
+    cycle = n_chunks * t_chunk + (out - 1) * step + overhead
+    x = clients / cycle
+    mean_ttft = sum(ttft(i) for i in range(1, clients + 1)) / clients
+    p50, p99 = max(1, math.ceil(0.5 * clients)), max(1, math.ceil(0.99 * clients))
+    return ServingPoint(
+        concurrency=float(clients),
+        request_rate_per_s=Figure.of(x, thr),
+        output_tokens_per_s=Figure.of(x * out, thr),
+        batch=float(clients),
+        ttft_mean_ms=Figure.of(mean_ttft * 1e3, k.ttft_log_interval),
+        ttft_p50_ms=Figure.of(ttft(p50) * 1e3, k.ttft_log_interval),
+        ttft_p99_ms=Figure.of(ttft(p99) * 1e3, k.ttft_log_interval),
+        tpot_p50_ms=Figure.of(tpot(p50) * 1e3, lat),
+        tpot_p99_ms=Figure.of(tpot(1) * 1e3, lat),
+        e2e_p99_s=Figure.of(cycle, k.ttft_log_interval),
+    )
 
 
 def _levels(max_concurrency: int) -> tuple[int, ...]:
@@ -683,11 +761,29 @@ def serving_curve(
         tensor_parallel=tensor_parallel,
         memory=mem,
         rows=rows,
-        prefill_ms=Figure.of((alone + step1) * 1e3, lat),
+        prefill_ms=Figure.of((alone + step1) * 1e3, k.ttft_log_interval),
         decode_step_ms=Figure.of(step1 * 1e3, lat),
         engine_basis=r.coeffs.basis,
         notes=tuple(notes),
     )
+
+
+def saturation_point(
+    workload: ServingWorkload,
+    gpu: GpuSpec,
+    tensor_parallel: int = 1,
+    *,
+    constants: ServingConstants | None = None,
+) -> ServingPoint:
+    """One replica at its highest stable Poisson rate (an offline run with every request
+    queued: the engine's maximum throughput); latencies there are the queue's, not usable."""
+    k = constants or load_serving_constants()
+    r, mem = _replica(workload, gpu, tensor_parallel, k)
+    pf = _prefill(r, workload)
+    if not mem.fits:
+        return _point(r, workload, pf, _State(0.0, 0.0, math.inf, math.inf, False), k, clients=None)
+    x = _saturation_rate(r, workload, pf, mem.max_concurrency)
+    return _point(r, workload, pf, _state(r, workload, pf, x, mem.max_concurrency), k, clients=None)
 
 
 def _slo_misses(p: ServingPoint, slo: ServingSlo) -> list[tuple[str, float]]:
@@ -777,7 +873,7 @@ def max_load_meeting_slo(
             miss=ratio,
         )
     lo, hi = tiny, x_sat
-    for _ in range(50):
+    for _ in range(32):
         mid = (lo + hi) / 2.0
         lo, hi = (mid, hi) if ok(mid) else (lo, mid)
     x = lo
@@ -813,6 +909,7 @@ __all__ = [
     "max_load_meeting_slo",
     "operating_point",
     "parse_serving_constants",
+    "saturation_point",
     "serving_curve",
     "serving_memory",
     "supported_quants",
