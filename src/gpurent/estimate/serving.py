@@ -56,6 +56,7 @@ from gpurent.units import BYTES_PER_GIB
 from gpurent.workload.models import get_model
 from gpurent.workload.serving import (
     Engine,
+    KvPrecision,
     LengthDistribution,
     ServingSlo,
     ServingWorkload,
@@ -178,6 +179,7 @@ class ServingMemory:
     runtime_gib: float  # CUDA context, graphs, communication buffers (assumed)
     kv_cache_gib: float  # what is left for the paged KV cache (<= 0: does not fit)
     kv_bytes_per_token: float
+    kv_precision: KvPrecision
     kv_tokens: int  # KV cache capacity in tokens (whole blocks)
     kv_at_max_concurrency_gib: float
     tokens_per_request: float  # mean prompt + output
@@ -243,14 +245,25 @@ class SloLoad:
 # ------------------------------------------------------------------------------------ checks
 
 
-def _math_precision(quant: WeightQuant) -> Precision:
+def _math_precision(quant: WeightQuant, gpu: GpuSpec) -> Precision:
+    """The matmuls' precision: fp8 / nvfp4 tensor cores, else 16 bits (fp16 where the GPU has
+    no bf16, as the engines' `dtype=auto` picks)."""
     if quant is WeightQuant.FP8:
         return Precision.FP8
     if quant is WeightQuant.NVFP4:
         return Precision.NVFP4
-    if quant is WeightQuant.FP16:
+    if quant is WeightQuant.FP16 or not gpu.bf16_supported:
         return Precision.FP16
     return Precision.BF16
+
+
+def kv_precision_on(workload: ServingWorkload, gpu: GpuSpec) -> KvPrecision:
+    """The KV cache's type: the workload's, else the activations' 16-bit type on `gpu`."""
+    if workload.kv_cache is not None:
+        return workload.kv_cache
+    if workload.weights is WeightQuant.FP16 or not gpu.bf16_supported:
+        return KvPrecision.FP16
+    return KvPrecision.BF16
 
 
 def _quant_problem(gpu: GpuSpec, quant: WeightQuant) -> str | None:
@@ -287,8 +300,7 @@ def check_serving(workload: ServingWorkload, gpu: GpuSpec, tensor_parallel: int)
         raise InputError(
             f"{workload.weights.value} weights on {gpu.name}: {problem}; {gpu.name} supports {ok}"
         )
-    kv = workload.kv_precision
-    if kv.value == "bf16" and not gpu.bf16_supported:
+    if workload.kv_cache is KvPrecision.BF16 and not gpu.bf16_supported:
         raise InputError(
             f"bf16 KV cache on {gpu.name}: {gpu.name} ({gpu.architecture}) has no bf16; "
             "use kv_cache = fp16 or fp8"
@@ -354,12 +366,12 @@ def _replica(
         * shape.layers
         * max(1.0, kv_heads / tp)
         * head_dim
-        * workload.kv_precision.bytes_per_value
+        * kv_precision_on(workload, gpu).bytes_per_value
     )
     # the architecture's realized share of its datasheet rates (1 for NVIDIA; fitted for
     # CDNA on MLPerf Training, `estimate.efficiency`): the one rule every GPU goes through
     realized = realized_efficiency(gpu).factor
-    peak = peak_flops(gpu, _math_precision(q)) * realized
+    peak = peak_flops(gpu, _math_precision(q, gpu)) * realized
     if q.weight_only:
         peak /= k.dequant_factor.get(q, 1.0)
     spec = workload.speculation
@@ -415,6 +427,7 @@ def _memory(  # noqa: PLR0917 - internal, every argument needed
         runtime_gib=runtime,
         kv_cache_gib=kv_gib,
         kv_bytes_per_token=r.kv_per_token,
+        kv_precision=kv_precision_on(workload, gpu),
         kv_tokens=kv_tokens,
         kv_at_max_concurrency_gib=conc * per_request * r.kv_per_token / BYTES_PER_GIB,
         tokens_per_request=per_request,
@@ -895,16 +908,59 @@ def max_load_meeting_slo(
     )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServingEstimate:
+    """Everything `gpurent estimate --serve` shows: one replica's curve, the highest load the
+    `replicas` replicas sustain within the SLOs, and, when the workload asks for a rate, the
+    point at that rate (split over the replicas) and the replicas that rate needs."""
+
+    curve: ServingCurve
+    replicas: int
+    load: SloLoad
+    requested: ServingPoint | None  # one replica's point at the asked rate / replicas
+    replicas_needed: int | None  # for the asked rate within the SLOs (None: no rate asked,
+    # or no load meets them)
+
+
+def estimate_serving(
+    workload: ServingWorkload,
+    gpu: GpuSpec,
+    tensor_parallel: int = 1,
+    *,
+    replicas: int = 1,
+    constants: ServingConstants | None = None,
+) -> ServingEstimate:
+    """The serving estimate of `replicas` replicas of `tensor_parallel` GPUs each."""
+    k = constants or load_serving_constants()
+    curve = serving_curve(workload, gpu, tensor_parallel, constants=k)
+    load = max_load_meeting_slo(workload, gpu, tensor_parallel, replicas=replicas, constants=k)
+    requested = None
+    needed = None
+    rate = workload.request_rate_per_s
+    if rate is not None and curve.memory.fits:
+        requested = operating_point(
+            workload, gpu, tensor_parallel, request_rate_per_s=rate, replicas=replicas, constants=k
+        )
+        if load.met and load.per_replica_rate_per_s > 0:
+            needed = max(1, math.ceil(rate / load.per_replica_rate_per_s * (1 - 1e-9)))
+    return ServingEstimate(
+        curve=curve, replicas=replicas, load=load, requested=requested, replicas_needed=needed
+    )
+
+
 __all__ = [
     "BLOCK_TOKENS",
     "EngineCoeffs",
     "Figure",
     "ServingConstants",
     "ServingCurve",
+    "ServingEstimate",
     "ServingMemory",
     "ServingPoint",
     "SloLoad",
     "check_serving",
+    "estimate_serving",
+    "kv_precision_on",
     "load_serving_constants",
     "max_load_meeting_slo",
     "operating_point",
