@@ -338,6 +338,10 @@ class _Replica:
     draft_ratio: float
     chunk_tokens: int
     allreduce_extra_s: float  # per all-reduce (0 without tensor parallelism)
+    eff_bw: float  # bw x the engine's decode bandwidth efficiency, B/s
+    eff_peak: float  # peak x the engine's prefill efficiency, FLOP/s
+    comm_fixed_s: float  # per decode step: 2 L x (all-reduce latency + extra)
+    comm_per_token_s: float  # per decode step and token: 2 L x the all-reduce's volume time
 
 
 def _replica(
@@ -375,6 +379,11 @@ def _replica(
     if q.weight_only:
         peak /= k.dequant_factor.get(q, 1.0)
     spec = workload.speculation
+    ar_bytes = shape.hidden * 2.0
+    layers2 = 2 * shape.layers
+    extra = k.tp_allreduce_extra_s if tp > 1 else 0.0
+    one = tp_allreduce_time_s(ar_bytes, gpu, tp, _comm(), None)
+    two = tp_allreduce_time_s(2.0 * ar_bytes, gpu, tp, _comm(), None)
     r = _Replica(
         shape=shape,
         tp=tp,
@@ -387,12 +396,16 @@ def _replica(
         kv_per_token=kv_per_token,
         flops_per_token=2.0 * (active - emb_in) / tp,
         attn_flops_coeff=2.0 * shape.layers * h_q / tp,
-        allreduce_bytes_per_token=shape.hidden * 2.0,
+        allreduce_bytes_per_token=ar_bytes,
         tau=spec.tokens_per_step if spec else 1.0,
         verify_tokens=spec.draft_tokens + 1 if spec else 1,
         draft_ratio=spec.draft_cost_ratio * spec.draft_tokens if spec else 0.0,
         chunk_tokens=workload.chunk_tokens,
-        allreduce_extra_s=k.tp_allreduce_extra_s if tp > 1 else 0.0,
+        allreduce_extra_s=extra,
+        eff_bw=bandwidth_bps(gpu) * realized * coeffs.decode_bw_efficiency,
+        eff_peak=peak * coeffs.prefill_efficiency,
+        comm_fixed_s=layers2 * (2.0 * one - two + extra),
+        comm_per_token_s=layers2 * (two - one),
     )
     return r, _memory(workload, gpu, shape, r, weights, k)
 
@@ -443,22 +456,14 @@ def _decode_step_s(r: _Replica, batch: float, context: float) -> float:
     else:
         share = 0.0
     read = r.dense_read_bytes + r.expert_bytes * share + batch * context * r.kv_per_token
-    t_mem = read / (r.bw * r.coeffs.decode_bw_efficiency)
+    t_mem = read / r.eff_bw
     tokens = batch * r.verify_tokens
-    flops = tokens * (r.flops_per_token + 2.0 * r.attn_flops_coeff * context)
-    t_c = flops / (r.peak * r.coeffs.prefill_efficiency)
-    comm = (
-        2
-        * r.shape.layers
-        * (
-            tp_allreduce_time_s(
-                max(tokens, 1.0) * r.allreduce_bytes_per_token, r.gpu, r.tp, _comm(), None
-            )
-            + r.allreduce_extra_s
-        )
-    )
-    step = max(t_mem, t_c) + comm + r.coeffs.step_overhead_s
-    return float(step * (1.0 + r.draft_ratio))
+    t_c = tokens * (r.flops_per_token + 2.0 * r.attn_flops_coeff * context) / r.eff_peak
+    # the all-reduce is affine in its payload (`perf.tp_allreduce_time_s`): its two
+    # coefficients were taken once per replica
+    comm = r.comm_fixed_s + max(tokens, 1.0) * r.comm_per_token_s
+    t = (t_mem if t_mem > t_c else t_c) + comm + r.coeffs.step_overhead_s
+    return float(t * (1.0 + r.draft_ratio))
 
 
 def _prefill_compute_s(r: _Replica, prompt: float, cached: float) -> float:
@@ -638,6 +643,7 @@ def _closed_loop(  # noqa: PLR0917 - internal, every argument needed
     clients: int,
     cap: int,
     k: ServingConstants,
+    x_sat: float | None = None,
 ) -> ServingPoint:
     """`clients` closed-loop clients: the rate X with X x E2E(X) = clients (bisection), the
     clients beyond what the replica holds waiting for a slot (Little's law). With one prompt
@@ -646,7 +652,8 @@ def _closed_loop(  # noqa: PLR0917 - internal, every argument needed
     if len(workload.prompt.rows) == 1 and len(workload.output.rows) == 1 and clients <= cap:
         return _lockstep(r, workload, pf, clients, k)
     out = workload.output.mean
-    x_sat = _saturation_rate(r, workload, pf, cap)
+    if x_sat is None:
+        x_sat = _saturation_rate(r, workload, pf, cap)
 
     def in_system(x: float) -> float:
         st = _state(r, workload, pf, x, cap)
@@ -755,7 +762,9 @@ def serving_curve(
     rows: tuple[ServingPoint, ...] = ()
     if mem.fits:
         chosen = levels or _levels(mem.max_concurrency)
-        rows = tuple(_closed_loop(r, workload, pf, c, mem.max_concurrency, k) for c in chosen)
+        cap = mem.max_concurrency
+        x_sat = _saturation_rate(r, workload, pf, cap)
+        rows = tuple(_closed_loop(r, workload, pf, c, cap, k, x_sat) for c in chosen)
     alone = _prefill_compute_s(
         r, workload.prompt.mean, workload.prefix_cache_hit_rate * workload.prompt.mean
     )
