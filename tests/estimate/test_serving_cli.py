@@ -53,6 +53,7 @@ def test_serve_flags_override_the_preset() -> None:
     assert doc["workload"]["weights"] == "awq-int4" and doc["workload"]["engine"] == "sglang"
     assert doc["workload"]["prompt_tokens"]["mean"] == 200
     assert doc["workload"]["concurrency"] == 4
+    assert doc["requested"]["concurrency"] == 4  # the point at the asked concurrency
     assert doc["memory"]["weights_gib"] < 6
 
 

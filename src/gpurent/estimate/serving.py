@@ -926,7 +926,8 @@ class ServingEstimate:
     curve: ServingCurve
     replicas: int
     load: SloLoad
-    requested: ServingPoint | None  # one replica's point at the asked rate / replicas
+    requested: ServingPoint | None  # one replica's point at the asked rate / replicas, or
+    # at the asked concurrency (clients spread evenly, rounded up, over the replicas)
     replicas_needed: int | None  # for the asked rate within the SLOs (None: no rate asked,
     # or no load meets them)
 
@@ -952,6 +953,12 @@ def estimate_serving(
         )
         if load.met and load.per_replica_rate_per_s > 0:
             needed = max(1, math.ceil(rate / load.per_replica_rate_per_s * (1 - 1e-9)))
+    clients = workload.concurrency
+    if clients is not None and curve.memory.fits:
+        per_replica = max(1, math.ceil(clients / replicas))
+        requested = serving_curve(
+            workload, gpu, tensor_parallel, levels=(per_replica,), constants=k
+        ).rows[0]
     return ServingEstimate(
         curve=curve, replicas=replicas, load=load, requested=requested, replicas_needed=needed
     )

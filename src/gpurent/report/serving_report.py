@@ -118,11 +118,18 @@ def slo_lines(est: ServingEstimate) -> list[str]:
             f"{figure_text(p.tpot_p99_ms)} ms"
         )
         lines.append(f"at {w.request_rate_per_s:g} req/s: {state}")
-        if est.replicas_needed is not None:
-            lines.append(
-                f"replicas needed for {w.request_rate_per_s:g} req/s within the SLOs: "
-                f"{est.replicas_needed}"
-            )
+    if est.requested is not None and w.concurrency is not None:
+        p = est.requested
+        lines.append(
+            f"at {w.concurrency} clients ({p.concurrency:g} per replica): "
+            f"{_num(p.request_rate_per_s.value * est.replicas)} req/s, TTFT p99 "
+            f"{figure_text(p.ttft_p99_ms)} ms, TPOT p99 {figure_text(p.tpot_p99_ms)} ms"
+        )
+    if est.replicas_needed is not None and w.request_rate_per_s is not None:
+        lines.append(
+            f"replicas needed for {w.request_rate_per_s:g} req/s within the SLOs: "
+            f"{est.replicas_needed}"
+        )
     return lines
 
 
