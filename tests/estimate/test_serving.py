@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpurent.catalog import get_gpu
 from gpurent.errors import InputError
@@ -232,3 +234,34 @@ def test_held_out_accuracy_meets_the_published_figures() -> None:
     assert rows_mod.mape(by_kind["decode"]) <= 15.0
     assert rows_mod.mape(by_kind["throughput"]) <= 20.0
     assert all(math.isfinite(r) for pairs in by_kind.values() for _, r in pairs)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    model=st.sampled_from(["llama3-8b", "mistral-7b", "qwen3-30b-a3b"]),
+    gpu=st.sampled_from(["H100-SXM5-80GB", "A100-SXM4-80GB", "L40S", "H200"]),
+    prompt=st.integers(min_value=16, max_value=6000),
+    output=st.integers(min_value=1, max_value=1000),
+    rate=st.floats(min_value=0.01, max_value=5.0),
+    engine=st.sampled_from(list(Engine)),
+)
+def test_invariants_hold_for_any_workload(
+    model: str, gpu: str, prompt: int, output: int, rate: float, engine: Engine
+) -> None:
+    g = get_gpu(gpu)
+    w = ServingWorkload(
+        model=model,
+        engine=engine,
+        weights=WeightQuant.FP8 if g.fp8_tflops else WeightQuant.BF16,
+        prompt=LengthDistribution.fixed(prompt),
+        output=LengthDistribution.fixed(output),
+        slo=ServingSlo(ttft_p99_ms=2000.0),
+    )
+    longer = dataclasses.replace(w, prompt=LengthDistribution.fixed(2 * prompt))
+    a = operating_point(w, g, request_rate_per_s=rate)
+    b = operating_point(longer, g, request_rate_per_s=rate)
+    if a.stable and b.stable:
+        assert b.ttft_p50_ms.value >= a.ttft_p50_ms.value
+    one = max_load_meeting_slo(w, g, replicas=1).request_rate_per_s.value
+    two = max_load_meeting_slo(w, g, replicas=2).request_rate_per_s.value
+    assert two >= one >= 0
