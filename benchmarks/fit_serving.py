@@ -9,12 +9,14 @@ scores it.
 
 Per engine four constants: prefill compute efficiency, decode bandwidth efficiency, per-step
 overhead and per-request overhead, minimising the mean squared log-residual over that engine's
-fit rows (TTFT under load, more than 4 clients, is scored but not fitted) plus a prior
-pulling each constant towards vLLM's (weight `PRIOR`; vLLM itself towards
-the assumed starting values), so an engine with a handful of rows moves only as far as its
-rows say. The optimiser is a coordinate search in log space (no SciPy: the base install stays
-light). The interval: the 10th and 90th percentiles of the fit rows' log-residuals, latencies
-and throughputs apart, widened x `WIDEN` about their centre (few rows, several sources).
+fit rows (TTFT under load, more than 4 clients, is scored but not fitted) plus a prior pulling
+each constant towards vLLM's (weight `PRIOR`; vLLM itself towards the assumed starting
+values), so an engine with a handful of rows moves only as far as its rows say; then the two
+constants every engine shares (the tensor-parallel all-reduce extra and the per-layer prefill
+time) on every fit row, then the engines again. The optimiser is a coordinate search in log
+space (no SciPy: the base install stays light). The interval: the 10th and 90th percentiles of
+the fit rows' log-residuals (TPOT, TTFT and throughput apart), widened x `WIDEN` about their
+centre (few rows, several sources).
 `--check` refits and fails if the written file differs (CI keeps the constants reproducible).
 """
 
@@ -47,8 +49,9 @@ BOUNDS = {
     "step_overhead_s": (1e-5, 0.05),
     "request_overhead_s": (1e-4, 1.0),
     "tp_allreduce_extra_s": (1e-7, 1e-3),
+    "prefill_layer_s": (1e-7, 1e-3),
 }
-TP_EXTRA_START = 10e-6
+SHARED_START = {"tp_allreduce_extra_s": 10e-6, "prefill_layer_s": 20e-6}
 START = {
     "prefill_efficiency": 0.55,
     "decode_bw_efficiency": 0.8,
@@ -64,7 +67,8 @@ RUNTIME_GIB = 1.5
 def _constants(
     engines: Mapping[Engine, Mapping[str, float]],
     basis: Mapping[Engine, str],
-    tp_extra_s: float,
+    tp_allreduce_extra_s: float,
+    prefill_layer_s: float,
 ) -> ServingConstants:
     return ServingConstants(
         engines={
@@ -79,7 +83,8 @@ def _constants(
         },
         dequant_factor=DEQUANT,
         runtime_overhead_gib=RUNTIME_GIB,
-        tp_allreduce_extra_s=tp_extra_s,
+        tp_allreduce_extra_s=tp_allreduce_extra_s,
+        prefill_layer_s=prefill_layer_s,
         latency_log_interval=(0.0, 0.0),
         ttft_log_interval=(0.0, 0.0),
         throughput_log_interval=(0.0, 0.0),
@@ -92,10 +97,10 @@ def _objective(
     params: dict[str, float],
     base: dict[Engine, dict[str, float]],
     prior: Mapping[str, float],
-    tp_extra_s: float,
+    shared: Mapping[str, float],
 ) -> float:
     engines = {**base, engine: params}
-    k = _constants(engines, dict.fromkeys(engines, ""), tp_extra_s)
+    k = _constants(engines, dict.fromkeys(engines, ""), **shared)
     res = [r for _, r in log_residuals(rows, k)]
     loss = sum(r * r for r in res) / max(len(res), 1)
     loss += PRIOR * sum(math.log(params[p] / prior[p]) ** 2 for p in PARAMS)
@@ -137,7 +142,7 @@ def fit(rows: list[Row]) -> tuple[ServingConstants, dict[str, object]]:
     params: dict[Engine, dict[str, float]] = {e: dict(START) for e in Engine}
     basis: dict[Engine, str] = {}
     order = [Engine.VLLM] + [e for e in Engine if e is not Engine.VLLM]
-    tp_extra = TP_EXTRA_START
+    shared = dict(SHARED_START)
 
     def fit_engines() -> None:
         for e in order:
@@ -149,27 +154,25 @@ def fit(rows: list[Row]) -> tuple[ServingConstants, dict[str, object]]:
                 continue
             params[e] = _coordinate_search(
                 lambda x, e=e, mine=mine, prior=prior: _objective(
-                    mine, e, x, params, prior, tp_extra
+                    mine, e, x, params, prior, shared
                 ),
                 dict(params[e] if e in basis else prior),
             )
             sources = sorted({r.source for r in mine})
             basis[e] = f"fitted on {len(mine)} rows ({', '.join(sources)})"
 
-    # engines, then the shared all-reduce extra on the tensor-parallel rows, then engines again
+    # engines, then the constants every engine shares (the all-reduce extra, the per-layer
+    # prefill time) on every fit row, then the engines again
     fit_engines()
-    multi = [r for r in fit_rows if r.tp > 1]
 
-    def tp_loss(x: dict[str, float]) -> float:
-        k = _constants(params, basis, x["tp_allreduce_extra_s"])
-        res = [r for _, r in log_residuals(multi, k)]
+    def shared_loss(x: dict[str, float]) -> float:
+        k = _constants(params, basis, **x)
+        res = [r for _, r in log_residuals(fit_rows, k)]
         return sum(r * r for r in res) / max(len(res), 1)
 
-    tp_extra = _coordinate_search(
-        tp_loss, {"tp_allreduce_extra_s": tp_extra}, ("tp_allreduce_extra_s",)
-    )["tp_allreduce_extra_s"]
+    shared = _coordinate_search(shared_loss, shared, tuple(SHARED_START))
     fit_engines()
-    k = _constants(params, basis, tp_extra)
+    k = _constants(params, basis, **shared)
     res = log_residuals(train, k)
     lat = sorted(r for row, r in res if row.kind == "decode")
     ttft = sorted(r for row, r in res if row.kind in ("prefill", "ttft-under-load"))
@@ -222,6 +225,7 @@ def to_json(k: ServingConstants, provenance: Mapping[str, object]) -> str:
         "dequant_factor": {q.value: f for q, f in k.dequant_factor.items()},
         "runtime_overhead_gib": k.runtime_overhead_gib,
         "tp_allreduce_extra_s": round(k.tp_allreduce_extra_s, 8),
+        "prefill_layer_s": round(k.prefill_layer_s, 8),
         "intervals": {
             "latency": list(k.latency_log_interval),
             "ttft": list(k.ttft_log_interval),
@@ -249,7 +253,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{c.decode_bw_efficiency:.3f}  step {c.step_overhead_s * 1e3:.2f} ms  request "
             f"{c.request_overhead_s * 1e3:.1f} ms  ({c.basis})"
         )
-    print(f"tensor-parallel all-reduce extra: {k.tp_allreduce_extra_s * 1e6:.1f} us")
+    print(
+        f"tensor-parallel all-reduce extra: {k.tp_allreduce_extra_s * 1e6:.1f} us; prefill "
+        f"per layer and chunk: {k.prefill_layer_s * 1e6:.1f} us"
+    )
     print(
         f"intervals: latency {k.latency_log_interval}, ttft {k.ttft_log_interval}, "
         f"throughput {k.throughput_log_interval}"

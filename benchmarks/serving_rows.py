@@ -14,6 +14,7 @@ never sees those rows.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import math
 from collections.abc import Iterable, Sequence
@@ -56,7 +57,7 @@ class Row:
     kv_cache: str
     prompt: str  # a token count or "uniform LO-HI" (`workload.serving.parse_lengths`)
     output: str
-    mode: str  # closed | poisson | offline
+    mode: str  # closed | poisson | offline | engine (an engine-level benchmark, no server)
     load: float  # clients or req/s (nan offline)
     metric: str
     value: float
@@ -96,7 +97,7 @@ class Row:
             return "throughput"
         if self.metric.startswith("tpot"):
             return "decode"
-        if self.mode == "poisson" or (self.mode == "closed" and self.load <= 4):
+        if self.mode == "poisson" or (self.mode in ("closed", "engine") and self.load <= 4):
             return "prefill"
         return "ttft-under-load"
 
@@ -164,6 +165,17 @@ def workload_of(row: Row) -> ServingWorkload:
 def _point(row: Row, k: ServingConstants) -> ServingPoint:
     w = workload_of(row)
     gpu = get_gpu(row.gpu)
+    if row.mode == "engine":
+        # an engine-level benchmark (no HTTP server, static batches): no per-request
+        # overhead, the whole batch prefilled in one step, then closed loop at the batch
+        engine = w.engine
+        coeffs = dataclasses.replace(k.engines[engine], request_overhead_s=0.0)
+        k = dataclasses.replace(k, engines={**k.engines, engine: coeffs})
+        w = dataclasses.replace(w, chunk_tokens=max(1, int(row.load * w.prompt.max)))
+        curve = serving_curve(w, gpu, row.tp, levels=(int(row.load),), constants=k)
+        if not curve.rows:
+            raise ValueError(f"line {row.line}: does not fit ({curve.notes})")
+        return curve.rows[0]
     if row.mode == "closed":
         curve = serving_curve(w, gpu, row.tp, levels=(int(row.load),), constants=k)
         if not curve.rows:

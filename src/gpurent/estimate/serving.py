@@ -92,6 +92,9 @@ class ServingConstants:
     # per tensor-parallel all-reduce beyond NCCL's modelled latency and volume (kernel launch,
     # the engine's custom all-reduce, GEMMs split tp ways running less efficiently), fitted
     tp_allreduce_extra_s: float
+    # per layer and prefill chunk: the context phase's own kernels (attention over the chunk,
+    # normalisation, rotary embedding) beyond its FLOPs, fitted; what short prompts pay
+    prefill_layer_s: float
     # 80 % intervals: log(measured / predicted) 10th and 90th percentiles, per figure kind
     latency_log_interval: tuple[float, float]  # TPOT and step times
     ttft_log_interval: tuple[float, float]  # TTFT (queueing included) and e2e
@@ -116,6 +119,7 @@ def parse_serving_constants(raw: Mapping[str, Any]) -> ServingConstants:
             dequant_factor={WeightQuant(k): float(x) for k, x in raw["dequant_factor"].items()},
             runtime_overhead_gib=float(raw["runtime_overhead_gib"]),
             tp_allreduce_extra_s=float(raw["tp_allreduce_extra_s"]),
+            prefill_layer_s=float(raw["prefill_layer_s"]),
             latency_log_interval=(
                 float(raw["intervals"]["latency"][0]),
                 float(raw["intervals"]["latency"][1]),
@@ -342,6 +346,7 @@ class _Replica:
     eff_peak: float  # peak x the engine's prefill efficiency, FLOP/s
     comm_fixed_s: float  # per decode step: 2 L x (all-reduce latency + extra)
     comm_per_token_s: float  # per decode step and token: 2 L x the all-reduce's volume time
+    prefill_chunk_s: float  # per prefill chunk: L x the fitted per-layer prefill time
 
 
 def _replica(
@@ -406,6 +411,7 @@ def _replica(
         eff_peak=peak * coeffs.prefill_efficiency,
         comm_fixed_s=layers2 * (2.0 * one - two + extra),
         comm_per_token_s=layers2 * (two - one),
+        prefill_chunk_s=shape.layers * k.prefill_layer_s,
     )
     return r, _memory(workload, gpu, shape, r, weights, k)
 
@@ -480,7 +486,7 @@ def _prefill_compute_s(r: _Replica, prompt: float, cached: float) -> float:
             min(new, r.chunk_tokens) * r.allreduce_bytes_per_token, r.gpu, r.tp, _comm(), None
         )
     )
-    return flops / (r.peak * r.coeffs.prefill_efficiency) + comm
+    return flops / (r.peak * r.coeffs.prefill_efficiency) + comm + chunks * r.prefill_chunk_s
 
 
 @dataclass(frozen=True, slots=True)
