@@ -346,7 +346,8 @@ def _fake_perftest(bin_dir: Path, calls: Path) -> None:
     the recorded output; without one (the server end) they wait briefly, as perftest waits for
     its client. Every call is appended to `calls`."""
     bin_dir.mkdir()
-    for tool, sample in (("ib_write_lat", "ib_write_lat_H.txt"), ("ib_write_bw", "ib_write_bw_gbits.txt")):  # fmt: skip
+    samples = {"ib_write_lat": "ib_write_lat_H.txt", "ib_write_bw": "ib_write_bw_gbits.txt"}
+    for tool, sample in samples.items():
         script = bin_dir / tool
         script.write_text(
             f"#!{sys.executable}\n"
