@@ -394,3 +394,123 @@ def test_rdma_when_the_peer_lacks_perftest(
     assert code == 0, err
     assert "RDMA: not measured (perftest not installed on the peer)" in out
     assert not calls.exists()  # the client end is not run without a server end
+
+
+# ------------------------------------------------------------------ two network namespaces
+
+
+@dataclass
+class Pair:
+    """Two namespaces joined by a veth pair; a netcheck server runs in `server_ns`."""
+
+    server_ns: str
+    client_ns: str
+    server_dev: str
+    server_ip: str
+    spare_ip: str  # in the subnet, owned by no one
+    server: Server
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, text=True, timeout=10)
+
+
+@pytest.fixture(scope="module")
+def pair(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Pair:
+    if not sys.platform.startswith("linux") or shutil.which("ip") is None:
+        pytest.skip("network namespaces need Linux and iproute2's `ip`")
+    if os.geteuid() != 0:
+        pytest.skip("making network namespaces needs root")
+    pid = os.getpid()
+    tag = f"{pid % 100000}"
+    server_ns, client_ns = f"gnc{tag}s", f"gnc{tag}c"
+    server_dev, client_dev = f"gnc{tag}s0", f"gnc{tag}c0"
+    subnet = f"10.{200 + pid % 50}.{(pid // 50) % 256}"
+    made: list[str] = []
+    server: list[Server] = []
+
+    def clean_up() -> None:
+        for srv in server:
+            srv.stop()
+        for ns in made:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
+        subprocess.run(["ip", "link", "del", server_dev], capture_output=True, check=False)
+
+    request.addfinalizer(clean_up)
+    try:
+        for ns in (server_ns, client_ns):
+            _ip("netns", "add", ns)
+            made.append(ns)
+            _ip("-n", ns, "link", "set", "lo", "up")
+        _ip("link", "add", server_dev, "type", "veth", "peer", "name", client_dev)
+        _ip("link", "set", server_dev, "netns", server_ns)
+        _ip("link", "set", client_dev, "netns", client_ns)
+        _ip("-n", server_ns, "addr", "add", f"{subnet}.1/24", "dev", server_dev)
+        _ip("-n", client_ns, "addr", "add", f"{subnet}.2/24", "dev", client_dev)
+        _ip("-n", server_ns, "link", "set", server_dev, "up")
+        _ip("-n", client_ns, "link", "set", client_dev, "up")
+    except subprocess.CalledProcessError as exc:
+        pytest.skip(f"cannot make network namespaces here: {exc.stderr.strip()}")
+    srv = start_server(tmp_path_factory.mktemp("netns"), bind=f"{subnet}.1", netns=server_ns)
+    server.append(srv)
+    return Pair(server_ns, client_ns, server_dev, f"{subnet}.1", f"{subnet}.3", srv)
+
+
+def netcheck_in(ns: str, *args: str) -> subprocess.CompletedProcess[str]:
+    cmd = ["ip", "netns", "exec", ns, sys.executable, "-m", "gpurent", "vendors", "netcheck"]
+    return subprocess.run(
+        [*cmd, *args], capture_output=True, text=True, env=_env(), timeout=60, check=False
+    )
+
+
+@contextlib.contextmanager
+def qdisc(pair: Pair, *spec: str) -> Iterator[None]:
+    """A root qdisc on the server's end of the veth (it shapes what the server sends)."""
+    done = subprocess.run(
+        ["tc", "-n", pair.server_ns, "qdisc", "add", "dev", pair.server_dev, "root", *spec],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"`tc qdisc add ... {spec[0]}` fails here: {done.stderr.strip()}")
+    try:
+        yield
+    finally:
+        subprocess.run(
+            ["tc", "-n", pair.server_ns, "qdisc", "del", "dev", pair.server_dev, "root"],
+            capture_output=True,
+            check=False,
+        )
+
+
+def test_netns_throughput_sees_a_tbf_rate_limit(pair: Pair) -> None:
+    with qdisc(pair, "tbf", "rate", "50mbit", "burst", "16kb", "latency", "100ms"):
+        done = netcheck_in(
+            pair.client_ns, "--peer", f"{pair.server_ip}:{pair.server.address.rsplit(':')[1]}",
+            "--count", "100", "--duration", "1.5", "--streams", "2", "--no-rdma",
+            "--target-gbit-s", "0.1", "--json",
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["throughput_gbit_s"] == pytest.approx(0.050, rel=0.2)
+    assert doc["compliance"] == 0.0  # no interval reaches 100 Mbit/s behind a 50 Mbit/s limit
+    assert doc["latency_us"]["samples"] == 100
+
+
+def test_netns_latency_sees_a_netem_delay(pair: Pair) -> None:
+    with qdisc(pair, "netem", "delay", "5ms"):
+        done = netcheck_in(
+            pair.client_ns, "--peer", f"{pair.server_ip}:{pair.server.address.rsplit(':')[1]}",
+            "--count", "60", "--duration", "0.3", "--streams", "1", "--no-rdma", "--json",
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    p50 = json.loads(done.stdout)["latency_us"]["p50"]
+    assert 5_000 <= p50 <= 9_000  # 5 ms on the server's way out, once per round trip
+
+
+def test_netns_unreachable_peer_is_one_line(pair: Pair) -> None:
+    done = netcheck_in(pair.client_ns, "--peer", f"{pair.spare_ip}:5201", "--timeout", "0.5")
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "is unreachable" in done.stderr
