@@ -228,6 +228,16 @@ def test_flags_that_do_not_go_together() -> None:
     assert "give one" in one_line_error("--serve", "--peer", "127.0.0.1")
     assert "give --peer" in one_line_error()
     assert "--streams must be at most 64" in one_line_error("--peer", "x", "--streams", "65")
+    too_long = one_line_error("--peer", "x", "--duration", "1", "--interval", "2")
+    assert "--interval 2 s is longer than --duration 1 s" in too_long
+
+
+def test_serve_on_a_port_in_use_or_a_bad_address(server: Server) -> None:
+    port = server.address.rsplit(":", 1)[1]
+    in_use = one_line_error("--serve", "--bind", "127.0.0.1", "--port", port)
+    assert f"cannot listen on 127.0.0.1:{port}" in in_use
+    assert "cannot listen on 999.1.1.1" in one_line_error("--serve", "--bind", "999.1.1.1")
+    assert "--port must be at most 65535" in one_line_error("--serve", "--port", "70000")
 
 
 def test_server_ignores_a_client_that_is_not_netcheck(server: Server) -> None:

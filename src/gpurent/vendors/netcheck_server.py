@@ -24,6 +24,7 @@ MAX_ECHO_BYTES = 64 * 1024
 HANDSHAKE_TIMEOUT_S = 5.0
 IDLE_TIMEOUT_S = 30.0  # an echo or source connection silent or stuck this long is dropped
 _FILLER = b"\x00" * (256 * 1024)
+_RDMA_LOCK = threading.Lock()  # one perftest server end at a time (they share perftest's port)
 
 Log = Callable[[str], None]
 
@@ -90,9 +91,13 @@ def _rdma(sock: socket.socket, who: str, body: dict[str, Any], log: Log) -> None
     if tool not in perftest.TOOLS:
         _reply(sock, {"ok": False, "error": f"unknown RDMA tool {tool!r}"})
         return
+    if not _RDMA_LOCK.acquire(blocking=False):
+        _reply(sock, {"ok": False, "error": "busy with another client's RDMA test; retry"})
+        return
     try:
         proc = perftest.start_server(str(tool))
     except perftest.NotInstalledError:
+        _RDMA_LOCK.release()
         _reply(sock, {"ok": True, "installed": False})
         return
     log(f"RDMA {perftest.TOOLS[str(tool)]} for {who}")
@@ -104,6 +109,7 @@ def _rdma(sock: socket.socket, who: str, body: dict[str, Any], log: Log) -> None
             sock.recv(1)  # the client closes the connection when its end has finished
     finally:
         perftest.stop(proc)
+        _RDMA_LOCK.release()
 
 
 def _run(sock: socket.socket, who: str, log: Log, slots: threading.BoundedSemaphore) -> None:
