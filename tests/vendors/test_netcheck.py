@@ -96,7 +96,10 @@ def netcheck_json(*args: str) -> dict[str, object]:
 
 def test_loopback_result_document(server: Server, tmp_path: Path) -> None:
     out = tmp_path / "net.json"
-    doc = netcheck_json("--peer", server.address, *QUICK, "--no-rdma", "--out", str(out))
+    doc = netcheck_json(
+        "--peer", server.address, *QUICK, "--no-rdma", "--target-gbit-s", "1e-6",
+        "--out", str(out),
+    )  # fmt: skip
     assert json.loads(out.read_text()) == doc
     assert doc["kind"] == "gpurent.vendors.netcheck"
     assert doc["schema_version"] == 1
@@ -108,49 +111,31 @@ def test_loopback_result_document(server: Server, tmp_path: Path) -> None:
     assert isinstance(doc["throughput_gbit_s"], float)
     assert doc["throughput_gbit_s"] > 0.01
     assert doc["streams"] == 2
-    assert doc["target_gbit_s"] is None
-    assert doc["compliance"] is None
+    assert doc["target_gbit_s"] == 1e-6
+    assert doc["compliance"] == 1.0  # every sample clears a target far below any link
     assert doc["rdma"] is None
 
 
-def test_compliance_is_the_share_of_samples_at_or_above_the_target(server: Server) -> None:
-    low = netcheck_json("--peer", server.address, *QUICK, "--no-rdma", "--target-gbit-s", "1e-6")
-    assert low["target_gbit_s"] == 1e-6
-    assert low["compliance"] == 1.0
-    high = netcheck_json("--peer", server.address, *QUICK, "--no-rdma", "--target-gbit-s", "1e5")
-    assert high["compliance"] == 0.0
-
-
-def test_terminal_table_and_rdma_not_installed(
+def test_terminal_table_compliance_and_rdma_not_installed(
     server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no perftest here
-    code, out, err = run_cli("vendors", "netcheck", "--peer", server.address, *QUICK)
+    code, out, err = run_cli(
+        "vendors", "netcheck", "--peer", server.address, *QUICK, "--target-gbit-s", "1e5"
+    )
     assert code == 0, err
     assert "TCP latency" in out
     assert "TCP throughput" in out
+    assert re.search(r"compliance\s+│\s+0%", out)  # no sample reaches 100 Tbit/s
     assert "RDMA: not measured (perftest not installed)" in out
 
 
-def test_server_handles_clients_in_sequence_and_stops_cleanly(tmp_path: Path) -> None:
-    srv = start_server(tmp_path)
+def test_server_handles_clients_in_sequence(server: Server) -> None:
+    before = server.log.read_text().count("latency test from")
     for _ in range(2):
-        cmd = [sys.executable, "-m", "gpurent", "vendors", "netcheck", "--peer", srv.address]
-        done = subprocess.run(
-            [*cmd, *QUICK, "--no-rdma", "--json"],
-            capture_output=True,
-            text=True,
-            env=_env(),
-            timeout=30,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout)["latency_us"]["samples"] == 200
-    assert srv.stop() == 0
-    log = srv.log.read_text()
-    assert log.count("latency test from") == 2
-    assert "netcheck server stopped after" in log
-    assert "Traceback" not in log
+        doc = netcheck_json("--peer", server.address, *QUICK, "--no-rdma")
+        assert doc["latency_us"]["samples"] == 200  # type: ignore[index]
+    assert server.log.read_text().count("latency test from") == before + 2
 
 
 # ------------------------------------------------------------------ bad input
@@ -199,9 +184,12 @@ def _fake_service(answer: bytes | None) -> tuple[socket.socket, threading.Thread
     def run() -> None:
         conn, _ = listener.accept()
         with conn:
+            conn.settimeout(3.0)
             if answer is not None:
                 conn.sendall(answer)
-            time.sleep(1.0)
+            with contextlib.suppress(OSError):
+                while conn.recv(4096):  # until the client gives up and closes
+                    pass
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
@@ -220,7 +208,7 @@ def test_peer_that_is_not_a_netcheck_server(answer: bytes | None, says: str) -> 
     listener, thread = _fake_service(answer)
     with listener:
         port = listener.getsockname()[1]
-        assert says in one_line_error("--peer", f"127.0.0.1:{port}", "--timeout", "0.5")
+        assert says in one_line_error("--peer", f"127.0.0.1:{port}", "--timeout", "0.3")
     thread.join(timeout=5)
 
 
@@ -380,7 +368,10 @@ def test_rdma_through_perftest_on_path(tmp_path: Path, monkeypatch: pytest.Monke
         monkeypatch.setenv("PATH", path)
         doc = netcheck_json("--peer", srv.address, *QUICK)
     finally:
-        assert srv.stop() == 0
+        assert srv.stop() == 0  # SIGINT: a clean stop, exit status 0
+    log = srv.log.read_text()
+    assert "netcheck server stopped after" in log
+    assert "Traceback" not in log
     rdma = doc["rdma"]
     assert isinstance(rdma, dict)
     assert rdma["bandwidth_gbit_s"] == pytest.approx(97.40)
@@ -498,7 +489,7 @@ def test_netns_throughput_sees_a_tbf_rate_limit(pair: Pair) -> None:
     with qdisc(pair, "tbf", "rate", "50mbit", "burst", "16kb", "latency", "100ms"):
         done = netcheck_in(
             pair.client_ns, "--peer", f"{pair.server_ip}:{pair.server.address.rsplit(':')[1]}",
-            "--count", "100", "--duration", "1.5", "--streams", "2", "--no-rdma",
+            "--count", "100", "--duration", "1", "--streams", "2", "--no-rdma",
             "--target-gbit-s", "0.1", "--json",
         )  # fmt: skip
     assert done.returncode == 0, done.stderr
