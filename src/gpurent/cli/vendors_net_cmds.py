@@ -21,6 +21,7 @@ import typer
 from gpurent.cli.common import checked, cli_errors, console, err_console, print_json
 from gpurent.errors import InputError
 from gpurent.inputs import values as v
+from gpurent.vendors.netcheck_wire import DEFAULT_PORT
 
 _HELP = (
     "Measure the network to another node: TCP latency (p50/p90/p99 round trip, microseconds), "
@@ -101,7 +102,7 @@ def register(vendors_app: typer.Typer) -> None:
     port=v.bounded(v.non_negative_int, most=65535),
     count=v.bounded(v.positive_int, most=1_000_000),
     streams=v.bounded(v.positive_int, most=64),
-    duration=v.bounded(v.positive, most=600.0),
+    duration=v.bounded(v.positive, most=100.0),
     interval=v.bounded(v.positive, most=600.0),
     target_gbit_s=v.bounded(v.positive, most=1e6),
     timeout=v.bounded(v.positive, most=600.0),
@@ -116,7 +117,7 @@ def netcheck_cmd(
     ] = "0.0.0.0",
     port: Annotated[
         int, typer.Option("--port", help="With --serve: the TCP port (0: any free port).")
-    ] = 5201,
+    ] = DEFAULT_PORT,
     peer: Annotated[
         str | None,
         typer.Option(
@@ -162,6 +163,10 @@ def netcheck_cmd(
         return
     if peer is None:
         raise InputError("give --peer HOST[:PORT] to measure, or --serve to be the peer end")
+    if port != DEFAULT_PORT or bind != "0.0.0.0":
+        raise InputError(
+            "--port and --bind are for --serve; give the peer's port in --peer HOST:PORT"
+        )
     from gpurent.inputs.files import write_text
     from gpurent.report.netcheck import netcheck_table, rdma_line
     from gpurent.vendors.netcheck import NetcheckConfig
