@@ -25,9 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gpurent.vendors import perftest
-from gpurent.vendors.netcheck_result import percentile
+from gpurent.vendors.netcheck_result import compliance, percentile
 from tests.conftest import run_cli
 
 DATA = Path(__file__).parent / "data"
@@ -351,10 +353,12 @@ def _fake_perftest(bin_dir: Path, calls: Path) -> None:
         script = bin_dir / tool
         script.write_text(
             f"#!{sys.executable}\n"
-            "import sys, time\n"
+            "import os, sys, time\n"
             f"open({str(calls)!r}, 'a').write({tool!r} + ' ' + ' '.join(sys.argv[1:]) + '\\n')\n"
             "if sys.argv[-1].startswith('-') or sys.argv[-1].isdigit():\n"
             "    time.sleep(0.3)\n"
+            "elif os.environ.get('FAKE_PERFTEST_FAIL'):\n"
+            "    sys.exit(' No IB devices found.')\n"
             "else:\n"
             f"    sys.stdout.write(open({str(DATA / sample)!r}).read())\n"
         )
@@ -369,6 +373,8 @@ def test_rdma_through_perftest_on_path(tmp_path: Path, monkeypatch: pytest.Monke
     try:
         monkeypatch.setenv("PATH", path)
         doc = netcheck_json("--peer", srv.address, *QUICK)
+        monkeypatch.setenv("FAKE_PERFTEST_FAIL", "1")  # the client end only: no device here
+        code, out, err = run_cli("vendors", "netcheck", "--peer", srv.address, *QUICK)
     finally:
         assert srv.stop() == 0  # SIGINT: a clean stop, exit status 0
     log = srv.log.read_text()
@@ -383,6 +389,8 @@ def test_rdma_through_perftest_on_path(tmp_path: Path, monkeypatch: pytest.Monke
     assert "ib_write_lat -n 1000" in made  # the server end, started by the peer
     assert "ib_write_lat -n 1000 -H 127.0.0.1" in made  # the client end, against the peer
     assert "ib_write_bw --report_gbits -n 2000 127.0.0.1" in made
+    assert code == 0, err
+    assert "RDMA: not measured (ib_write_lat failed: No IB devices found.)" in out
 
 
 def test_rdma_when_the_peer_lacks_perftest(
@@ -517,3 +525,28 @@ def test_netns_unreachable_peer_is_one_line(pair: Pair) -> None:
     assert done.returncode == 2, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert "is unreachable" in done.stderr
+
+
+# ------------------------------------------------------------------ the pure arithmetic
+
+finite = st.floats(min_value=0, max_value=1e7, allow_nan=False)
+
+
+@given(values=st.lists(finite, min_size=1, max_size=50), q1=st.floats(0, 100), q2=st.floats(0, 100))
+def test_percentiles_are_ordered_and_within_the_samples(
+    values: list[float], q1: float, q2: float
+) -> None:
+    low, high = sorted((q1, q2))
+    assert min(values) <= percentile(values, low) <= percentile(values, high) <= max(values)
+    assert percentile(values, 0) == min(values)
+    assert percentile(values, 100) == max(values)
+
+
+@given(samples=st.lists(finite, min_size=1, max_size=50), t1=finite, t2=finite)
+def test_compliance_falls_as_the_target_rises(samples: list[float], t1: float, t2: float) -> None:
+    low, high = sorted((t1, t2))
+    c_low, c_high = compliance(samples, low), compliance(samples, high)
+    assert c_low is not None and c_high is not None
+    assert 0.0 <= c_high <= c_low <= 1.0
+    assert compliance(samples, min(samples)) == 1.0
+    assert compliance(samples, None) is None

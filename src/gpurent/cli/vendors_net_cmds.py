@@ -190,6 +190,6 @@ def netcheck_cmd(
         console.print(netcheck_table(result))
         note = rdma_line(result)
         if note is not None:
-            console.print(note, highlight=False)
+            console.print(note, highlight=False, soft_wrap=True)
     if out is not None:
         err_console.print(f"saved {out}", highlight=False)

@@ -24,7 +24,8 @@ def percentile(values: Sequence[float], q: float) -> float:
     rank = (len(ordered) - 1) * q / 100.0
     low = math.floor(rank)
     high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+    value = ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+    return min(max(value, ordered[low]), ordered[high])  # no rounding past the two ranks
 
 
 @dataclass(frozen=True, slots=True)
