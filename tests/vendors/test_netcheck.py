@@ -220,6 +220,9 @@ def test_flags_that_do_not_go_together() -> None:
     assert "--streams must be at most 64" in one_line_error("--peer", "x", "--streams", "65")
     assert "are for --serve" in one_line_error("--peer", "x", "--port", "5202")
     assert "--duration must be at most 100" in one_line_error("--peer", "x", "--duration", "101")
+    assert "--interval must be at least 0.01 s" in one_line_error(
+        "--peer", "x", "--interval", "1e-5"
+    )
     too_long = one_line_error("--peer", "x", "--duration", "1", "--interval", "2")
     assert "--interval 2 s is longer than --duration 1 s" in too_long
 

@@ -27,6 +27,7 @@ from gpurent.vendors.netcheck_wire import Peer, connect, handshake, recv_exact
 
 MESSAGE_BYTES = 32
 MAX_STREAMS = 64
+MIN_INTERVAL_S = 0.01  # finer samples are clock noise (and a huge list at --duration 100)
 Progress = Callable[[str, float], None]
 
 
@@ -52,6 +53,10 @@ class NetcheckConfig:
     def validate(self) -> None:
         if not 1 <= self.streams <= MAX_STREAMS:
             raise InputError(f"--streams must be 1..{MAX_STREAMS}, got {self.streams}")
+        if self.interval < MIN_INTERVAL_S:
+            raise InputError(
+                f"--interval must be at least {MIN_INTERVAL_S:g} s, got {self.interval:g}"
+            )
         if self.interval > self.duration_s:
             raise InputError(
                 f"--interval {self.interval:g} s is longer than --duration {self.duration_s:g} s"
