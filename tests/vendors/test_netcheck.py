@@ -46,7 +46,11 @@ class Server:
     def stop(self) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
-        return self.proc.wait(timeout=10)
+        try:
+            return self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()  # never left running; the caller's exit-status check fails
+            return self.proc.wait()
 
 
 def _env(path: str | None = None) -> dict[str, str]:
@@ -457,6 +461,7 @@ def pair(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
             _ip("netns", "add", ns)
             made.append(ns)
             _ip("-n", ns, "link", "set", "lo", "up")
+            _ip("netns", "exec", ns, "true")  # a container may allow the netns but not entering it
         _ip("link", "add", server_dev, "type", "veth", "peer", "name", client_dev)
         _ip("link", "set", server_dev, "netns", server_ns)
         _ip("link", "set", client_dev, "netns", client_ns)
