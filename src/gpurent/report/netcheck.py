@@ -10,6 +10,8 @@ from gpurent.vendors.netcheck_result import LatencyUs, NetcheckResult
 def _us(value: float | None) -> str:
     if value is None:
         return "-"
+    if value < 10:
+        return f"{value:.2f}"  # RDMA latencies are a microsecond or two
     return f"{value:,.1f}" if value < 1000 else f"{value:,.0f}"
 
 
