@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import typer
 
+from gpurent.cli import vendors_bill_cmds
+
 vendors_app = typer.Typer(
     help=(
         "Evaluate GPU providers from evidence: the guide's weighted scorecard (hardware 30%, "
@@ -18,4 +20,5 @@ vendors_app = typer.Typer(
 
 def register(app: typer.Typer) -> None:
     """Attach `gpurent vendors` and its verbs to the root app."""
+    vendors_bill_cmds.register(vendors_app)
     app.add_typer(vendors_app, name="vendors")
