@@ -135,7 +135,122 @@ def _print_sla(months: Any, render: Any) -> None:
             typer.echo(render.claim_text(m), nl=False)
 
 
+def _samples_by_resource(specs: list[str], bill: Any) -> dict[str, Any]:
+    """`--samples [RESOURCE=]PATH` values as resource -> samples; a bare path belongs to the
+    bill's only instance resource."""
+    from gpurent.vendors.bills import LineKind
+    from gpurent.vendors.outages import load_samples
+
+    out: dict[str, Any] = {}
+    for spec in specs:
+        resource, sep, target = spec.partition("=")
+        if not sep or "://" in resource or not resource.strip():
+            target, resource = spec, ""
+        if not resource:
+            names = sorted({b.resource for b in bill.lines if b.kind is LineKind.COMPUTE})
+            names = [n for n in names if n]
+            if len(names) != 1:
+                raise InputError(
+                    f"--samples {spec}: the bill has {len(names)} instance resources; name one "
+                    "as --samples RESOURCE=PATH"
+                )
+            resource = names[0]
+        out[resource.strip()] = load_samples(target.strip())
+    return out
+
+
 @cli_errors
-def audit_cmd() -> None:
-    """Audit a bill (placeholder until the bill readers land)."""
-    raise InputError("not yet")
+@checked(tolerance=values.non_negative, idle_pct=values.percent)
+def audit_cmd(
+    *,
+    bill: Annotated[Path, typer.Option("--bill", help="The bill export (CSV).")],
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format", help="auto, aws-cur, gcp or generic (date,resource,hours,amount)."
+        ),
+    ] = "auto",
+    catalog: Annotated[
+        Path | None,
+        typer.Option("--catalog", help="Prices from this offers file (default: the catalog)."),
+    ] = None,
+    samples: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--samples",
+            help="[RESOURCE=]PATH: the monitor's records of an instance (store or samples file).",
+        ),
+    ] = None,
+    launches: Annotated[
+        Path | None,
+        typer.Option("--launches", help="CSV resource,market: how each instance was bought."),
+    ] = None,
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="A generic bill's provider (aws, gcp...).")
+    ] = None,
+    tolerance: Annotated[
+        float, typer.Option("--tolerance", help="% over the catalog rate before a line is flagged.")
+    ] = 5.0,
+    idle_pct: Annotated[
+        float, typer.Option("--idle-pct", help="A GPU at or below this activity % is idle.")
+    ] = 5.0,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print Markdown.")] = False,
+) -> None:
+    """Audit a bill against the catalog's prices and the monitor's records.
+
+    Example: gpurent vendors audit --bill cur.csv --samples i-0abc=gpu.db --launches runs.csv
+    """
+    from gpurent.catalog.sources import load_offers
+    from gpurent.report import vendors_audit as render
+    from gpurent.vendors.audit import SpotEvidence, audit
+    from gpurent.vendors.bills import FORMATS, Market, read_bill, read_launches
+
+    if json_out and markdown:
+        raise InputError("give --json or --markdown, not both")
+    if fmt not in ("auto", *FORMATS):
+        raise InputError(f"--format {fmt!r}: give one of auto, {', '.join(FORMATS)}")
+    read = read_bill(bill, fmt)
+    recorded = _samples_by_resource(list(samples or []), read)
+    spot: dict[str, SpotEvidence] = {}
+    if launches is not None:
+        for resource, (market, where) in read_launches(launches).items():
+            if market is Market.SPOT:
+                spot[resource] = SpotEvidence(resource=resource, evidence=where)
+    report = audit(
+        read,
+        load_offers(catalog).offers,
+        samples=recorded,
+        spot=spot,
+        tolerance_pct=tolerance,
+        idle_activity_pct=idle_pct,
+        provider=(provider or "").strip().lower(),
+    )
+    if json_out:
+        print_json(render.to_json(report))
+    elif markdown:
+        sys.stdout.write(render.to_markdown(report))
+    else:
+        _print_audit(report, render)
+
+
+def _print_audit(report: Any, render: Any) -> None:
+    from gpurent.report.tables import Column, fit_table
+    from gpurent.textsafe import cells
+
+    columns = (
+        Column("finding"),
+        Column("resource"),
+        Column("hours", priority=2, justify="right"),
+        Column("billed", priority=1, justify="right"),
+        Column("excess", justify="right"),
+        Column("bill lines"),
+        Column("detail", priority=3),
+    )
+    rows = [cells(*row) for row in render.terminal_rows(report)]
+    typer.echo(render.summary(report))
+    if rows:
+        table, _ = fit_table(columns, rows, console.width)
+        console.print(table)
+    for note in report.notes:
+        typer.echo(f"not checked: {note}")
