@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpurent.monitor.sample import COLUMNS, GpuSample, Sample, to_rows
 from gpurent.vendors.audit import idle_seconds
@@ -239,3 +241,40 @@ def test_bad_launches_and_samples_files_are_one_line_errors(tmp_path: Path) -> N
     samples.write_text("time,gpu\n1,0\n")
     err = _bad(tmp_path, (DATA / "generic.csv").read_text(), "--samples", f"node-1={samples}")
     assert "no 'timestamp' column" in err
+
+
+_CELL = st.one_of(
+    st.sampled_from(
+        ["", "nan", "-inf", "1e308", "-3", "0", "2026-11-03", "2026-11-03T10:00:00Z",
+         "2026-11-03 10:00:00 UTC", "0001-01-01", "9999-12-31", "g5.xlarge", "spot", "storage"]
+    ),
+    st.text(max_size=10),
+)  # fmt: skip
+_GENERIC = ["date", "resource", "hours", "amount", "instance_type", "region", "market", "kind"]
+_CUR = [
+    "lineItem/UsageStartDate", "lineItem/UsageEndDate", "lineItem/UsageType",
+    "lineItem/UsageAmount", "lineItem/UnblendedCost", "lineItem/ResourceId",
+    "product/instanceType", "product/region", "pricing/term",
+]  # fmt: skip
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, database=None)
+@given(
+    header=st.sampled_from([_GENERIC, _CUR]),
+    cells=st.lists(_CELL, min_size=9, max_size=9),
+)
+def test_any_bill_cells_give_an_answer_or_one_line(header: list[str], cells: list[str]) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        bill = Path(tmp) / "bill.csv"
+        with bill.open("w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh).writerows([header, cells[: len(header)]])
+        code, out, err = run_cli(
+            "vendors", "audit", "--bill", str(bill), "--catalog", CATALOG, "--json"
+        )
+    assert code in (0, 2), err
+    if code == 0:
+        assert "findings" in json.loads(out)
+    else:
+        assert err.startswith("error: ") and len(err.strip().splitlines()) == 1, err

@@ -357,3 +357,33 @@ def test_no_source_and_no_outages_are_one_line_errors(tmp_path: Path) -> None:
         "--json",
     )  # fmt: skip
     assert code == 0 and json.loads(out)["months"][0]["availability_pct"] == 100.0
+
+
+_CELL = st.one_of(
+    st.sampled_from(
+        ["", "nan", "inf", "-1", "1e300", "0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59Z",
+         "9999-12-31T23:00:00-05:00", "2026-02-30T00:00Z", "2026-11-03T10:00:00+01:00",
+         "2026-11-03T12:00:00+01:00", "1.7e9", "253402300799", "2026-11-03 10:00 UTC"]
+    ),
+    st.text(max_size=12),
+)  # fmt: skip
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(start=_CELL, end=_CELL, tz=st.sampled_from(["UTC", "Europe/Berlin", "Pacific/Kiritimati"]))
+def test_any_outage_cells_give_an_answer_or_one_line(start: str, end: str, tz: str) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        log = _write(Path(tmp) / "o.csv", "")
+        with log.open("w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh).writerows([["start", "end"], [start, end]])
+        terms = _write(Path(tmp) / "t.toml", TERMS_TOML)
+        code, out, err = run_cli(
+            "vendors", "sla", "--outages", str(log), "--terms", str(terms), "--tz", tz, "--json"
+        )
+    assert code in (0, 2), err
+    if code == 0:
+        assert json.loads(out)["months"]
+    else:
+        assert err.startswith("error: ") and len(err.strip().splitlines()) == 1, err

@@ -44,7 +44,7 @@ def _time_zone(name: str) -> Any:
 
 def _month(text: str) -> tuple[int, int]:
     match = _MONTH.match(text)
-    if not match or not 1 <= int(match.group(2)) <= 12 or int(match.group(1)) < 1971:
+    if not match or not 1 <= int(match.group(2)) <= 12 or not 1971 <= int(match.group(1)) <= 9998:
         raise InputError(f"--month {text!r}: give a calendar month as YYYY-MM, e.g. 2026-11")
     return int(match.group(1)), int(match.group(2))
 
@@ -144,7 +144,7 @@ def _samples_by_resource(specs: list[str], bill: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for spec in specs:
         resource, sep, target = spec.partition("=")
-        if not sep or "://" in resource or not resource.strip():
+        if not sep or "://" in resource or not resource.strip() or Path(spec).is_file():
             target, resource = spec, ""
         if not resource:
             names = sorted({b.resource for b in bill.lines if b.kind is LineKind.COMPUTE})

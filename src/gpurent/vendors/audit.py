@@ -19,6 +19,7 @@ bill's line numbers. Four checks:
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -223,26 +224,45 @@ def _rate_checks(
     ]
 
 
+class IdleTimeline:
+    """The time a resource's samples cover, each span marked idle or not, for window sums.
+
+    Each sample stands for the time to the next one (at most 3 typical intervals); it is idle
+    when every GPU is at or below the threshold (a sample without GPUs, with a lost GPU or with
+    a GPU not measured is not idle)."""
+
+    def __init__(self, samples: Sequence[Sample], idle_activity_pct: float):
+        ordered = sorted(samples, key=lambda s: s.timestamp_s)
+        interval = typical_interval_s(ordered) or 60.0
+        thresholds = Thresholds(idle_activity_pct=idle_activity_pct)
+        self.spans: list[tuple[float, float, bool]] = []
+        for i, s in enumerate(ordered):
+            nxt = ordered[i + 1].timestamp_s if i + 1 < len(ordered) else s.timestamp_s + interval
+            end = min(nxt, s.timestamp_s + 3 * interval)
+            idle = bool(s.gpus) and all(not g.lost and is_idle(g, thresholds) for g in s.gpus)
+            if end > s.timestamp_s:
+                self.spans.append((s.timestamp_s, end, idle))
+        self.starts = [a for a, _, _ in self.spans]
+
+    def seconds(self, start_s: float, end_s: float) -> tuple[float, float]:
+        """(idle, observed) seconds of [start_s, end_s)."""
+        idle = observed = 0.0
+        i = max(0, bisect.bisect_right(self.starts, start_s) - 1)
+        while i < len(self.spans) and self.spans[i][0] < end_s:
+            a, b, is_idle_span = self.spans[i]
+            overlap = min(b, end_s) - max(a, start_s)
+            if overlap > 0:
+                observed += overlap
+                idle += overlap if is_idle_span else 0.0
+            i += 1
+        return idle, observed
+
+
 def idle_seconds(
     samples: Sequence[Sample], start_s: float, end_s: float, idle_activity_pct: float
 ) -> tuple[float, float]:
-    """(idle, observed) seconds of [start_s, end_s): each sample stands for the time to the
-    next one (at most 3 typical intervals); it is idle when every GPU is at or below the
-    threshold (a sample without GPUs, or with a GPU not measured, is not idle)."""
-    ordered = sorted(samples, key=lambda s: s.timestamp_s)
-    interval = typical_interval_s(ordered) or 60.0
-    cap = 3 * interval
-    thresholds = Thresholds(idle_activity_pct=idle_activity_pct)
-    idle = observed = 0.0
-    for i, s in enumerate(ordered):
-        nxt = ordered[i + 1].timestamp_s if i + 1 < len(ordered) else s.timestamp_s + interval
-        a, b = max(s.timestamp_s, start_s), min(nxt, s.timestamp_s + cap, end_s)
-        if b <= a:
-            continue
-        observed += b - a
-        if s.gpus and all(not g.lost and is_idle(g, thresholds) for g in s.gpus):
-            idle += b - a
-    return idle, observed
+    """(idle, observed) seconds of [start_s, end_s) (see `IdleTimeline`)."""
+    return IdleTimeline(samples, idle_activity_pct).seconds(start_s, end_s)
 
 
 def _idle_checks(
@@ -256,19 +276,18 @@ def _idle_checks(
     for resource in samples:
         if resource not in billed_resources:
             notes.append(f"samples for {resource!r}: no instance line of the bill names it")
+    timelines = {r: IdleTimeline(recorded, idle_activity_pct) for r, recorded in samples.items()}
     for line in bill.lines:
-        recorded = samples.get(line.resource)
+        timeline = timelines.get(line.resource)
         if (
-            recorded is None
+            timeline is None
             or line.kind is not LineKind.COMPUTE
             or line.start is None
             or line.end is None
             or not line.hours
         ):
             continue
-        idle_s, _ = idle_seconds(
-            recorded, line.start.timestamp(), line.end.timestamp(), idle_activity_pct
-        )
+        idle_s, _ = timeline.seconds(line.start.timestamp(), line.end.timestamp())
         hours = min(idle_s / 3600, line.hours)
         if hours <= 0:
             continue

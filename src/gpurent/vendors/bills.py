@@ -36,7 +36,7 @@ from pathlib import Path
 
 from gpurent.errors import InputError
 from gpurent.inputs import files, values
-from gpurent.vendors.outages import aware_time
+from gpurent.vendors.outages import FIRST_YEAR, LAST_YEAR, aware_time
 
 
 class LineKind(StrEnum):
@@ -150,9 +150,14 @@ def bill_time(text: str, where: str) -> datetime:
     cleaned = re.sub(r"\s*UTC$", "+00:00", text.strip())
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", cleaned):
         try:
-            return datetime.combine(date.fromisoformat(cleaned), datetime.min.time(), UTC)
+            day = date.fromisoformat(cleaned)
         except ValueError:
             raise InputError(f"{where}: bad date {text!r}; use YYYY-MM-DD") from None
+        if not FIRST_YEAR <= day.year <= LAST_YEAR:
+            raise InputError(
+                f"{where}: {text!r} is not a date between {FIRST_YEAR} and {LAST_YEAR}"
+            )
+        return datetime.combine(day, datetime.min.time(), UTC)
     return aware_time(cleaned, where)
 
 

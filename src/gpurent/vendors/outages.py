@@ -16,6 +16,7 @@ Terms: TOML with `[[tier]]` tables (`below_pct`, `credit_pct`), optional `name`,
 from __future__ import annotations
 
 import itertools
+import stat
 import statistics
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -30,6 +31,9 @@ from gpurent.nvml import is_application_xid
 from gpurent.vendors.sla import Outage, SlaTerms, Tier
 
 OUTAGE_COLUMNS = ("start", "end", "resource", "reason")
+# Times outside these years are refused: a month is counted in any time zone, and the month
+# after December 9999 or before January 1 has no datetime.
+FIRST_YEAR, LAST_YEAR = 1971, 9998
 _TERMS_KEYS = {"name", "tier", "monthly_bill_usd", "excluded_reasons"}
 _TIER_KEYS = {"below_pct", "credit_pct"}
 
@@ -50,6 +54,12 @@ def aware_time(cell: str, where: str) -> datetime:
                 f"{where}: {text!r} has no time zone offset; write it as {text}Z (UTC) or "
                 f"{text}+01:00"
             )
+    try:
+        year = t.astimezone(UTC).year
+    except OverflowError:
+        year = 0
+    if not FIRST_YEAR <= year <= LAST_YEAR:
+        raise InputError(f"{where}: {text!r} is not a time between {FIRST_YEAR} and {LAST_YEAR}")
     return t
 
 
@@ -153,13 +163,29 @@ def load_samples(target: str) -> list[Sample]:
 
     if "://" not in target:
         path = Path(target).expanduser()
-        head = files.read_bytes(path, what="samples")[:16] if path.is_file() else b""
-        if not head.startswith(b"SQLite format 3"):
+        if not head_is_sqlite(path):
             try:
                 return read_samples(path)
             except DataError as exc:
                 raise InputError(exc.message) from None
     return _store_samples(target)
+
+
+def head_is_sqlite(path: Path) -> bool:
+    """Whether a regular file starts with SQLite's header (read 16 bytes, whatever its size);
+    a path that is no regular file is the one-line error `files.read_bytes` gives."""
+    try:
+        regular = stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        regular = False
+    if not regular:
+        files.read_bytes(path, what="samples")  # raises the one-line error for this path
+        return False
+    try:
+        with path.open("rb") as fh:
+            return fh.read(16).startswith(b"SQLite format 3")
+    except OSError as exc:
+        raise InputError(files.os_error_message(exc, path)) from None
 
 
 def _store_samples(target: str) -> list[Sample]:
