@@ -278,3 +278,25 @@ def test_any_bill_cells_give_an_answer_or_one_line(header: list[str], cells: lis
         assert "findings" in json.loads(out)
     else:
         assert err.startswith("error: ") and len(err.strip().splitlines()) == 1, err
+
+
+def test_gcp_rows_without_a_resource_name_are_not_summed_into_one_machine(
+    tmp_path: Path,
+) -> None:
+    # The standard export names no resource: two VMs' SKUs in one hour must not look like one
+    # machine billed twice its price.
+    rows = (DATA / "gcp.csv").read_text().splitlines()
+    header = rows[0].split(",")
+    at = header.index("resource.name")
+    cleaned = [rows[0]]
+    for row in rows[1:8]:
+        cells = row.split(",")
+        cells[at] = ""
+        cells[3] = "2026-11-03 10:00:00 UTC"  # every row in the same hour
+        cells[4] = "2026-11-03 11:00:00 UTC"
+        cleaned.append(",".join(cells))
+    bill = tmp_path / "gcp.csv"
+    bill.write_text("\n".join(cleaned) + "\n")
+    doc = _audit("--bill", str(bill))
+    assert [f["kind"] for f in doc["findings"]] == []
+    assert doc["notes"] == ["7 instance line(s) without instance type or region: not checked"]

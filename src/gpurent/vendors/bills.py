@@ -18,9 +18,11 @@ so AWS CUR 2.0's `line_item_usage_type` reads like legacy CUR's `lineItem/UsageT
   reads `service.description`, `usage_end_time`, `usage.unit`, `resource.name` (or
   `resource.global_name`), `location.region` and a machine-type column (`machine_type` or
   `system_labels.compute.googleapis.com/machine_spec`). The core, RAM and GPU SKU rows of one
-  resource and usage window are one compute line, taken to run the whole window (a partly used
-  window makes the billed rate look lower, never higher). `Spot`/`Preemptible` SKUs are spot,
-  `Commitment` SKUs committed; `PD Capacity`, `Storage` and `Disk` SKUs are storage.
+  resource and usage window are one compute line, taken to run the whole window (a partly
+  used window makes the billed rate look lower, never higher); rows without a resource name
+  (the standard export has none) stay single SKU lines whose rate is not checked.
+  `Spot`/`Preemptible` SKUs are spot, `Commitment` SKUs committed; `PD Capacity`, `Storage`,
+  `Disk` and `Snapshot` SKUs are storage.
 - `generic`: `date,resource,hours,amount` (a date, or an ISO time, per line), optional
   `instance_type`, `region`, `provider`, `market` (on-demand, spot, reserved) and `kind`
   (compute, storage, other; default compute).
@@ -302,7 +304,7 @@ def _gcp_lines(rows: list[_Row]) -> list[BillLine]:
         kind = _gcp_kind(sku, r.get("service.description"))
         resource = r.get("resource.name", "resource.global_name")
         start, end = r.time("usage_start_time"), r.time("usage_end_time")
-        if kind is LineKind.COMPUTE and start is not None:
+        if kind is LineKind.COMPUTE and start is not None and resource:
             group = (resource, start.isoformat(), end.isoformat() if end else "", _gcp_market(sku))
             groups.setdefault(group, []).append((r, amount))
             continue
@@ -390,7 +392,7 @@ def _generic_line(r: _Row) -> BillLine:
         resource=r.get("resource"),
         start=start,
         end=end,
-        hours=hours if hours > 0 else _window_hours(start, end),
+        hours=hours if hours > 0 or kind_text != "storage" else _window_hours(start, end),
         amount_usd=r.number("amount"),
         instance_type=r.get("instance_type"),
         region=r.get("region"),
