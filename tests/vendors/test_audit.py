@@ -300,3 +300,46 @@ def test_gcp_rows_without_a_resource_name_are_not_summed_into_one_machine(
     doc = _audit("--bill", str(bill))
     assert [f["kind"] for f in doc["findings"]] == []
     assert doc["notes"] == ["7 instance line(s) without instance type or region: not checked"]
+
+
+def test_a_fifo_given_as_any_vendors_input_never_blocks(tmp_path: Path) -> None:
+    """In a subprocess with a timeout: a blocking open would hang an in-process test."""
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    terms = tmp_path / "sla.toml"
+    terms.write_text("[[tier]]\nbelow_pct = 99.9\ncredit_pct = 10\n")
+    generic = str(DATA / "generic.csv")
+    runs = [
+        ["vendors", "sla", "--outages", str(fifo), "--terms", str(terms)],
+        ["vendors", "sla", "--outages", generic, "--terms", str(fifo)],
+        ["vendors", "sla", "--samples", str(fifo), "--terms", str(terms)],
+        ["vendors", "audit", "--bill", str(fifo)],
+        ["vendors", "audit", "--bill", generic, "--launches", str(fifo)],
+        ["vendors", "audit", "--bill", generic, "--samples", f"node-1={fifo}"],
+    ]
+    script = (
+        "import json, sys\n"
+        "from typer.testing import CliRunner\n"
+        "from gpurent.cli.main import app\n"
+        "for args in json.loads(sys.argv[1]):\n"
+        "    r = CliRunner().invoke(app, args)\n"
+        "    print(r.exit_code, r.stderr.strip().splitlines())\n"
+    )
+    root = Path(__file__).parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root)])}
+    out = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(runs)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=True,
+    )
+    lines = out.stdout.splitlines()
+    assert len(lines) == len(runs), out.stderr
+    for line in lines:
+        assert line.startswith("2 ") and "FIFO" in line and line.count("'error: ") == 1, line
