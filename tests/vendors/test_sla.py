@@ -387,3 +387,31 @@ def test_any_outage_cells_give_an_answer_or_one_line(start: str, end: str, tz: s
         assert json.loads(out)["months"]
     else:
         assert err.startswith("error: ") and len(err.strip().splitlines()) == 1, err
+
+
+EXAMPLES = Path(__file__).parents[2] / "examples" / "sla"
+
+
+def test_the_documented_example_gives_the_documented_claim() -> None:
+    code, out, err = run_cli(
+        "vendors", "sla", "--outages", str(EXAMPLES / "outages.csv"),
+        "--terms", str(EXAMPLES / "terms.toml"), "--month", "2026-11", "--tz", "Europe/Berlin",
+        "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    (month,) = json.loads(out)["months"]
+    docs = (Path(__file__).parents[2] / "docs" / "vendors-sla.md").read_text(encoding="utf-8")
+    for line in month["claim"].splitlines()[:6]:  # the figures, as docs/vendors-sla.md shows
+        assert line in docs, line
+    assert month["excluded_s"] == 4 * 3600 and month["credit_usd"] == 1200.0
+    code, out, err = run_cli(
+        "vendors", "audit", "--bill", str(EXAMPLES / "bill.csv"),
+        "--launches", str(EXAMPLES / "launches.csv"), "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    kinds = {(f["kind"], f["resource"]) for f in json.loads(out)["findings"]}
+    assert kinds == {
+        ("over-billed", "node-1"),
+        ("spot-billed-as-on-demand", "node-2"),
+        ("storage-after-stop", "vol-data"),
+    }
