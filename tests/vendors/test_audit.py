@@ -343,3 +343,25 @@ def test_a_fifo_given_as_any_vendors_input_never_blocks(tmp_path: Path) -> None:
     assert len(lines) == len(runs), out.stderr
     for line in lines:
         assert line.startswith("2 ") and "FIFO" in line and line.count("'error: ") == 1, line
+
+
+def test_spot_billed_on_demand_is_found_even_without_a_catalog_price(tmp_path: Path) -> None:
+    bill = tmp_path / "bill.csv"
+    bill.write_text(
+        "date,resource,hours,amount,instance_type,region,market\n"
+        "2026-11-03,node-7,10,40,x9.huge,mars-1,on-demand\n"
+        "2026-11-03,node-8,10,40,,,on-demand\n"
+    )
+    launches = tmp_path / "launches.csv"
+    launches.write_text("resource,market\nnode-7,spot\nnode-8,spot\n")
+    doc = _audit("--bill", str(bill), "--launches", str(launches))
+    found = _by_kind(doc)
+    assert set(found) == {
+        ("spot-billed-as-on-demand", "node-7"),
+        ("spot-billed-as-on-demand", "node-8"),
+    }
+    seven = found["spot-billed-as-on-demand", "node-7"]
+    assert seven["excess_usd"] is None and seven["billed_usd"] == 40
+    assert "$4/h for x9.huge in mars-1" in seven["detail"]
+    assert "spot price is not in the catalog" in seven["detail"]
+    assert doc["excess_usd"] == 0

@@ -172,16 +172,10 @@ def _rate_checks(
             continue
         if not line.hours or line.amount_usd <= 0:
             continue
-        if not line.instance_type or not line.region:
-            untyped += 1
-            continue
         offer = catalog.find(line.provider or provider, line.instance_type, line.region)
         rate = line.amount_usd / line.hours
-        where = f"{line.instance_type} in {line.region}"
-        if offer is None:
-            unpriced[where] = unpriced.get(where, 0) + 1
-            continue
-        spot_rate = _spot_rate(offer)
+        where = f"{line.instance_type or 'an instance'} in {line.region or 'a region'}"
+        spot_rate = None if offer is None else _spot_rate(offer)
         ran_spot = spot.get(line.resource) if line.resource else None
         billed_on_demand = line.market is Market.ON_DEMAND or (
             line.market is Market.UNKNOWN
@@ -190,14 +184,23 @@ def _rate_checks(
         )
         if ran_spot is not None and billed_on_demand:
             expected = None if spot_rate is None else line.hours * spot_rate
-            spot_text = "no spot price" if spot_rate is None else f"${spot_rate:.4g}/h at most"
+            spot_text = (
+                f"${spot_rate:.4g}/h at most ({offer.source or 'catalog'})"
+                if offer is not None and spot_rate is not None
+                else "not in the catalog"
+            )
             detail = (
                 f"ran as spot ({ran_spot.evidence}) but billed at the on-demand term, "
-                f"{{rate}} for {where}; the catalog's spot price is {spot_text} "
-                f"({offer.source or 'catalog'})"
+                f"{{rate}} for {where}; the catalog's spot price is {spot_text}"
             )
             spot_key = (line.resource, line.instance_type, line.region)
             as_on_demand.append((spot_key, line, line.hours, expected, detail))
+            continue
+        if not line.instance_type or not line.region:
+            untyped += 1
+            continue
+        if offer is None:
+            unpriced[where] = unpriced.get(where, 0) + 1
             continue
         listed = spot_rate if line.market is Market.SPOT else offer.price_usd_per_hour
         if listed is None:
