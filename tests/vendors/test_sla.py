@@ -415,3 +415,13 @@ def test_the_documented_example_gives_the_documented_claim() -> None:
         ("spot-billed-as-on-demand", "node-2"),
         ("storage-after-stop", "vol-data"),
     }
+
+
+def test_a_sample_timestamp_beyond_the_years_is_one_line(tmp_path: Path) -> None:
+    samples = _samples_csv(
+        tmp_path / "s.csv",
+        [Sample(timestamp_s=1e15, gpus=(GpuSample(index=0, lost=True),))],
+    )
+    terms = _write(tmp_path / "sla.toml", TERMS_TOML)
+    code, _, err = run_cli("vendors", "sla", "--samples", str(samples), "--terms", str(terms))
+    assert code == 2 and "is not a time between 1971 and 9998" in err, err

@@ -228,6 +228,14 @@ def sample_outages(
     next, per GPU), and gaps longer than `gap_s` (default: 3 typical intervals, at least 60 s)
     with no sample at all (the host down). Consecutive down samples of one GPU join."""
     ordered = sorted(samples, key=lambda s: s.timestamp_s)
+    lowest = datetime(FIRST_YEAR, 1, 1, tzinfo=UTC).timestamp()
+    highest = datetime(LAST_YEAR, 12, 31, tzinfo=UTC).timestamp()
+    for s in (ordered[0], ordered[-1]) if ordered else ():
+        if not lowest <= s.timestamp_s <= highest:
+            raise InputError(
+                f"{where}: a sample's timestamp {s.timestamp_s:g} is not a time between "
+                f"{FIRST_YEAR} and {LAST_YEAR} (Unix seconds)"
+            )
     interval = typical_interval_s(ordered)
     limit = gap_s if gap_s is not None else max(60.0, 3 * (interval or 0.0))
     step = interval if interval is not None else limit
