@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import typer
 
-from gpurent.cli import vendors_bill_cmds
-
 vendors_app = typer.Typer(
     help=(
         "Evaluate GPU providers from evidence: the guide's weighted scorecard (hardware 30%, "
@@ -20,5 +18,7 @@ vendors_app = typer.Typer(
 
 def register(app: typer.Typer) -> None:
     """Attach `gpurent vendors` and its verbs to the root app."""
+    from gpurent.cli import vendors_bill_cmds
+
     vendors_bill_cmds.register(vendors_app)
     app.add_typer(vendors_app, name="vendors")
