@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 from rich.console import Console
 
-from gpurent.report.plan_html import render_html
+from gpurent.report.html import plan_page as render_html
 from gpurent.report.plan_json import plan_to_dict
 from gpurent.report.plan_markdown import render_markdown
 from gpurent.report.plan_terminal import render_terminal

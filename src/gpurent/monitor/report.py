@@ -1,8 +1,6 @@
-"""Reports over a recorded window: HTML (inline SVG timelines, no JavaScript), Markdown, JSON.
+"""Reports over a recorded window: the result object and its Markdown (JSON is the object).
 
-The SVG is drawn here (no matplotlib needed): one timeline per GPU of SM utilisation (or busy %
-where no SM metric exists, labelled so), memory-copy utilisation, and host disk %util, with the
-guide's thresholds as dashed lines.
+The HTML page (the Markdown as HTML, with timelines) is `gpurent.report.html.monitor_page`.
 """
 
 from __future__ import annotations
@@ -13,8 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from gpurent.monitor.cost import CostReport
-from gpurent.monitor.rules import Diagnosis, Thresholds
-from gpurent.monitor.sample import Sample
+from gpurent.monitor.rules import Diagnosis
 from gpurent.units import format_duration, format_usd
 
 
@@ -121,105 +118,3 @@ def _svg_timeline(
             )
     parts.append("</svg>")
     return "".join(parts)
-
-
-def to_html(report: Report, samples: Sequence[Sample], thresholds: Thresholds) -> str:
-    d = report.diagnosis
-    charts: list[str] = []
-    for g in d.gpus:
-        act: list[tuple[float, float]] = []
-        mem: list[tuple[float, float]] = []
-        for s in samples:
-            for x in s.gpus:
-                if x.index != g.index:
-                    continue
-                value = x.sm_util_pct if g.activity_source == "sm_util_pct" else x.gpu_busy_pct
-                if value is not None:
-                    act.append((s.timestamp_s, value))
-                if x.mem_copy_util_pct is not None:
-                    mem.append((s.timestamp_s, x.mem_copy_util_pct))
-        label = "SM util %" if g.activity_source == "sm_util_pct" else "busy % (no SM metric)"
-        charts.append(
-            _svg_timeline(
-                f"GPU {g.index} {g.name}",
-                [(label, "#1f77b4", act), ("memory-copy %", "#ff7f0e", mem)],
-                (thresholds.sm_util_low_pct, thresholds.mem_copy_peak_pct),
-            )
-        )
-    disk = [
-        (s.timestamp_s, s.host.disk_util_pct) for s in samples if s.host.disk_util_pct is not None
-    ]
-    cpu = [(s.timestamp_s, s.host.cpu_util_pct) for s in samples if s.host.cpu_util_pct is not None]
-    charts.append(
-        _svg_timeline(
-            "host",
-            [("disk %util", "#2ca02c", disk), ("CPU %", "#d62728", cpu)],
-            (thresholds.disk_util_high_pct,),
-        )
-    )
-    body = _markdown_to_html(to_markdown(report))
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'><title>gpurent monitor report</title>"
-        "<style>body{font-family:sans-serif;max-width:60em;margin:auto}table{border-collapse:"
-        "collapse}td,th{border:1px solid #ccc;padding:2px 6px}</style></head><body>"
-        + body
-        + "<h2>Timelines</h2>"
-        + "".join(f"<div>{c}</div>" for c in charts)
-        + "</body></html>\n"
-    )
-
-
-def _markdown_to_html(text: str) -> str:
-    """Just enough Markdown for our own report: headings, tables, bullets, bold, paragraphs."""
-    out: list[str] = []
-    in_table = in_list = in_nested = False
-    for raw in text.splitlines():
-        line = html.escape(raw)
-        if raw.startswith("|"):
-            if raw.startswith("|---"):
-                continue
-            cells = [c.strip() for c in line.strip("|").split("|")]
-            tag = "th" if not in_table else "td"
-            if not in_table:
-                out.append("<table>")
-                in_table = True
-            out.append("<tr>" + "".join(f"<{tag}>{c}</{tag}>" for c in cells) + "</tr>")
-            continue
-        if in_table:
-            out.append("</table>")
-            in_table = False
-        if raw.startswith("- ") or raw.startswith("  - "):
-            if not in_list:
-                out.append("<ul>")
-                in_list = True
-            nested = raw.startswith("  - ")
-            if nested and not in_nested:
-                out.append("<ul>")  # evidence and advice sit under their finding
-                in_nested = True
-            elif not nested and in_nested:
-                out.append("</ul>")
-                in_nested = False
-            item = line.lstrip()[2:]
-            parts = item.split("**")
-            item = "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
-            out.append(f"<li>{item}</li>")
-            continue
-        if in_nested:
-            out.append("</ul>")
-            in_nested = False
-        if in_list:
-            out.append("</ul>")
-            in_list = False
-        if raw.startswith("## "):
-            out.append(f"<h2>{line[3:]}</h2>")
-        elif raw.startswith("# "):
-            out.append(f"<h1>{line[2:]}</h1>")
-        elif raw.strip():
-            out.append(f"<p>{line}</p>")
-    if in_table:
-        out.append("</table>")
-    if in_nested:
-        out.append("</ul>")
-    if in_list:
-        out.append("</ul>")
-    return "\n".join(out)

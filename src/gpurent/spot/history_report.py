@@ -2,7 +2,7 @@
 
 `analyse_history` ties the pieces together (step functions -> hour-of-week profiles -> the
 weekday-evening test for price, and for availability when traces are given -> forecast
-back-test); `render_html` draws it as a self-contained page with inline SVG (no dependency).
+back-test); `gpurent.report.html.spot_history_page` draws it as a page.
 """
 
 from __future__ import annotations
@@ -140,42 +140,3 @@ def _svg_profile(profile: Profile, title: str, y_label: str) -> str:
         f'<text x="4" y="{pad - 8}" font-size="11">{html.escape(y_label)}: {hi:.4g}</text>'
         f'<text x="4" y="{h - pad + 30}" font-size="11">{lo:.4g}</text></svg></figure>'
     )
-
-
-def render_html(report: HistoryReport) -> str:
-    """A self-contained HTML page: the answer, the profiles as inline SVG, the back-test."""
-    off = report.price_profile.utc_offset_hours
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>gpurent spot history</title>",
-        "<style>body{font-family:sans-serif;max-width:900px;margin:2em auto}"
-        "td,th{padding:2px 8px;text-align:right}</style></head><body>",
-        "<h1>Spot price history</h1>",
-        f"<p>{report.series} series, {report.start:%Y-%m-%d %H:%M} to {report.end:%Y-%m-%d %H:%M} "
-        f"UTC ({report.days_of_data:.2f} days); hours shown at UTC{off:+d}.</p>",
-        f"<p><b>{html.escape(report.answer)}</b></p>",
-        _svg_profile(
-            report.price_profile,
-            "Price by hour of week (relative to each series' mean)",
-            "relative price",
-        ),
-    ]
-    if report.availability_profile is not None:
-        parts.append(
-            _svg_profile(
-                report.availability_profile,
-                "Availability by hour of week (share of time with capacity)",
-                "availability",
-            )
-        )
-    parts.append(
-        "<h2>Forecast back-test</h2><table><tr><th>method</th><th>MAE $/h</th>"
-        "<th>mean rel. error</th><th>forecasts</th></tr>"
-    )
-    for s in report.backtest.scores:
-        mae = "-" if s.mae_usd_per_hour is None else f"{s.mae_usd_per_hour:.5f}"
-        rel = "-" if s.mean_relative_error is None else f"{s.mean_relative_error * 100:.3f}%"
-        parts.append(
-            f"<tr><td>{s.method}</td><td>{mae}</td><td>{rel}</td><td>{s.forecasts}</td></tr>"
-        )
-    parts.append("</table></body></html>")
-    return "\n".join(parts)

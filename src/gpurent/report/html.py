@@ -1,0 +1,216 @@
+"""Every HTML page gpurent writes, from the Jinja2 templates in `report/templates/`.
+
+One environment with autoescape on: a name from a catalog, a node or a price file is text, never
+markup. Charts (inline SVG built by the chart helper, which escapes what it draws) and the
+Markdown a report is written in (turned into HTML by markdown-it-py, raw HTML off) enter the
+templates as `Markup`. The web dashboard renders its pages through the same environment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from gpurent import __version__
+from gpurent.monitor.report import Report, _svg_timeline, to_markdown
+from gpurent.monitor.rules import Thresholds
+from gpurent.monitor.sample import Sample
+from gpurent.plan.result import Candidate, Plan
+from gpurent.report.plan_format import (
+    BREAKDOWN_TITLE,
+    PARETO_HEADERS,
+    TABLE_HEADERS,
+    breakdown_sections,
+    candidate_row,
+    explanation_sections,
+    pareto_row,
+    price_age_line,
+    stats_line,
+    title,
+    top_heading,
+)
+from gpurent.report.svg import Point, scatter_svg
+from gpurent.spot.history_report import HistoryReport, _svg_profile
+from gpurent.units import format_duration, format_usd
+
+
+@cache
+def environment() -> Environment:
+    """The templates' environment: autoescape on, undefined names an error."""
+    return Environment(
+        loader=PackageLoader("gpurent.report", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def render_page(template: str, *, title: str, kind: str, provenance: str, **context: Any) -> str:
+    """`template` (a page that extends base.html.j2) with the layout's fields filled in."""
+    page = environment().get_template(template)
+    return page.render(
+        title=title, kind=kind, provenance=provenance, version=__version__, **context
+    )
+
+
+@cache
+def _markdown() -> Any:
+    from markdown_it import MarkdownIt
+
+    # CommonMark with tables; raw HTML in the text stays text
+    return MarkdownIt("commonmark", {"html": False}).enable("table")
+
+
+def markdown_html(text: str) -> Markup:
+    """Markdown (our own reports') as HTML; any HTML in the text is escaped, not passed."""
+    return Markup(_markdown().render(text))
+
+
+def plan_chart(plan: Plan) -> str:
+    """Cost vs time of every shown candidate; the Pareto front joined; the pick in red."""
+    seen: dict[tuple[str, str, str, int, str], Candidate] = {}
+    pareto_keys = set()
+    for c in plan.pareto:
+        key = (c.provider, c.instance_type, c.region, c.nodes, c.pricing.value)
+        pareto_keys.add(key)
+        seen[key] = c
+    for c in plan.top:
+        seen.setdefault((c.provider, c.instance_type, c.region, c.nodes, c.pricing.value), c)
+    best = plan.best
+    points = [
+        Point(
+            x=c.time_s / 3600.0,
+            y=c.cost_usd,
+            label=f"{c.gpus_label} {c.label}: {format_duration(c.time_s)}, "
+            f"{format_usd(c.cost_usd)}",
+            highlight=key in pareto_keys,
+            best=best is not None and c.label == best.label and c.nodes == best.nodes,
+        )
+        for key, c in seen.items()
+    ]
+    return scatter_svg(points, x_label="time to finish (hours)", y_label="cost to finish (USD)")
+
+
+def plan_page(plan: Plan) -> str:
+    """The whole plan as one self-contained page (no external assets)."""
+    chart = plan_chart(plan) if plan.top or plan.pareto else ""
+    e = plan.explanation
+    return render_page(
+        "plan.html.j2",
+        title=title(plan),
+        kind="plan",
+        provenance=price_age_line(plan),
+        plan=plan,
+        explanation=e,
+        explanation_sections=explanation_sections(e) if e is not None else (),
+        chart=Markup(chart),
+        top_heading=top_heading(plan),
+        table_headers=TABLE_HEADERS,
+        top_rows=[candidate_row(c) for c in plan.top],
+        breakdown_title=BREAKDOWN_TITLE,
+        breakdown=breakdown_sections(plan) if plan.top else (),
+        pareto_headers=PARETO_HEADERS,
+        pareto_rows=[pareto_row(c) for c in plan.pareto],
+        assumptions=(price_age_line(plan), stats_line(plan), *plan.assumptions),
+    )
+
+
+def _gpu_series(
+    samples: Sequence[Sample], index: int, sm_source: bool
+) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+    act: list[tuple[float, float]] = []
+    mem: list[tuple[float, float]] = []
+    for s in samples:
+        for x in s.gpus:
+            if x.index != index:
+                continue
+            value = x.sm_util_pct if sm_source else x.gpu_busy_pct
+            if value is not None:
+                act.append((s.timestamp_s, value))
+            if x.mem_copy_util_pct is not None:
+                mem.append((s.timestamp_s, x.mem_copy_util_pct))
+    return act, mem
+
+
+def monitor_page(report: Report, samples: Sequence[Sample], thresholds: Thresholds) -> str:
+    """A recorded window: the Markdown report as HTML, then one timeline per GPU and the host."""
+    d = report.diagnosis
+    charts: list[Markup] = []
+    for g in d.gpus:
+        sm_source = g.activity_source == "sm_util_pct"
+        act, mem = _gpu_series(samples, g.index, sm_source)
+        label = "SM util %" if sm_source else "busy % (no SM metric)"
+        charts.append(
+            Markup(
+                _svg_timeline(
+                    f"GPU {g.index} {g.name}",
+                    [(label, "#1f77b4", act), ("memory-copy %", "#ff7f0e", mem)],
+                    (thresholds.sm_util_low_pct, thresholds.mem_copy_peak_pct),
+                )
+            )
+        )
+    host = samples_host(samples)
+    charts.append(
+        Markup(
+            _svg_timeline(
+                "host",
+                [("disk %util", "#2ca02c", host[0]), ("CPU %", "#d62728", host[1])],
+                (thresholds.disk_util_high_pct,),
+            )
+        )
+    )
+    return render_page(
+        "monitor.html.j2",
+        title="gpurent monitor report",
+        kind="monitor report",
+        provenance=f"{d.samples} samples from the recorded store",
+        max_width="60em",
+        body=markdown_html(to_markdown(report)),
+        charts=charts,
+    )
+
+
+def samples_host(
+    samples: Sequence[Sample],
+) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+    """The host's busiest-disk %util and CPU % over the window, where read."""
+    disk = [
+        (s.timestamp_s, s.host.disk_util_pct) for s in samples if s.host.disk_util_pct is not None
+    ]
+    cpu = [(s.timestamp_s, s.host.cpu_util_pct) for s in samples if s.host.cpu_util_pct is not None]
+    return disk, cpu
+
+
+def spot_history_page(report: HistoryReport) -> str:
+    """The answer, the hour-of-week profiles, the forecast back-test."""
+    charts = [
+        _svg_profile(
+            report.price_profile,
+            "Price by hour of week (relative to each series' mean)",
+            "relative price",
+        )
+    ]
+    if report.availability_profile is not None:
+        charts.append(
+            _svg_profile(
+                report.availability_profile,
+                "Availability by hour of week (share of time with capacity)",
+                "availability",
+            )
+        )
+    return render_page(
+        "spot_history.html.j2",
+        title="gpurent spot history",
+        kind="spot history",
+        provenance=f"{report.series} price series, {report.start:%Y-%m-%d %H:%M} to "
+        f"{report.end:%Y-%m-%d %H:%M} UTC",
+        max_width="900px",
+        report=report,
+        charts=[Markup(c) for c in charts],
+    )
