@@ -5,8 +5,6 @@ The HTML page (the Markdown as HTML, with timelines) is `gpurent.report.html.mon
 
 from __future__ import annotations
 
-import html
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -75,46 +73,3 @@ def to_markdown(report: Report) -> str:
     if report.notes:
         lines += ["", "## Could not read", "", *(f"- {n}" for n in report.notes)]
     return "\n".join(lines) + "\n"
-
-
-def _svg_timeline(
-    title: str,
-    series: Sequence[tuple[str, str, list[tuple[float, float]]]],
-    limits: Sequence[float],
-) -> str:
-    width, height, pad = 720, 160, 36
-    points = [p for _, _, pts in series for p in pts]
-    if not points:
-        return f"<p>{html.escape(title)}: no data</p>"
-    t0 = min(p[0] for p in points)
-    t1 = max(p[0] for p in points)
-    span = max(t1 - t0, 1e-9)
-
-    def xy(t: float, v: float) -> str:
-        x = pad + (t - t0) / span * (width - 2 * pad)
-        y = height - pad / 2 - max(0.0, min(100.0, v)) / 100 * (height - pad)
-        return f"{x:.1f},{y:.1f}"
-
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'role="img" aria-label="{html.escape(title)}">',
-        f'<text x="{pad}" y="12" font-size="12">{html.escape(title)}</text>',
-        f'<rect x="{pad}" y="{pad / 2}" width="{width - 2 * pad}" height="{height - pad}" '
-        'fill="none" stroke="#ccc"/>',
-    ]
-    for limit in limits:
-        parts.append(
-            f'<polyline points="{xy(t0, limit)} {xy(t1, limit)}" stroke="#999" '
-            'stroke-dasharray="4 3" fill="none"/>'
-            f'<text x="2" y="{xy(t0, limit).split(",")[1]}" font-size="10">{limit:.0f}%</text>'
-        )
-    for i, (label, color, pts) in enumerate(series):
-        if pts:
-            joined = " ".join(xy(t, v) for t, v in pts)
-            parts.append(f'<polyline points="{joined}" stroke="{color}" fill="none"/>')
-            parts.append(
-                f'<text x="{width - pad - 200}" y="{12 + 12 * i}" font-size="11" '
-                f'fill="{color}">{html.escape(label)}</text>'
-            )
-    parts.append("</svg>")
-    return "".join(parts)

@@ -16,10 +16,11 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from gpurent import __version__
-from gpurent.monitor.report import Report, _svg_timeline, to_markdown
+from gpurent.monitor.report import Report, to_markdown
 from gpurent.monitor.rules import Thresholds
 from gpurent.monitor.sample import Sample
 from gpurent.plan.result import Candidate, Plan
+from gpurent.report import charts
 from gpurent.report.plan_format import (
     BREAKDOWN_TITLE,
     PARETO_HEADERS,
@@ -33,8 +34,8 @@ from gpurent.report.plan_format import (
     title,
     top_heading,
 )
-from gpurent.report.svg import Point, scatter_svg
-from gpurent.spot.history_report import HistoryReport, _svg_profile
+from gpurent.spot.history import Profile
+from gpurent.spot.history_report import HistoryReport
 from gpurent.units import format_duration, format_usd
 
 
@@ -73,7 +74,8 @@ def markdown_html(text: str) -> Markup:
 
 
 def plan_chart(plan: Plan) -> str:
-    """Cost vs time of every shown candidate; the Pareto front joined; the pick in red."""
+    """Cost vs time of every shown candidate with its 80% intervals; the Pareto front joined;
+    the pick in red."""
     seen: dict[tuple[str, str, str, int, str], Candidate] = {}
     pareto_keys = set()
     for c in plan.pareto:
@@ -84,9 +86,13 @@ def plan_chart(plan: Plan) -> str:
         seen.setdefault((c.provider, c.instance_type, c.region, c.nodes, c.pricing.value), c)
     best = plan.best
     points = [
-        Point(
+        charts.Point(
             x=c.time_s / 3600.0,
             y=c.cost_usd,
+            x_low=c.time_low_s / 3600.0,
+            x_high=c.time_high_s / 3600.0,
+            y_low=c.cost_low_usd,
+            y_high=c.cost_high_usd,
             label=f"{c.gpus_label} {c.label}: {format_duration(c.time_s)}, "
             f"{format_usd(c.cost_usd)}",
             highlight=key in pareto_keys,
@@ -94,7 +100,7 @@ def plan_chart(plan: Plan) -> str:
         )
         for key, c in seen.items()
     ]
-    return scatter_svg(points, x_label="time to finish (hours)", y_label="cost to finish (USD)")
+    return charts.scatter(points, x_label="time to finish (hours)", y_label="cost to finish (USD)")
 
 
 def plan_page(plan: Plan) -> str:
@@ -138,31 +144,56 @@ def _gpu_series(
     return act, mem
 
 
+def _timeline(
+    title: str, series: Sequence[charts.Series], guides: Sequence[float], t0: float
+) -> Markup:
+    shifted = [
+        charts.Series(label=x.label, color=x.color, points=tuple((t - t0, v) for t, v in x.points))
+        for x in series
+    ]
+    return Markup(
+        charts.line_chart(
+            shifted,
+            title=title,
+            x_label="seconds into the window",
+            y_label="%",
+            y_range=(0.0, 100.0),
+            guides=guides,
+            height=180,
+        )
+    )
+
+
 def monitor_page(report: Report, samples: Sequence[Sample], thresholds: Thresholds) -> str:
     """A recorded window: the Markdown report as HTML, then one timeline per GPU and the host."""
     d = report.diagnosis
-    charts: list[Markup] = []
+    t0 = d.start_s
+    timelines: list[Markup] = []
     for g in d.gpus:
         sm_source = g.activity_source == "sm_util_pct"
         act, mem = _gpu_series(samples, g.index, sm_source)
         label = "SM util %" if sm_source else "busy % (no SM metric)"
-        charts.append(
-            Markup(
-                _svg_timeline(
-                    f"GPU {g.index} {g.name}",
-                    [(label, "#1f77b4", act), ("memory-copy %", "#ff7f0e", mem)],
-                    (thresholds.sm_util_low_pct, thresholds.mem_copy_peak_pct),
-                )
+        timelines.append(
+            _timeline(
+                f"GPU {g.index} {g.name}",
+                [
+                    charts.Series(label=label, color=charts.BLUE, points=tuple(act)),
+                    charts.Series(label="memory-copy %", color=charts.ORANGE, points=tuple(mem)),
+                ],
+                (thresholds.sm_util_low_pct, thresholds.mem_copy_peak_pct),
+                t0,
             )
         )
-    host = samples_host(samples)
-    charts.append(
-        Markup(
-            _svg_timeline(
-                "host",
-                [("disk %util", "#2ca02c", host[0]), ("CPU %", "#d62728", host[1])],
-                (thresholds.disk_util_high_pct,),
-            )
+    disk, cpu = samples_host(samples)
+    timelines.append(
+        _timeline(
+            "host",
+            [
+                charts.Series(label="disk %util", color=charts.GREEN, points=tuple(disk)),
+                charts.Series(label="CPU %", color=charts.RED, points=tuple(cpu)),
+            ],
+            (thresholds.disk_util_high_pct,),
+            t0,
         )
     )
     return render_page(
@@ -172,7 +203,7 @@ def monitor_page(report: Report, samples: Sequence[Sample], thresholds: Threshol
         provenance=f"{d.samples} samples from the recorded store",
         max_width="60em",
         body=markdown_html(to_markdown(report)),
-        charts=charts,
+        charts=timelines,
     )
 
 
@@ -187,18 +218,39 @@ def samples_host(
     return disk, cpu
 
 
+def _profile_charts(profile: Profile, caption: str, value_label: str) -> tuple[str, Markup]:
+    """The hour-of-week profile as a line (gaps where a bin saw no data) and a heat map."""
+    line = charts.line_chart(
+        [
+            charts.Series(
+                label=value_label, points=tuple((float(b), m) for b, m in enumerate(profile.means))
+            )
+        ],
+        title=caption,
+        x_label=f"hour of week (UTC{profile.utc_offset_hours:+d})",
+        y_label=value_label,
+        x_ticks=charts.hour_of_week_ticks(),
+        x_separators=charts.midnights(),
+        x_range=(0.0, 168.0),
+        width=840,
+        height=220,
+    )
+    heat = charts.hour_of_week_heatmap(profile.means, title=caption, value_label=value_label)
+    return caption, Markup(line + "\n" + heat)
+
+
 def spot_history_page(report: HistoryReport) -> str:
-    """The answer, the hour-of-week profiles, the forecast back-test."""
-    charts = [
-        _svg_profile(
+    """The answer, the hour-of-week profiles (line and heat map), the forecast back-test."""
+    figures = [
+        _profile_charts(
             report.price_profile,
             "Price by hour of week (relative to each series' mean)",
             "relative price",
         )
     ]
     if report.availability_profile is not None:
-        charts.append(
-            _svg_profile(
+        figures.append(
+            _profile_charts(
                 report.availability_profile,
                 "Availability by hour of week (share of time with capacity)",
                 "availability",
@@ -212,5 +264,5 @@ def spot_history_page(report: HistoryReport) -> str:
         f"{report.end:%Y-%m-%d %H:%M} UTC",
         max_width="900px",
         report=report,
-        charts=[Markup(c) for c in charts],
+        figures=figures,
     )

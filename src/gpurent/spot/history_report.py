@@ -7,7 +7,6 @@ back-test); `gpurent.report.html.spot_history_page` draws it as a page.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -93,50 +92,4 @@ def analyse_history(
         availability_business_hours=avail_biz,
         backtest=bt,
         answer=answer,
-    )
-
-
-def _svg_profile(profile: Profile, title: str, y_label: str) -> str:
-    """A 168-bin line chart with day separators; gaps where a bin has no data."""
-    w, h, pad = 840, 220, 40
-    values = [m for m in profile.means if m is not None]
-    if not values:
-        return f"<p>{html.escape(title)}: no data</p>"
-    lo, hi = min(values), max(values)
-    if hi - lo < 1e-12:
-        lo, hi = lo - 0.5 * abs(lo or 1) * 0.01, hi + 0.5 * abs(hi or 1) * 0.01
-
-    def xy(b: int, v: float) -> tuple[float, float]:
-        return pad + b * (w - 2 * pad) / 167, h - pad - (v - lo) * (h - 2 * pad) / (hi - lo)
-
-    paths: list[list[tuple[float, float]]] = []
-    current: list[tuple[float, float]] = []
-    for b, m in enumerate(profile.means):
-        if m is None:
-            if current:
-                paths.append(current)
-            current = []
-        else:
-            current.append(xy(b, m))
-    if current:
-        paths.append(current)
-    lines = "".join(
-        '<polyline fill="none" stroke="#1f77b4" stroke-width="1.5" points="'
-        + " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
-        + '"/>'
-        for pts in paths
-    )
-    days = "".join(
-        f'<line x1="{xy(d * 24, lo)[0]:.1f}" y1="{pad}" x2="{xy(d * 24, lo)[0]:.1f}" '
-        f'y2="{h - pad}" stroke="#ddd"/>'
-        f'<text x="{xy(d * 24 + 12, lo)[0]:.1f}" y="{h - pad + 15}" font-size="11" '
-        f'text-anchor="middle">{name}</text>'
-        for d, name in enumerate(("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"))
-    )
-    return (
-        f"<figure><figcaption>{html.escape(title)}</figcaption>"
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" role="img">'
-        f"{days}{lines}"
-        f'<text x="4" y="{pad - 8}" font-size="11">{html.escape(y_label)}: {hi:.4g}</text>'
-        f'<text x="4" y="{h - pad + 30}" font-size="11">{lo:.4g}</text></svg></figure>'
     )
