@@ -362,7 +362,7 @@ def _run(session: Any, interval_s: float, duration_s: float | None, json_out: bo
         return
     from rich.live import Live
 
-    from gpurent.monitor.live import render
+    from gpurent.report.monitor_live import render
 
     with Live(console=console, auto_refresh=False, transient=False) as live:
 
