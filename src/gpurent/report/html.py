@@ -13,6 +13,7 @@ from functools import cache
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
+from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from gpurent import __version__
@@ -61,9 +62,7 @@ def render_page(template: str, *, title: str, kind: str, provenance: str, **cont
 
 
 @cache
-def _markdown() -> Any:
-    from markdown_it import MarkdownIt
-
+def _markdown() -> MarkdownIt:
     # CommonMark with tables; raw HTML in the text stays text
     return MarkdownIt("commonmark", {"html": False}).enable("table")
 
@@ -184,7 +183,7 @@ def monitor_page(report: Report, samples: Sequence[Sample], thresholds: Threshol
                 t0,
             )
         )
-    disk, cpu = samples_host(samples)
+    disk, cpu = _host_series(samples)
     timelines.append(
         _timeline(
             "host",
@@ -207,7 +206,7 @@ def monitor_page(report: Report, samples: Sequence[Sample], thresholds: Threshol
     )
 
 
-def samples_host(
+def _host_series(
     samples: Sequence[Sample],
 ) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
     """The host's busiest-disk %util and CPU % over the window, where read."""
