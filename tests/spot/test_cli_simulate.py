@@ -138,7 +138,7 @@ def test_non_numeric_value(tmp_path: Path) -> None:
     path = tmp_path / "bad.csv"
     path.write_text("date,availability\n2023-01-01 00:00:00,1\n2023-01-01 00:06:00,yes\n")
     code, _, err = run_cli("spot", "simulate", "--trace", str(path), *ARGS, "--price-ratio", "3")
-    assert code != 0 and "bad.csv:3" in err and "not a number" in err
+    assert code != 0 and "bad.csv:3" in err and "must be a number" in err
 
 
 def test_policy_help_names_every_registered_policy() -> None:

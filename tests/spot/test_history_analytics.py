@@ -97,7 +97,7 @@ def test_parsers_accept_formats_and_reject_bad_values() -> None:
     (rec,) = parse_aws_json(json.dumps(page), "p.json")
     assert rec.price_usd_per_hour == 0.918 and rec.time.tzinfo is not None
     assert len(parse_aws_json(json.dumps([page, page]), "p.json")) == 2
-    with pytest.raises(DataError, match="not a number"):
+    with pytest.raises(DataError, match="must be a number"):
         bad = json.loads(json.dumps(page))
         bad["SpotPriceHistory"][0]["SpotPrice"] = "cheap"
         parse_aws_json(json.dumps(bad), "p.json")
