@@ -47,14 +47,14 @@ LEAKS = [
         "gpurent.monitor is not allowed to import gpurent.runtime",
     ),
     (
-        "spot/trace.py",
+        "spot/io/trace.py",
         "from gpurent.catalog import offers",
         "gpurent.spot is not allowed to import gpurent.catalog",
     ),
     (
         "runtime/redact.py",
-        "from gpurent.spot import trace",
-        "gpurent.runtime is not allowed to import gpurent.spot.trace",
+        "from gpurent.spot.io import trace",
+        "gpurent.runtime is not allowed to import gpurent.spot.io",
     ),
     (
         "bench/verdict.py",
@@ -75,6 +75,16 @@ LEAKS = [
         "fleet/rank.py",
         "from gpurent.monitor import rules",
         "gpurent.fleet is not allowed to import gpurent.monitor",
+    ),
+    (
+        "spot/io/trace.py",
+        "from gpurent.spot.sim import model",
+        "gpurent.spot.io is not allowed to import gpurent.spot.sim",
+    ),
+    (
+        "spot/sim/lifetimes.py",
+        "from gpurent.spot.analytics import survival",
+        "gpurent.spot.sim is not allowed to import gpurent.spot.analytics",
     ),
     ("newroom/__init__.py", "", "- gpurent.newroom"),  # every room must be placed in the layers
 ]

@@ -12,14 +12,14 @@ from typer.testing import CliRunner
 
 from gpurent.cli.spot_analytics_cmds import register_spot_analytics
 from gpurent.errors import DataError
-from gpurent.spot.forecast import backtest
-from gpurent.spot.history import (
+from gpurent.spot.analytics.forecast import backtest
+from gpurent.spot.analytics.history import (
     build_series,
     is_weekday_evening,
     price_profile,
     weekday_evening_test,
 )
-from gpurent.spot.price_io import PriceRecord, parse_archive_tsv, parse_aws_json
+from gpurent.spot.io.price_io import PriceRecord, parse_archive_tsv, parse_aws_json
 
 spot = typer.Typer()
 register_spot_analytics(spot)

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from gpurent.cli.spot_analytics_cmds import register_spot_analytics
 from gpurent.errors import DataError, InputError
+from gpurent.spot.analytics.survival import Lifetime, kaplan_meier
 from gpurent.spot.interval import (
     daly_interval_s,
     interval_exponential_s,
@@ -21,7 +22,6 @@ from gpurent.spot.interval import (
     overhead_exponential,
     young_interval_s,
 )
-from gpurent.spot.survival import Lifetime, kaplan_meier
 
 spot = typer.Typer()
 register_spot_analytics(spot)

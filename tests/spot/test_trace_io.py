@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from gpurent.errors import DataError, InputError
-from gpurent.spot.trace import Trace, align_zones
-from gpurent.spot.trace_io import load_prices, load_trace, load_trace_with_notes, load_traces
+from gpurent.spot.io.trace import Trace, align_zones
+from gpurent.spot.io.trace_io import load_prices, load_trace, load_trace_with_notes, load_traces
 
 
 def test_csv_with_header_and_prices(write_csv) -> None:

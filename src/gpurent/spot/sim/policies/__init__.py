@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gpurent.errors import NotFoundError
-from gpurent.spot.policies.base import Policy, RunView, SafetyNet
-from gpurent.spot.policies.baselines import GreedyPolicy, OnDemandPolicy, UniformProgressPolicy
-from gpurent.spot.policies.lifetime_up import LifetimeUniformProgressPolicy
+from gpurent.spot.sim.policies.base import Policy, RunView, SafetyNet
+from gpurent.spot.sim.policies.baselines import GreedyPolicy, OnDemandPolicy, UniformProgressPolicy
+from gpurent.spot.sim.policies.lifetime_up import LifetimeUniformProgressPolicy
 
 DEFAULT_POLICY = LifetimeUniformProgressPolicy.name
 """What `--policy auto` means."""

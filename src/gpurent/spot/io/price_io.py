@@ -7,7 +7,8 @@ Formats (detected from the content; `.zst` files are decompressed first, needing
 - Archive TSV (ericpauley/aws-spot-price-history): `AZ-ID  InstanceType  ProductDescription
   SpotPrice  Timestamp`, tab-separated, no header (a header line is skipped if present).
 Each record is one price change (AWS reports a price when it changes), so a series is a step
-function: see `gpurent.spot.history`. Traces with a per-tick price become records here too.
+function: see `gpurent.spot.analytics.history`. Traces with a per-tick price become records
+here too.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from typing import Any
 from gpurent.errors import DataError
 from gpurent.inputs import values as checks
 from gpurent.inputs.times import is_number, parse_time
-from gpurent.spot.trace import Trace
-from gpurent.spot.trace_io import parse_json, read_text
+from gpurent.spot.io.trace import Trace
+from gpurent.spot.io.trace_io import parse_json, read_text
 
 _AWS_FIELDS = ("AvailabilityZone", "InstanceType", "ProductDescription", "SpotPrice", "Timestamp")
 

@@ -53,7 +53,7 @@ from gpurent.errors import DataError, InputError, require
 from gpurent.inputs import files
 from gpurent.inputs import values as checks
 from gpurent.inputs.times import is_number, parse_time
-from gpurent.spot.trace import Trace
+from gpurent.spot.io.trace import Trace
 
 _TIME_KEYS = ("date", "time", "timestamp", "ts", "datetime")
 _AVAIL_KEYS = ("availability", "available", "avail", "count", "value", "capacity")
