@@ -19,7 +19,7 @@ import numpy as np
 from gpurent.spot.io.trace import Trace, align_zones
 from gpurent.spot.io.trace_io import load_trace
 from gpurent.spot.sim.evaluate import run_policy
-from gpurent.spot.sim.model import JobSpec, build_market, run_starts
+from gpurent.spot.sim.job_market import JobSpec, build_market, run_starts
 from gpurent.spot.sim.policies import ONLINE_POLICIES, OPTIMAL
 
 

@@ -30,7 +30,7 @@ from tune_spot_policy import synthetic_sets
 
 from gpurent.spot.io.trace import align_zones
 from gpurent.spot.sim.evaluate import run_policy
-from gpurent.spot.sim.model import JobSpec, build_market, run_starts
+from gpurent.spot.sim.job_market import JobSpec, build_market, run_starts
 
 
 def main() -> None:

@@ -26,7 +26,7 @@ import numpy as np
 from gpurent.spot.io.trace import Trace, align_zones
 from gpurent.spot.io.trace_io import attach_prices, load_trace
 from gpurent.spot.sim.evaluate import run_policy
-from gpurent.spot.sim.model import JobSpec, build_market, run_starts
+from gpurent.spot.sim.job_market import JobSpec, build_market, run_starts
 
 POLICIES = ("on-demand", "greedy", "uniform-progress", "lifetime-up", "optimal")
 TARGET_3Z = 0.60

@@ -30,8 +30,8 @@ import numpy as np
 
 from gpurent.spot.io.trace import Trace, align_zones
 from gpurent.spot.io.trace_io import attach_prices, load_trace
+from gpurent.spot.sim.job_market import JobSpec, build_market, run_starts
 from gpurent.spot.sim.lifetimes import ZoneSpells, residual_bounds_ticks
-from gpurent.spot.sim.model import JobSpec, build_market, run_starts
 from gpurent.spot.sim.policies import LifetimeUniformProgressPolicy, Policy, UniformProgressPolicy
 from gpurent.spot.sim.policies.base import first_zone
 from gpurent.spot.sim.simulator import simulate

@@ -78,7 +78,7 @@ LEAKS = [
     ),
     (
         "spot/io/trace.py",
-        "from gpurent.spot.sim import model",
+        "from gpurent.spot.sim import job_market",
         "gpurent.spot.io is not allowed to import gpurent.spot.sim",
     ),
     (

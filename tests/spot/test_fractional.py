@@ -7,7 +7,7 @@ import pytest
 
 from gpurent.spot.io.trace import Trace, align_zones
 from gpurent.spot.sim.evaluate import run_policy
-from gpurent.spot.sim.model import JobSpec, Market, build_market
+from gpurent.spot.sim.job_market import JobSpec, Market, build_market
 
 GAP = 1 / 6  # 10-minute ticks
 

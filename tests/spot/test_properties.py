@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from gpurent.spot.io.trace import Trace, align_zones
 from gpurent.spot.sim.evaluate import run_policy
-from gpurent.spot.sim.model import JobSpec, build_market, tick_plan
+from gpurent.spot.sim.job_market import JobSpec, build_market, tick_plan
 from gpurent.spot.sim.policies import ONLINE_POLICIES
 
 GAP = 0.1

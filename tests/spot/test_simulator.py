@@ -6,8 +6,8 @@ import pytest
 from gpurent.errors import InputError
 from gpurent.spot.io.trace import Trace, align_zones
 from gpurent.spot.sim.evaluate import run_policy
+from gpurent.spot.sim.job_market import JobSpec, Market, build_market, run_starts, tick_plan
 from gpurent.spot.sim.lifetimes import mean_residual_ticks, zone_spells
-from gpurent.spot.sim.model import JobSpec, Market, build_market, run_starts, tick_plan
 from gpurent.spot.sim.policies import LifetimeUniformProgressPolicy
 from gpurent.spot.sim.simulator import simulate
 

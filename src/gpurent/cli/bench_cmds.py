@@ -152,7 +152,7 @@ def bench(
     from gpurent.bench.report import tables
     from gpurent.bench.result import result_to_dict, save_result
     from gpurent.bench.runner import BENCHMARKS
-    from gpurent.estimate.store import load_estimator
+    from gpurent.estimate.calibration_file import load_estimator
     from gpurent.userdata import data_home
 
     selected = split_list(only) if only else BENCHMARKS

@@ -19,7 +19,7 @@ from gpurent.inputs import values as v
 
 if TYPE_CHECKING:
     from gpurent.spot.sim.dollars import JobDollars, Prices
-    from gpurent.spot.sim.model import JobSpec, Market
+    from gpurent.spot.sim.job_market import JobSpec, Market
     from gpurent.spot.sim.simulator import SimSummary
 
 # The simulator pulls in numpy; the CLI imports it only when a spot command runs, so every
@@ -62,7 +62,7 @@ def _load_market(
 ) -> Market:
     from gpurent.spot.io.trace import align_zones, combine_nodes
     from gpurent.spot.io.trace_io import attach_prices, load_traces
-    from gpurent.spot.sim.model import build_market
+    from gpurent.spot.sim.job_market import build_market
 
     traces, notes = load_traces(trace_files)
     if node_traces:
@@ -156,7 +156,7 @@ def simulate_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Replay traces with a deadline policy; cost normalised by all-on-demand (k x C)."""
-    from gpurent.spot.sim.model import JobSpec, run_starts, tick_plan
+    from gpurent.spot.sim.job_market import JobSpec, run_starts, tick_plan
     from gpurent.spot.sim.policies import ONLINE_POLICIES, OPTIMAL, resolve
 
     key = resolve(policy)

@@ -3,7 +3,7 @@
 For each cloud, `<url_base>/<cloud>/vms.csv` is downloaded (through the `gpurent.http` seam, a
 timeout per read, at most `MAX_DOWNLOAD_BYTES`),
 parsed to check it holds usable GPU offers, then stored atomically with its metadata
-(see `store.py`). A cloud that fails (offline, HTTP error, garbage) keeps its previous file and
+(see `snapshot.py`). A cloud that fails (offline, HTTP error, garbage) keeps its previous file and
 is reported; the others are still stored. The base URL defaults to the public SkyPilot catalog and
 can be set with `$GPURENT_CATALOG_URL` or `--url-base`. This is an edge module (network + files);
 the clock and the HTTP seam are injected so tests are deterministic.
@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from gpurent.catalog.sources.skypilot import parse_skypilot_csv
-from gpurent.catalog.sources.store import (
+from gpurent.catalog.sources.snapshot import (
     CloudMeta,
     cloud_file,
     read_meta,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from gpurent.spot.sim.model import JobSpec, Market
+from gpurent.spot.sim.job_market import JobSpec, Market
 from gpurent.spot.sim.optimal import simulate_optimal
 from gpurent.spot.sim.policies import ONLINE_POLICIES, OPTIMAL, resolve
 from gpurent.spot.sim.simulator import SimSummary, simulate

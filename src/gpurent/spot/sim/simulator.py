@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpurent.errors import InputError
-from gpurent.spot.sim.model import IDLE, ON_DEMAND, JobSpec, Market, TickPlan, tick_plan
+from gpurent.spot.sim.job_market import IDLE, ON_DEMAND, JobSpec, Market, TickPlan, tick_plan
 from gpurent.spot.sim.policies.base import Policy, RunView
 
 _EPS = 1e-9

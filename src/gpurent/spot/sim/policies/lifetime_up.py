@@ -57,8 +57,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpurent.spot.sim.job_market import ON_DEMAND, Market
 from gpurent.spot.sim.lifetimes import ZoneSpells, mean_residual_ticks, spell_totals, zone_spells
-from gpurent.spot.sim.model import ON_DEMAND, Market
 from gpurent.spot.sim.policies.base import RunView
 from gpurent.spot.sim.policies.baselines import UniformProgressPolicy
 
