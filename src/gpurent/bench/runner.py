@@ -33,6 +33,7 @@ from gpurent.catalog import GpuSpec, Precision, find_gpu
 from gpurent.errors import DeviceError, GpurentError, InputError
 
 BENCHMARKS = ("matmul", "membw", "hostdev", "allreduce", "disk", "dataload", "models", "scaling")
+"""The benchmark names `gpurent bench --only` takes, in the order they run."""
 Progress = Callable[[str, int, int], None]  # (label, done, total)
 
 

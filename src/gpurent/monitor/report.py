@@ -34,6 +34,7 @@ def _fmt(value: float | None, unit: str = "%") -> str:
 
 
 def to_markdown(report: Report) -> str:
+    """The report as Markdown: diagnosis, findings and the cost of the waste."""
     d = report.diagnosis
     lines = [
         "# gpurent monitor report",
@@ -124,6 +125,7 @@ def _svg_timeline(
 
 
 def to_html(report: Report, samples: Sequence[Sample], thresholds: Thresholds) -> str:
+    """The report as one HTML page with inline SVG charts of the samples."""
     d = report.diagnosis
     charts: list[str] = []
     for g in d.gpus:

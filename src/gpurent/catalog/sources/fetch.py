@@ -28,9 +28,11 @@ from gpurent.errors import DataError, GpurentError
 from gpurent.http import URLLIB_HTTP, Http, HttpError
 
 URL_ENV = "GPURENT_CATALOG_URL"
+"""The environment variable that sets the catalog base URL (`--url-base` wins)."""
 DEFAULT_URL_BASE = (
     "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8"
 )
+"""The public SkyPilot catalog (format v8) that `catalog update` fetches from."""
 DEFAULT_CLOUDS = ("aws", "gcp", "lambda", "runpod", "nebius", "oci", "vast", "verda", "shadeform")
 """The v8 clouds the bundled snapshot also covers (Azure has no v8 file; Tencent is not there)."""
 

@@ -18,8 +18,11 @@ ONLINE_POLICIES: dict[str, Callable[[], Policy]] = {
     UniformProgressPolicy.name: UniformProgressPolicy,
     LifetimeUniformProgressPolicy.name: LifetimeUniformProgressPolicy,
 }
+"""The online policies by name, each a constructor."""
 OPTIMAL = "optimal"
+"""The name of the hindsight optimum (not an online policy)."""
 POLICY_NAMES = (*ONLINE_POLICIES, OPTIMAL, "auto", "all")
+"""Every name `--policy` accepts."""
 
 
 def resolve(name: str) -> str:
