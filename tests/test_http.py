@@ -21,6 +21,7 @@ from gpurent.catalog.sources import update_catalogs
 from gpurent.http import FakeHttp, HttpError, HttpRequest, HttpResponse, UrllibHttp
 from gpurent.monitor.instance import detect_instance
 from gpurent.runtime.notices import AwsWatcher, GcpWatcher, NoticeMonitor
+from gpurent.runtime.supervisor import EventLog, Supervisor, SupervisorConfig
 from gpurent.userdata import data_home
 
 HTTP = UrllibHttp(proxies=False)
@@ -288,3 +289,59 @@ def test_instance_detection_through_the_stand_in() -> None:
     found = detect_instance(http=fake)
     assert found is not None and (found.provider, found.region) == ("gcp", "us-central1")
     assert all(r.headers == {"Metadata-Flavor": "Google"} for r in fake.requests[1:])
+
+
+class _Proc:
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+
+    def poll(self) -> int:
+        return 1  # fails at once, every time
+
+    def terminate(self) -> None:
+        pass
+
+    def kill(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("answer", ["accepted", "unreachable"])
+def test_rebuild_webhook_posts_through_the_stand_in(answer: str) -> None:
+    hook = "https://ops.example/hook"
+    route: HttpResponse | HttpError = (
+        HttpResponse(status=202)
+        if answer == "accepted"
+        else HttpError("cannot reach", url=hook, reason="unreachable")
+    )
+    fake = FakeHttp({("POST", hook): route})
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    config = SupervisorConfig(
+        command=("train",),
+        poll_s=1.0,
+        backoff_base_s=1.0,
+        max_failures=2,
+        fast_exit_s=0.0,
+        rebuild_webhook=hook,
+    )
+    supervisor = Supervisor(
+        config,
+        log=EventLog(wall_clock=lambda: now[0]),
+        spawner=lambda argv, env: _Proc(4_000_000),
+        clock=lambda: now[0],
+        sleep=sleep,
+        base_env={},
+        http=fake,
+    )
+    assert supervisor.run().status == "rebuilt"
+    (sent,) = fake.requests
+    assert (sent.method, sent.headers["Content-Type"]) == ("POST", "application/json")
+    assert sent.body is not None and json.loads(sent.body)["event"] == "rebuild"
+    (result,) = [e for e in supervisor.log.events if e["event"] == "rebuild_result"]
+    if answer == "accepted":
+        assert result["http_status"] == 202
+    else:
+        assert result["error"] == "cannot reach"
