@@ -151,7 +151,7 @@ def bench(
     from gpurent.bench import BenchConfig, estimator_expectations, run_bench
     from gpurent.bench.result import result_to_dict, save_result
     from gpurent.bench.runner import BENCHMARKS
-    from gpurent.estimate.store import load_estimator
+    from gpurent.estimate.calibration_file import load_estimator
     from gpurent.report.bench import markdown, tables
     from gpurent.userdata import data_home
 

@@ -34,7 +34,7 @@ from gpurent.catalog.sources import (
     update_catalogs,
 )
 from gpurent.catalog.sources.gpuhunt import GPUHUNT_URL_ENV
-from gpurent.catalog.sources.store import catalog_dir, check_cloud_name
+from gpurent.catalog.sources.snapshot import catalog_dir, check_cloud_name
 from gpurent.cli.common import (
     checked,
     cli_errors,

@@ -157,7 +157,7 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
 
 def _from_csv(path: Path, as_json: bool, stack: Any) -> None:
     from gpurent.errors import GpurentError
-    from gpurent.estimate.store import load_estimator
+    from gpurent.estimate.calibration_file import load_estimator
     from gpurent.inputs import files
     from gpurent.workload.models import MODELS
 
@@ -481,7 +481,7 @@ def _single(
     as_json: bool,
 ) -> None:
     from gpurent.errors import InputError
-    from gpurent.estimate.store import load_estimator
+    from gpurent.estimate.calibration_file import load_estimator
     from gpurent.units import format_duration
 
     if interconnect is not None and interconnect.lower() not in ("nvlink", "pcie"):
@@ -608,7 +608,7 @@ def calibrate_add(
     as_json: Annotated[bool, typer.Option("--json", help="Print the added rows as JSON.")] = False,
 ) -> None:
     """Add measurements, e.g. `gpurent calibrate add my_runs.csv`."""
-    from gpurent.estimate.store import add_measurements, store_path
+    from gpurent.estimate.calibration_file import add_measurements, store_path
 
     rows = add_measurements(file)
     if as_json:
@@ -625,7 +625,7 @@ def calibrate_list(
     """Show stored measurements."""
     from rich.table import Table
 
-    from gpurent.estimate.store import load_calibration
+    from gpurent.estimate.calibration_file import load_calibration
 
     rows = load_calibration().rows
     if as_json:
@@ -654,7 +654,7 @@ def calibrate_clear(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Delete every stored measurement."""
-    from gpurent.estimate.store import clear_calibration
+    from gpurent.estimate.calibration_file import clear_calibration
 
     n = clear_calibration()
     if as_json:

@@ -40,7 +40,7 @@ from gpurent.pricing.costs import (
     DEFAULT_STORAGE_GB_PER_NODE,
     CostAssumptions,
 )
-from gpurent.pricing.models import parse_term_hours
+from gpurent.pricing.payment_options import parse_term_hours
 from gpurent.textsafe import clean
 from gpurent.userdata import now_utc
 from gpurent.workload.loader import FIELD_CHECKS
@@ -201,7 +201,7 @@ def resolve_workload(
 
 def _estimator() -> EstimatorFn:
     """The command's one estimator, with the user's calibration (as `gpurent estimate`)."""
-    from gpurent.estimate.store import load_estimator
+    from gpurent.estimate.calibration_file import load_estimator
 
     return load_estimator()
 

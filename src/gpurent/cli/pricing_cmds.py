@@ -30,7 +30,7 @@ from gpurent.pricing import (
     parse_hybrid,
 )
 from gpurent.pricing.hybrid import HybridResult, parse_price_ref
-from gpurent.pricing.models import parse_term_hours
+from gpurent.pricing.payment_options import parse_term_hours
 from gpurent.units import HOURS_PER_MONTH, format_usd
 
 pricing_app = typer.Typer(

@@ -3,7 +3,7 @@
 `Estimator` is the estimator as one object (fitted constants, user calibration, GPU specs, its
 own memo); `estimate()` is a one-shot convenience on the bundled constants and GPU table. Pure:
 takes the workload, the GPU spec and the layout; returns a frozen `Estimate`. No I/O, no
-module-level state (the edge builds the object: `gpurent.estimate.store.load_estimator`).
+module-level state (the edge builds the object: `gpurent.estimate.calibration_file.load_estimator`).
 See docs/estimator.md for the method and its measured accuracy.
 """
 
@@ -319,7 +319,7 @@ class Estimator:
     """The estimator as one object: the fitted constants, the user's calibration rows, the GPU
     specs it knows and its own memo of estimates.
 
-    Build it once at the edge (`gpurent.estimate.store.load_estimator` reads the bundled
+    Build it once at the edge (`gpurent.estimate.calibration_file.load_estimator` reads the bundled
     constants, the bundled GPU table and the user's calibration) and hand the same object to
     everything that needs figures: `gpurent estimate`, the planner (it is the planner's
     `EstimatorFn`), bench verdicts. Nothing here reads files, the environment or a module-level

@@ -7,6 +7,8 @@ from enum import StrEnum
 
 
 class Bottleneck(StrEnum):
+    """What limits a step: compute, memory bandwidth, communication, or memory capacity (no fit)."""
+
     COMPUTE = "compute"
     MEMORY_BANDWIDTH = "memory-bandwidth"
     COMMUNICATION = "communication"

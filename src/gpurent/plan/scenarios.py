@@ -66,9 +66,11 @@ SCENARIOS: dict[str, Scenario] = {
         default_preset="resnet50-imagenet",
     ),
 }
+"""The named planning scenarios (`plan --scenario`), by name."""
 
 
 def get_scenario(name: str) -> Scenario:
+    """The scenario called `name` (any case); `NotFoundError` with the closest names otherwise."""
     try:
         return SCENARIOS[name.lower()]
     except KeyError:

@@ -14,6 +14,8 @@ from gpurent.catalog.precision import Precision
 
 
 class Task(StrEnum):
+    """What the job does: training, full / LoRA / QLoRA fine-tuning, or inference."""
+
     TRAINING = "training"
     FINETUNE_FULL = "finetune-full"
     FINETUNE_LORA = "finetune-lora"
@@ -26,6 +28,8 @@ class Task(StrEnum):
 
 
 class Optimizer(StrEnum):
+    """The optimizer, which sets the bytes of optimizer state per parameter."""
+
     ADAMW = "adamw"
     SGD = "sgd"
     ADAFACTOR = "adafactor"

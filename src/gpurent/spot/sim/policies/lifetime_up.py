@@ -57,10 +57,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpurent.spot.lifetimes import ZoneSpells, mean_residual_ticks, spell_totals, zone_spells
-from gpurent.spot.model import ON_DEMAND, Market
-from gpurent.spot.policies.base import RunView
-from gpurent.spot.policies.baselines import UniformProgressPolicy
+from gpurent.spot.sim.job_market import ON_DEMAND, Market
+from gpurent.spot.sim.lifetimes import ZoneSpells, mean_residual_ticks, spell_totals, zone_spells
+from gpurent.spot.sim.policies.base import RunView
+from gpurent.spot.sim.policies.baselines import UniformProgressPolicy
 
 
 class LifetimeUniformProgressPolicy(UniformProgressPolicy):

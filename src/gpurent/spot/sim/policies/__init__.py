@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gpurent.errors import NotFoundError
-from gpurent.spot.policies.base import Policy, RunView, SafetyNet
-from gpurent.spot.policies.baselines import GreedyPolicy, OnDemandPolicy, UniformProgressPolicy
-from gpurent.spot.policies.lifetime_up import LifetimeUniformProgressPolicy
+from gpurent.spot.sim.policies.base import Policy, RunView, SafetyNet
+from gpurent.spot.sim.policies.baselines import GreedyPolicy, OnDemandPolicy, UniformProgressPolicy
+from gpurent.spot.sim.policies.lifetime_up import LifetimeUniformProgressPolicy
 
 DEFAULT_POLICY = LifetimeUniformProgressPolicy.name
 """What `--policy auto` means."""
@@ -18,8 +18,11 @@ ONLINE_POLICIES: dict[str, Callable[[], Policy]] = {
     UniformProgressPolicy.name: UniformProgressPolicy,
     LifetimeUniformProgressPolicy.name: LifetimeUniformProgressPolicy,
 }
+"""The online policies by name, each a constructor."""
 OPTIMAL = "optimal"
+"""The name of the hindsight optimum (not an online policy)."""
 POLICY_NAMES = (*ONLINE_POLICIES, OPTIMAL, "auto", "all")
+"""Every name `--policy` accepts."""
 
 
 def resolve(name: str) -> str:

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpurent.errors import InputError
-from gpurent.spot.model import IDLE, ON_DEMAND, JobSpec, Market, TickPlan, tick_plan
-from gpurent.spot.policies.base import Policy, RunView
+from gpurent.spot.sim.job_market import IDLE, ON_DEMAND, JobSpec, Market, TickPlan, tick_plan
+from gpurent.spot.sim.policies.base import Policy, RunView
 
 _EPS = 1e-9
 """Tolerance on progress (ticks): work within it of done is done."""

@@ -15,8 +15,8 @@ zone (in the order given) that has it is taken, including after a preemption.
 
 from __future__ import annotations
 
-from gpurent.spot.model import IDLE, ON_DEMAND
-from gpurent.spot.policies.base import RunView, SafetyNet, first_zone
+from gpurent.spot.sim.job_market import IDLE, ON_DEMAND
+from gpurent.spot.sim.policies.base import RunView, SafetyNet, first_zone
 
 
 class OnDemandPolicy:

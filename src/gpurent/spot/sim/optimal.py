@@ -35,10 +35,10 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
-from gpurent.spot.model import IDLE, JobSpec, Market, TickPlan, tick_plan
-from gpurent.spot.policies.base import RunView
-from gpurent.spot.policies.baselines import OnDemandPolicy
-from gpurent.spot.simulator import RunResult, SimSummary, simulate_run, summarize
+from gpurent.spot.sim.job_market import IDLE, JobSpec, Market, TickPlan, tick_plan
+from gpurent.spot.sim.policies.base import RunView
+from gpurent.spot.sim.policies.baselines import OnDemandPolicy
+from gpurent.spot.sim.simulator import RunResult, SimSummary, simulate_run, summarize
 
 _INF = np.inf
 _EPS = 1e-9

@@ -27,17 +27,19 @@ def read_samples(path: Path) -> list[Sample]:
         raise DataError(f"{path}: no sample rows")
     for line, row in rows:
         try:
-            values.finite(row["timestamp"], f"{path}:{line}: timestamp")
+            values.finite(row["timestamp"], "timestamp")
             if row.get("gpu") not in (None, ""):
                 gpu_from_row(row, ())
         except KeyError:
             raise DataError(f"{path}:{line}: missing column 'timestamp'") from None
-        except InputError as exc:
-            raise DataError(exc.message) from None
+        except InputError as exc:  # one validator per kind of cell: the inputs.values message
+            raise DataError(f"{path}:{line}: {exc.message}") from None
         except (TypeError, ValueError, OverflowError) as exc:
             raise DataError(f"{path}:{line}: bad value ({exc})") from None
     try:
         return from_rows(r for _, r in rows)
+    except InputError as exc:
+        raise DataError(f"{path}: {exc.message}") from None
     except (TypeError, ValueError, OverflowError) as exc:
         raise DataError(f"{path}: bad value ({exc})") from None
 

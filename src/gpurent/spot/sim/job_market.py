@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gpurent.errors import DataError, InputError
-from gpurent.spot.trace import AlignedZones
+from gpurent.spot.io.trace import AlignedZones
 
 _EPS = 1e-9
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from gpurent.errors import DataError, InputError
-from gpurent.spot.price_io import PriceRecord
-from gpurent.spot.trace import Trace
+from gpurent.spot.io.price_io import PriceRecord
+from gpurent.spot.io.trace import Trace
 
 HOURS_PER_WEEK = 168
 MIN_DAYS_FOR_VERDICT = 14.0

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
-from gpurent.spot.model import ON_DEMAND, Market, TickPlan
+from gpurent.spot.sim.job_market import ON_DEMAND, Market, TickPlan
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)

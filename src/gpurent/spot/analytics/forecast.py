@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from gpurent.errors import InputError
-from gpurent.spot.history import HOURS_PER_WEEK, PriceSeries
+from gpurent.spot.analytics.history import HOURS_PER_WEEK, PriceSeries
 
 EWMA_ALPHA = 0.3
 METHODS = ("last", "ewma", "weekly")

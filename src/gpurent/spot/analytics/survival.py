@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpurent.errors import DataError, InputError
-from gpurent.spot.trace import Trace
+from gpurent.spot.io.trace import Trace
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

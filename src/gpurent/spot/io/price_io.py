@@ -7,12 +7,12 @@ Formats (detected from the content; `.zst` files are decompressed first, needing
 - Archive TSV (ericpauley/aws-spot-price-history): `AZ-ID  InstanceType  ProductDescription
   SpotPrice  Timestamp`, tab-separated, no header (a header line is skipped if present).
 Each record is one price change (AWS reports a price when it changes), so a series is a step
-function: see `gpurent.spot.history`. Traces with a per-tick price become records here too.
+function: see `gpurent.spot.analytics.history`. Traces with a per-tick price become records
+here too.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from gpurent.errors import DataError
+from gpurent.inputs import values as checks
 from gpurent.inputs.times import is_number, parse_time
-from gpurent.spot.trace import Trace
-from gpurent.spot.trace_io import parse_json, read_text
+from gpurent.spot.io.trace import Trace
+from gpurent.spot.io.trace_io import parse_json, read_text
 
 _AWS_FIELDS = ("AvailabilityZone", "InstanceType", "ProductDescription", "SpotPrice", "Timestamp")
 
@@ -50,13 +51,9 @@ def load_price_history(path: str | Path) -> list[PriceRecord]:
 
 
 def parse_price(cell: Any, where: str) -> float:
-    try:
-        v = float(cell)
-    except (TypeError, ValueError):
-        raise DataError(f"{where}: price {cell!r} is not a number") from None
-    if not (math.isfinite(v) and v >= 0):
-        raise DataError(f"{where}: price {cell!r} must be a finite number >= 0 $/h")
-    return v
+    """A spot price cell ($/h): a finite number >= 0, or `DataError` with the `inputs.values`
+    message."""
+    return checks.in_data_file(checks.non_negative, cell, f"{where}: price")
 
 
 def parse_aws_json(text: str, source: str) -> list[PriceRecord]:

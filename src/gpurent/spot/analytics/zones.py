@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpurent.errors import InputError
-from gpurent.spot.survival import LifetimeSummary, lifetimes_from_trace, summarize
-from gpurent.spot.trace import Trace, align_zones
+from gpurent.spot.analytics.survival import LifetimeSummary, lifetimes_from_trace, summarize
+from gpurent.spot.io.trace import Trace, align_zones
 
 MAX_SUBSETS = 2_000_000
 

@@ -42,7 +42,6 @@ from __future__ import annotations
 import csv
 import io
 import itertools
-import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -52,8 +51,9 @@ from typing import Any
 
 from gpurent.errors import DataError, InputError, require
 from gpurent.inputs import files
+from gpurent.inputs import values as checks
 from gpurent.inputs.times import is_number, parse_time
-from gpurent.spot.trace import Trace
+from gpurent.spot.io.trace import Trace
 
 _TIME_KEYS = ("date", "time", "timestamp", "ts", "datetime")
 _AVAIL_KEYS = ("availability", "available", "avail", "count", "value", "capacity")
@@ -477,13 +477,8 @@ def _parse_time(cell: Any, path: Path, line: int) -> datetime:
 
 
 def _float(cell: Any, where: str) -> float:
-    try:
-        v = float(cell)
-    except (TypeError, ValueError):
-        raise DataError(f"{where}: {cell!r} is not a number") from None
-    if not math.isfinite(v):
-        raise DataError(f"{where}: {cell!r} is not a finite number")
-    return v
+    """A finite number; a bad cell is a `DataError` with the `inputs.values` message."""
+    return checks.in_data_file(checks.finite, cell, where)
 
 
 def _positive(cell: Any, where: str) -> float:
@@ -508,7 +503,8 @@ def _counts(values: Any, where: str) -> tuple[int, ...]:
     return tuple(_count(v, f"{where}[{i}]") for i, v in enumerate(values))
 
 
-def _floats(values: Any, where: str) -> tuple[float, ...]:
-    if not isinstance(values, list) or not values:
-        raise DataError(f"{where}: expected a non-empty list of numbers")
-    return tuple(_float(v, f"{where}[{i}]") for i, v in enumerate(values))
+def _floats(series: Any, where: str) -> tuple[float, ...]:
+    """A non-empty JSON list of finite numbers, as `_float` reads each."""
+    if not isinstance(series, list):  # a JSON array, not a string or an object
+        raise DataError(f"{where} must be a non-empty list of numbers, got {type(series).__name__}")
+    return checks.in_data_file(checks.finite_list, series, where)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from gpurent.spot.model import JobSpec, Market
-from gpurent.spot.optimal import simulate_optimal
-from gpurent.spot.policies import ONLINE_POLICIES, OPTIMAL, resolve
-from gpurent.spot.simulator import SimSummary, simulate
+from gpurent.spot.sim.job_market import JobSpec, Market
+from gpurent.spot.sim.optimal import simulate_optimal
+from gpurent.spot.sim.policies import ONLINE_POLICIES, OPTIMAL, resolve
+from gpurent.spot.sim.simulator import SimSummary, simulate
 
 
 def run_policy(
