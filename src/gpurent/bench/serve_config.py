@@ -119,7 +119,9 @@ def parse_token_range(text: str, flag: str) -> TokenRange:
     """`128` (fixed) or `64-256` (uniform, inclusive)."""
     match = _RANGE.match(text)
     if not match:
-        raise InputError(f"{flag} must be a token count like 128 or a range like 64-256, got {text!r}")
+        raise InputError(
+            f"{flag} must be a token count like 128 or a range like 64-256, got {text!r}"
+        )
     lo = v.integer(match.group(1), flag, least=1, most=MAX_TOKENS)
     hi = v.integer(match.group(2) or match.group(1), flag, least=1, most=MAX_TOKENS)
     if hi < lo:

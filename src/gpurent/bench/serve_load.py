@@ -48,10 +48,64 @@ PROGRESS_EVERY_S = 0.1
 # Words that are one token in the common BPE vocabularies (GPT-2/cl100k/Llama-3): a prompt of
 # N of them is about N tokens (a chat template adds its own few).
 _WORDS = (
-    "the of and to in is was for on that with as by at from his her it an are were which "
-    "this be or had not but have one all they you their has been its new more who first "
-    "after also two time only other many some would when there over most city may year"
-).split()
+    "the",
+    "of",
+    "and",
+    "to",
+    "in",
+    "is",
+    "was",
+    "for",
+    "on",
+    "that",
+    "with",
+    "as",
+    "by",
+    "at",
+    "from",
+    "his",
+    "her",
+    "it",
+    "an",
+    "are",
+    "were",
+    "which",
+    "this",
+    "be",
+    "or",
+    "had",
+    "not",
+    "but",
+    "have",
+    "one",
+    "all",
+    "they",
+    "you",
+    "their",
+    "has",
+    "been",
+    "its",
+    "new",
+    "more",
+    "who",
+    "first",
+    "after",
+    "also",
+    "two",
+    "time",
+    "only",
+    "other",
+    "many",
+    "some",
+    "would",
+    "when",
+    "there",
+    "over",
+    "most",
+    "city",
+    "may",
+    "year",
+)
 
 
 def _prompt(rng: random.Random, tokens: int) -> str:
@@ -207,6 +261,7 @@ async def _concurrency_level(
     session: aiohttp.ClientSession,
     cfg: ServeConfig,
     index: int,
+    *,
     stop: asyncio.Event,
     headers: dict[str, str],
     ticker: _Ticker,
@@ -240,6 +295,7 @@ async def _rate_level(
     session: aiohttp.ClientSession,
     cfg: ServeConfig,
     index: int,
+    *,
     stop: asyncio.Event,
     headers: dict[str, str],
     ticker: _Ticker,
@@ -391,11 +447,11 @@ async def _run(
             ticker.flush()
             if cfg.mode == "concurrency":
                 recs, cancelled, wall, why = await _concurrency_level(
-                    session, cfg, i, stop, headers, ticker
+                    session, cfg, i, stop=stop, headers=headers, ticker=ticker
                 )
             else:
                 recs, cancelled, wall, why, held = await _rate_level(
-                    session, cfg, i, stop, headers, ticker
+                    session, cfg, i, stop=stop, headers=headers, ticker=ticker
                 )
                 if held:
                     notes.append(

@@ -9,12 +9,14 @@ saturation point is defined in `saturation_level`. JSON: `kind: "gpurent.bench.s
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from gpurent.bench.serve_config import Mode, ServeConfig
+from gpurent.estimate.serve_calibration import ServeMeasuredRow
 
 KIND = "gpurent.bench.serve"
 SCHEMA_VERSION = 1
@@ -105,25 +107,6 @@ class ServeVerdictRow:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ServeCalibrationRow:
-    """One level as a serving measurement (`serve_calibration.csv`, docs/bench.md)."""
-
-    gpu: str
-    model: str
-    engine: str
-    mode: Mode
-    level: float
-    prompt_tokens_mean: float
-    output_tokens_mean: float
-    requests_per_s: float
-    output_tok_s: float
-    ttft_p50_ms: float
-    ttft_p99_ms: float
-    tpot_p50_ms: float | None
-    measured_at: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class ServeResult:
     created_at: str
     url: str  # without user info or query (which may hold secrets)
@@ -140,7 +123,7 @@ class ServeResult:
     levels: tuple[LevelResult, ...]
     saturation: Saturation
     verdict: tuple[ServeVerdictRow, ...] = ()
-    calibration_rows: tuple[ServeCalibrationRow, ...] = ()
+    calibration_rows: tuple[ServeMeasuredRow, ...] = ()
     interrupted: bool = False
     wall_s: float = 0.0
     client_cpu_s: float = 0.0  # this process's CPU time over the run (user + system)
@@ -190,9 +173,7 @@ def summarise_level(
     tokens = sum(r.output_tokens for r in ok)
     prompts = [r.prompt_tokens for r in ok if r.prompt_tokens is not None]
     from_usage = {r.tokens_from_usage for r in ok}
-    counted = (
-        "mixed" if len(from_usage) > 1 else ("usage" if True in from_usage else "chunks")
-    )
+    counted = "mixed" if len(from_usage) > 1 else ("usage" if True in from_usage else "chunks")
     tpot = [
         (r.e2e_s - r.ttft_s) / (r.output_tokens - 1)
         for r in ok
@@ -226,7 +207,7 @@ def saturation_level(levels: Sequence[LevelResult], min_gain: float) -> Saturati
     output tokens/s rises by less than `min_gain` (a fraction: 0.10 = 10%) while the median
     end-to-end latency rises. Levels without a successful request are skipped."""
     usable = [lv for lv in levels if lv.requests_ok and lv.e2e_ms.p50 is not None]
-    for a, b in zip(usable, usable[1:], strict=False):
+    for a, b in itertools.pairwise(usable):
         assert a.e2e_ms.p50 is not None and b.e2e_ms.p50 is not None
         gain = b.output_tok_s / a.output_tok_s - 1.0 if a.output_tok_s > 0 else math.inf
         if gain < min_gain and b.e2e_ms.p50 > a.e2e_ms.p50:
@@ -291,6 +272,35 @@ def make_result(
         client_cpu_s=client_cpu_s,
         notes=tuple(notes),
     )
+
+
+def calibration_rows(
+    result: ServeResult, *, gpu: str, engine: str, prompt_tokens_mean: float
+) -> tuple[ServeMeasuredRow, ...]:
+    """One serving measurement per level with successful requests (`--calibrate`).
+    `prompt_tokens_mean` stands in where the server sent no usage."""
+    rows = []
+    for lv in result.levels:
+        if not lv.requests_ok or lv.ttft_ms.p50 is None or lv.ttft_ms.p99 is None:
+            continue
+        rows.append(
+            ServeMeasuredRow(
+                gpu=gpu,
+                model=result.model,
+                engine=engine,
+                mode=result.mode,
+                level=lv.level,
+                prompt_tokens_mean=lv.prompt_tokens_mean or prompt_tokens_mean,
+                output_tokens_mean=lv.output_tokens / lv.requests_ok,
+                requests_per_s=lv.requests_per_s,
+                output_tok_s=lv.output_tok_s,
+                ttft_p50_ms=lv.ttft_ms.p50,
+                ttft_p99_ms=lv.ttft_ms.p99,
+                tpot_p50_ms=lv.tpot_ms.p50,
+                measured_at=result.created_at,
+            )
+        )
+    return tuple(rows)
 
 
 def result_to_dict(result: ServeResult) -> dict[str, Any]:

@@ -56,7 +56,9 @@ def _usage(doc: dict[str, Any]) -> tuple[int | None, int | None]:
     prompt = usage.get("prompt_tokens")
     return (
         out if isinstance(out, int) and not isinstance(out, bool) and out >= 0 else None,
-        prompt if isinstance(prompt, int) and not isinstance(prompt, bool) and prompt >= 0 else None,
+        prompt
+        if isinstance(prompt, int) and not isinstance(prompt, bool) and prompt >= 0
+        else None,
     )
 
 
@@ -79,7 +81,7 @@ def parse_line(raw: bytes) -> Chunk | None:
         return BAD
     if not isinstance(doc, dict):
         return BAD
-    if "error" in doc and doc["error"]:
+    if doc.get("error"):
         err = doc["error"]
         message = err.get("message") if isinstance(err, dict) else err
         return Chunk(error=str(message)[:200])

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import threading
 import time
@@ -91,10 +92,16 @@ class StandIn:
         try:
             doc = json.loads(await request.read())
             tokens = int(doc.get("max_tokens") or 16)
+            text = doc.get("prompt") or " ".join(
+                str(m.get("content", "")) for m in doc.get("messages") or []
+            )
+            prompt_tokens = len(str(text).split())
         except (ValueError, TypeError, AttributeError):
             return web.json_response({"error": {"message": "bad JSON body"}}, status=400)
         if cfg.fail_every and n % cfg.fail_every == 0:
-            return web.json_response({"error": {"message": "stand-in fault"}}, status=cfg.fail_status)
+            return web.json_response(
+                {"error": {"message": "stand-in fault"}}, status=cfg.fail_status
+            )
         chat = request.path.endswith("/chat/completions")
         resp = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
@@ -104,9 +111,35 @@ class StandIn:
         stall = bool(cfg.stall_every and n % cfg.stall_every == 0)
         drop = bool(cfg.disconnect_every and n % cfg.disconnect_every == 0)
         if cfg.ttft_ms == 0 and cfg.itl_ms == 0 and not (stall or drop):
-            await resp.write(self._whole(chat, tokens))
+            await resp.write(self._whole(chat, tokens, prompt_tokens))
             await resp.write_eof()
             return resp
+        with contextlib.suppress(ConnectionResetError):  # the client left (Ctrl-C, a stall)
+            await self._trickle(
+                request,
+                resp,
+                chat=chat,
+                tokens=tokens,
+                prompt_tokens=prompt_tokens,
+                arrived=arrived,
+                n=n,
+            )
+        return resp
+
+    async def _trickle(
+        self,
+        request: web.Request,
+        resp: web.StreamResponse,
+        *,
+        chat: bool,
+        tokens: int,
+        prompt_tokens: int,
+        arrived: float,
+        n: int,
+    ) -> None:
+        cfg = self.config
+        stall = bool(cfg.stall_every and n % cfg.stall_every == 0)
+        drop = bool(cfg.disconnect_every and n % cfg.disconnect_every == 0)
         if chat:
             await resp.write(_chunk(chat, cfg.model, None, role=True))
         for i in range(tokens):
@@ -119,22 +152,29 @@ class StandIn:
             if i == 0 and drop:
                 if request.transport is not None:
                     request.transport.close()
-                return resp
-        await resp.write(self._tail(tokens))
+                return
+        await resp.write(self._tail(tokens, prompt_tokens))
         await resp.write_eof()
-        return resp
 
-    def _tail(self, tokens: int) -> bytes:
+    def _tail(self, tokens: int, prompt_tokens: int) -> bytes:
         tail = b""
         if self.config.send_usage:
-            usage = {"prompt_tokens": 0, "completion_tokens": tokens, "total_tokens": tokens}
+            usage = {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": tokens,
+                "total_tokens": prompt_tokens + tokens,
+            }
             doc = {"id": "cmpl-standin", "choices": [], "usage": usage}
             tail += b"data: " + json.dumps(doc).encode() + b"\n\n"
         return tail + b"data: [DONE]\n\n"
 
-    def _whole(self, chat: bool, tokens: int) -> bytes:
+    def _whole(self, chat: bool, tokens: int, prompt_tokens: int) -> bytes:
         head = _chunk(chat, self.config.model, None, role=True) if chat else b""
-        return head + _chunk(chat, self.config.model, " tok") * tokens + self._tail(tokens)
+        return (
+            head
+            + _chunk(chat, self.config.model, " tok") * tokens
+            + self._tail(tokens, prompt_tokens)
+        )
 
     # -- running it -------------------------------------------------------------------------
 
@@ -144,12 +184,12 @@ class StandIn:
         def serve() -> None:
             loop = asyncio.new_event_loop()
             self._loop = loop
-            runner = web.AppRunner(self.app(), access_log=None)
+            runner = web.AppRunner(self.app(), access_log=None, shutdown_timeout=0.2)
             loop.run_until_complete(runner.setup())
             site = web.TCPSite(runner, "127.0.0.1", port)
             loop.run_until_complete(site.start())
             self._runner = runner
-            server = site._server  # noqa: SLF001 - the bound port is only known here
+            server = site._server  # the bound port is only known here
             sockets = getattr(server, "sockets", None) or []
             self.url = f"http://127.0.0.1:{sockets[0].getsockname()[1]}"
             ready.set()

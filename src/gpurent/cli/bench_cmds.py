@@ -224,6 +224,15 @@ def compare_cmd(
         console.print(compare_table(rows, str(a), str(b)))
 
 
+def _attach_serve() -> None:
+    from gpurent.cli.bench_serve_cmds import EXAMPLES, serve_cmd
+
+    bench_app.command("serve", epilog=EXAMPLES)(serve_cmd)
+
+
+_attach_serve()
+
+
 def register(app: typer.Typer) -> None:
     """Attach `gpurent bench` (and `gpurent bench compare`) to the root app."""
     app.add_typer(bench_app, name="bench")
