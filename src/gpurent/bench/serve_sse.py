@@ -76,7 +76,7 @@ def parse_line(raw: bytes) -> Chunk | None:
     if payload == b"[DONE]":
         return DONE
     try:
-        doc = json.loads(payload)
+        doc = json.loads(payload.decode("utf-8", "replace"))
     except ValueError:
         return BAD
     if not isinstance(doc, dict):
