@@ -331,3 +331,29 @@ def test_ctrl_c_prints_what_was_measured_and_exits_130(standin: StandIn, tmp_pat
     doc = json.loads(stdout)
     assert doc["interrupted"] is True and len(doc["levels"]) == 1
     assert doc["levels"][0]["requests_ok"] >= 1
+
+
+@pytest.mark.parametrize("standin", [StandInConfig(ttft_ms=5)], indirect=True)
+def test_calibrate_add_takes_a_saved_serve_result(standin: StandIn, tmp_path: Path) -> None:
+    out = tmp_path / "serve.json"
+    r = cli("--url", standin.url, "--concurrency", "1,2", "--max-requests", "2",
+            "--output-tokens", "3", "--gpu", "L4", "--engine", "sglang", "--out", str(out),
+            "--json")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    home = Path(os.environ["GPURENT_HOME"])
+    assert not (home / "serve_calibration.csv").exists()  # no --calibrate: nothing stored
+    added = CliRunner().invoke(app, ["calibrate", "add", str(out), "--json"])
+    assert added.exit_code == 0, added.stderr
+    rows = json.loads(added.stdout)["added"]
+    assert [(x["gpu"], x["engine"], x["level"]) for x in rows] == [
+        ("L4", "sglang", 1.0),
+        ("L4", "sglang", 2.0),
+    ]
+    assert not (home / "calibration.csv").exists()  # the training store is not touched
+    assert len((home / "serve_calibration.csv").read_text().splitlines()) == 3
+    # a serve result without --gpu/--engine has no rows: one line, exit 2
+    doc = json.loads(out.read_text())
+    doc["calibration_rows"] = []
+    out.write_text(json.dumps(doc))
+    bad = CliRunner().invoke(app, ["calibrate", "add", str(out)])
+    assert bad.exit_code == 2 and "run `gpurent bench serve` with --gpu" in bad.stderr

@@ -157,3 +157,37 @@ def add_serve_rows(rows: Iterable[ServeMeasuredRow]) -> Path:
     tmp.write_text(rows_to_csv((*old, *new)), encoding="utf-8")
     tmp.replace(p)
     return p
+
+
+BENCH_SERVE_KIND = "gpurent.bench.serve"
+
+
+def rows_from_bench_serve(text: str, source: str) -> tuple[ServeMeasuredRow, ...] | None:
+    """The `calibration_rows` of a `gpurent bench serve` result JSON, validated; None when
+    `text` is not such a result (then it is a training measurements file)."""
+    if not text.lstrip().startswith("{"):
+        return None
+    doc = files.parse_json(text, source)
+    if not isinstance(doc, dict) or doc.get("kind") != BENCH_SERVE_KIND:
+        return None
+    items = doc.get("calibration_rows")
+    if not isinstance(items, list) or not items:
+        raise InputError(
+            f"{source}: no serving rows; run `gpurent bench serve` with --gpu and --engine"
+        )
+    rows = []
+    for i, item in enumerate(items):
+        raw = item if isinstance(item, dict) else {}
+        cells = {k: "" if raw.get(k) is None else str(raw[k]) for k in FIELDS}
+        rows.append(row_from_mapping(cells, f"{source}: calibration_rows[{i}]"))
+    return tuple(rows)
+
+
+def add_bench_serve_file(source: Path) -> tuple[tuple[ServeMeasuredRow, ...], Path] | None:
+    """`gpurent calibrate add FILE` for a bench-serve result: its rows appended to this store
+    (and the store's path); None when FILE is not a bench-serve result."""
+    text = files.read_text(source, what="measurements file")
+    rows = rows_from_bench_serve(text, files.shown(source))
+    if rows is None:
+        return None
+    return rows, add_serve_rows(rows)
