@@ -110,6 +110,12 @@ def test_error_kinds_are_counted_and_the_stall_timeout_fires(standin: StandIn) -
     assert time.perf_counter() - start < 5  # the 60 s stalls were cut at 0.3 s
 
 
+@pytest.mark.parametrize("standin", [StandInConfig(error_chunk_every=2)], indirect=True)
+def test_an_error_chunk_mid_stream_is_a_stream_error(standin: StandIn) -> None:
+    lv = run_serve(config(standin.url, max_requests=4), created_at="t").levels[0]
+    assert lv.errors == {"stream_error": 2} and lv.requests_ok == 2
+
+
 @pytest.mark.parametrize("standin", [StandInConfig(fail_every=2, fail_status=429)], indirect=True)
 def test_http_429_is_its_own_kind(standin: StandIn) -> None:
     lv = run_serve(config(standin.url, max_requests=4), created_at="t").levels[0]
@@ -288,6 +294,29 @@ def test_bad_flags_are_one_line_exit_2(args: list[str], message: str) -> None:
     r = cli(*args)
     assert r.exit_code == 2, r.stdout + r.stderr
     assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_password_in_a_bad_url_is_not_shown() -> None:
+    r = cli("--url", "http://me:hunter2@host:99999")
+    assert r.exit_code == 2 and "//***@host" in r.stderr and "hunter2" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"kind": "gpurent.plan"}', "not a serving estimate (kind 'gpurent.plan'"),
+        ('{"kind": "gpurent.estimate.serve", "curve": []}', "needs a non-empty list 'curve'"),
+        ('{"kind": "gpurent.estimate.serve", "curve": [{"concurrency": 1}]}', "no metric"),
+        ('{"kind": "gpurent.estimate.serve", "curve": [{"ttft_p50_ms": 1}]}', "concurrency"),
+        ("{not json", "not valid JSON"),
+    ],
+)
+def test_a_bad_expectation_file_is_one_line_exit_2(tmp_path: Path, text: str, message: str) -> None:
+    f = tmp_path / "e.json"
+    f.write_text(text)
+    r = cli("--url", f"http://127.0.0.1:{_closed_port()}", "--expect", str(f))
+    assert r.exit_code == 2 and message in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
 
 
 def test_unreachable_host_is_one_line_exit_2() -> None:

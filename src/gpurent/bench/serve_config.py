@@ -25,6 +25,7 @@ MAX_RATE = 100_000.0  # requests/s
 MAX_TOKENS = 1_000_000
 MAX_REQUESTS = 10_000_000
 PATHS: dict[str, str] = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
+_USERINFO = re.compile(r"//[^/@]*@")
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
 
 
@@ -68,10 +69,12 @@ class ServeConfig:
 
 def endpoint_url(url: str, endpoint: Endpoint) -> str:
     """`url` with the OpenAI path of `endpoint` appended, unless it already ends with one.
-    `http://h:8000`, `http://h:8000/v1` and `http://h:8000/v1/completions` all work."""
-    text = url.strip()
+    `http://h:8000`, `http://h:8000/v1` and `http://h:8000/v1/completions` all work. Error
+    messages show the URL without its user info (which may hold a password)."""
+    text = _USERINFO.sub("//***@", url.strip())
+    url = url.strip()
     try:
-        parts = urlsplit(text)
+        parts = urlsplit(url)
         port = parts.port  # raises ValueError on a bad port
     except ValueError as exc:
         raise InputError(f"--url {text!r} is not a URL ({exc}); give http://HOST:PORT") from None

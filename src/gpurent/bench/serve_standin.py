@@ -11,7 +11,8 @@ does (`data: {chunk}` lines, a usage chunk, `data: [DONE]`), one chunk per outpu
 schedule from the request's arrival, so delays do not add up). `GET /v1/models` lists `model`.
 Faults, by the request's arrival number n (1, 2, ...): n % fail_every == 0 answers HTTP
 `fail_status`; n % stall_every == 0 stops after the first token for `stall_s`;
-n % disconnect_every == 0 drops the connection after the first token. It serves one
+n % disconnect_every == 0 drops the connection after the first token;
+n % error_chunk_every == 0 sends an OpenAI `error` chunk after the first token. It serves one
 concurrent stream per request with no batching model: latency does not grow with load.
 """
 
@@ -39,6 +40,7 @@ class StandInConfig:
     stall_every: int = 0
     stall_s: float = 3600.0
     disconnect_every: int = 0
+    error_chunk_every: int = 0  # every N-th stream sends an `error` chunk after one token
     send_usage: bool = True
     api_key: str | None = None  # when set, requests must carry `Authorization: Bearer KEY`
     not_openai: bool = False  # answer every POST with a 200 HTML page (a wrong URL)
@@ -110,7 +112,8 @@ class StandIn:
         await resp.prepare(request)
         stall = bool(cfg.stall_every and n % cfg.stall_every == 0)
         drop = bool(cfg.disconnect_every and n % cfg.disconnect_every == 0)
-        if cfg.ttft_ms == 0 and cfg.itl_ms == 0 and not (stall or drop):
+        faulty = stall or drop or bool(cfg.error_chunk_every)
+        if cfg.ttft_ms == 0 and cfg.itl_ms == 0 and not faulty:
             await resp.write(self._whole(chat, tokens, prompt_tokens))
             await resp.write_eof()
             return resp
@@ -149,6 +152,10 @@ class StandIn:
             await resp.write(_chunk(chat, cfg.model, " tok"))
             if i == 0 and stall:
                 await asyncio.sleep(cfg.stall_s)
+            if i == 0 and cfg.error_chunk_every and n % cfg.error_chunk_every == 0:
+                await resp.write(b'data: {"error": {"message": "stand-in stream fault"}}\n\n')
+                await resp.write_eof()
+                return
             if i == 0 and drop:
                 if request.transport is not None:
                     request.transport.close()
@@ -228,6 +235,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fail-status", type=int, default=500)
     parser.add_argument("--stall-every", type=int, default=0)
     parser.add_argument("--disconnect-every", type=int, default=0)
+    parser.add_argument("--error-chunk-every", type=int, default=0)
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535 or min(args.ttft_ms, args.itl_ms) < 0:
         parser.error("--port must be 0-65535 and latencies >= 0")
@@ -239,6 +247,7 @@ def main(argv: list[str] | None = None) -> None:
         fail_status=args.fail_status,
         stall_every=max(0, args.stall_every),
         disconnect_every=max(0, args.disconnect_every),
+        error_chunk_every=max(0, args.error_chunk_every),
     )
     standin = StandIn(cfg)
     web.run_app(standin.app(), host="127.0.0.1", port=args.port, access_log=None, print=print)
