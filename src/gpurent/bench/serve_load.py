@@ -279,6 +279,10 @@ async def _until_done_or_stop(tasks: Sequence[asyncio.Future[Any]], stop: asynci
                     t.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
                 return True
+        for t in tasks:  # a bug in a worker surfaces instead of shrinking the level
+            exc = None if t.cancelled() else t.exception()
+            if exc is not None:
+                raise exc
         return False
     finally:
         stopper.cancel()
