@@ -26,6 +26,7 @@ from gpurent.bench.serve_load import run_serve
 from gpurent.bench.serve_result import RequestRecord, saturation_level, summarise_level
 from gpurent.bench.serve_sse import parse_line
 from gpurent.bench.serve_standin import StandIn, StandInConfig
+from gpurent.bench.serve_verdict import expected_at, parse_curve
 from gpurent.cli.main import app
 from gpurent.errors import InputError
 
@@ -317,6 +318,25 @@ def test_a_bad_expectation_file_is_one_line_exit_2(tmp_path: Path, text: str, me
     r = cli("--url", f"http://127.0.0.1:{_closed_port()}", "--expect", str(f))
     assert r.exit_code == 2 and message in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_the_estimate_commands_own_json_is_read_as_a_curve() -> None:
+    # the shape `gpurent estimate --serve --json` writes (no kind; figures {value, low, high})
+    doc = {
+        "workload": {"model": "llama-3-8b"},
+        "curve": [
+            {"concurrency": None, "ttft_p50_ms": {"value": None}},
+            {"concurrency": 4, "output_tokens_per_s": {"value": 400.0, "low": 1, "high": 9e9},
+             "ttft_p50_ms": {"value": 40.0}, "request_rate_per_s": {"value": 3.0}},
+            {"concurrency": 1, "output_tokens_per_s": {"value": 100.0}},
+        ],
+    }  # fmt: skip
+    points = parse_curve(doc, "e.json")
+    assert [p.concurrency for p in points] == [1.0, 4.0]
+    assert points[1].values == {"output_tok_s": 400.0, "ttft_p50_ms": 40.0, "requests_per_s": 3.0}
+    assert expected_at(points, "output_tok_s", 2.0, "concurrency") == pytest.approx(200.0)
+    with pytest.raises(InputError, match="not a serving estimate"):
+        parse_curve({"curve": []}, "e.json")  # neither a kind nor a workload
 
 
 def test_unreachable_host_is_one_line_exit_2() -> None:

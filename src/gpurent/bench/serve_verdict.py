@@ -8,8 +8,11 @@ estimate's curve (`--expect FILE`, the JSON `gpurent estimate` writes for a serv
      "curve": [{"concurrency": 1, "ttft_p50_ms": 30.0, "ttft_p99_ms": 45.0,
                 "tpot_p50_ms": 9.0, "output_tok_s": 110.0, "requests_per_s": 0.9}, ...]}
 
-(other keys are ignored; a metric may be missing or null). Each measured level is compared with
-the curve interpolated linearly at its concurrency (rate mode: at its requests/s, latencies
+(other keys are ignored; a metric may be missing or null). The document `gpurent estimate
+--serve --json` writes is read too: it has no `kind` but a `workload` and a `curve` whose
+figures are {value, low, high} (the value is compared) and are named `output_tokens_per_s` and
+`request_rate_per_s`; rows without a concurrency are skipped. Each measured level is compared
+with the curve interpolated linearly at its concurrency (rate mode: at its requests/s, latencies
 only); levels outside the curve's range are not judged. ratio = measured / expected; a
 higher-is-better figure passes when ratio >= min_ratio, a lower-is-better one (latencies) when
 ratio <= 1 / min_ratio; otherwise it is "below" expectation.
@@ -48,9 +51,48 @@ class CurvePoint:
     values: Mapping[str, float]  # metric -> expected value (only those given)
 
 
+# The names `gpurent estimate --serve --json` gives the same figures (servemodel branch).
+ALIASES = {"output_tokens_per_s": "output_tok_s", "request_rate_per_s": "requests_per_s"}
+
+
+def _is_estimate(doc: Any) -> bool:
+    """The documented shape (kind gpurent.estimate.serve), or the `gpurent estimate --serve
+    --json` document, which has no kind but a `workload` and a `curve`."""
+    if not isinstance(doc, dict):
+        return False
+    if doc.get("kind") == CURVE_KIND:
+        return True
+    return "kind" not in doc and isinstance(doc.get("workload"), dict) and "curve" in doc
+
+
+def _figure(raw: Any) -> Any:
+    """A metric as a number, or as a figure {value, low, high} (its value)."""
+    return raw.get("value") if isinstance(raw, dict) else raw
+
+
+def _point(row: Any, at: str) -> CurvePoint | None:
+    """One curve row; None for a row the estimate left without a concurrency (unbounded)."""
+    if not isinstance(row, dict):
+        raise InputError(f"{at} must be an object")
+    if "concurrency" not in row:
+        raise InputError(f"{at}: missing concurrency")
+    if row["concurrency"] is None:
+        return None
+    conc = v.positive(row["concurrency"], f"{at}: concurrency")
+    values: dict[str, float] = {}
+    for key, raw in row.items():
+        metric = ALIASES.get(key, key)
+        value = _figure(raw)
+        if metric in METRICS and value is not None:
+            values[metric] = v.positive(value, f"{at}: {key}")
+    if not values:
+        raise InputError(f"{at}: no metric (needs one of {', '.join(METRICS)})")
+    return CurvePoint(concurrency=conc, values=values)
+
+
 def parse_curve(doc: Any, where: str) -> tuple[CurvePoint, ...]:
     """The curve of a serving-estimate JSON, validated; sorted by concurrency."""
-    if not isinstance(doc, dict) or doc.get("kind") != CURVE_KIND:
+    if not _is_estimate(doc):
         got = doc.get("kind") if isinstance(doc, dict) else type(doc).__name__
         raise InputError(
             f"{where}: not a serving estimate (kind {got!r}, expected {CURVE_KIND!r}); "
@@ -61,19 +103,10 @@ def parse_curve(doc: Any, where: str) -> tuple[CurvePoint, ...]:
         raise InputError(f"{where}: needs a non-empty list 'curve'")
     if len(rows) > MAX_POINTS:
         raise InputError(f"{where}: 'curve' has {len(rows)} points, at most {MAX_POINTS}")
-    points: list[CurvePoint] = []
-    for i, row in enumerate(rows):
-        at = f"{where}: curve[{i}]"
-        if not isinstance(row, dict):
-            raise InputError(f"{at} must be an object")
-        if "concurrency" not in row:
-            raise InputError(f"{at}: missing concurrency")
-        conc = v.positive(row["concurrency"], f"{at}: concurrency")
-        values = {m: v.positive(row[m], f"{at}: {m}") for m in METRICS if row.get(m) is not None}
-        if not values:
-            raise InputError(f"{at}: no metric (needs one of {', '.join(METRICS)})")
-        points.append(CurvePoint(concurrency=conc, values=values))
-    points.sort(key=lambda p: p.concurrency)
+    found = (_point(row, f"{where}: curve[{i}]") for i, row in enumerate(rows))
+    points = sorted((p for p in found if p is not None), key=lambda p: p.concurrency)
+    if not points:
+        raise InputError(f"{where}: no curve point has a concurrency")
     if len({p.concurrency for p in points}) != len(points):
         raise InputError(f"{where}: 'curve' repeats a concurrency")
     return tuple(points)
