@@ -16,27 +16,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import random
 import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from gpurent.bench.serve_config import ServeConfig, models_url
+from gpurent.bench import serve_request as rq
+from gpurent.bench.serve_config import ServeConfig
+from gpurent.bench.serve_probe import probe
 from gpurent.bench.serve_result import (
     LevelResult,
     RequestRecord,
     ServeResult,
     StoppedBy,
     make_result,
-    shown_url,
     summarise_level,
 )
-from gpurent.bench.serve_sse import parse_line
-from gpurent.errors import DeviceError, InputError, require
-from gpurent.textsafe import clean
+from gpurent.errors import require
 
 if TYPE_CHECKING:
     import aiohttp
@@ -44,207 +43,6 @@ if TYPE_CHECKING:
 # level label, requests finished, requests to send (None: bounded by time only)
 Progress = Callable[[str, int, int | None], None]
 PROGRESS_EVERY_S = 0.1
-
-# Words that are one token in the common BPE vocabularies (GPT-2/cl100k/Llama-3): a prompt of
-# N of them is about N tokens (a chat template adds its own few).
-_WORDS = (
-    "the",
-    "of",
-    "and",
-    "to",
-    "in",
-    "is",
-    "was",
-    "for",
-    "on",
-    "that",
-    "with",
-    "as",
-    "by",
-    "at",
-    "from",
-    "his",
-    "her",
-    "it",
-    "an",
-    "are",
-    "were",
-    "which",
-    "this",
-    "be",
-    "or",
-    "had",
-    "not",
-    "but",
-    "have",
-    "one",
-    "all",
-    "they",
-    "you",
-    "their",
-    "has",
-    "been",
-    "its",
-    "new",
-    "more",
-    "who",
-    "first",
-    "after",
-    "also",
-    "two",
-    "time",
-    "only",
-    "other",
-    "many",
-    "some",
-    "would",
-    "when",
-    "there",
-    "over",
-    "most",
-    "city",
-    "may",
-    "year",
-)
-
-
-def _prompt(rng: random.Random, tokens: int) -> str:
-    return " ".join(rng.choices(_WORDS, k=tokens))
-
-
-def _body(cfg: ServeConfig, rng: random.Random, *, max_tokens: int | None = None) -> bytes:
-    prompt = _prompt(rng, rng.randint(cfg.prompt_tokens.lo, cfg.prompt_tokens.hi))
-    out = max_tokens or rng.randint(cfg.output_tokens.lo, cfg.output_tokens.hi)
-    doc: dict[str, Any] = {
-        "model": cfg.model,
-        "max_tokens": out,
-        "stream": True,
-        "stream_options": {"include_usage": True},
-        "temperature": 0.0,
-    }
-    if cfg.ignore_eos:
-        doc["ignore_eos"] = True
-    if cfg.endpoint == "chat":
-        doc["messages"] = [{"role": "user", "content": prompt}]
-    else:
-        doc["prompt"] = prompt
-    return json.dumps(doc).encode()
-
-
-def _headers(api_key: str | None) -> dict[str, str]:
-    headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
-    return headers
-
-
-def _error_kind(exc: BaseException, aio: Any) -> str:
-    if isinstance(exc, aio.ConnectionTimeoutError):
-        return "connect"
-    if isinstance(exc, aio.ServerTimeoutError):
-        return "stall"
-    if isinstance(exc, aio.ClientConnectorError):
-        return "connect"
-    if isinstance(exc, aio.ClientPayloadError | aio.ServerDisconnectedError | aio.ClientOSError):
-        return "disconnect"
-    if isinstance(exc, aio.ClientResponseError):
-        return "bad_response"
-    if isinstance(exc, aio.ClientError):
-        return "disconnect"
-    return "bad_response"
-
-
-class _Reader:
-    """Fills a `RequestRecord` from the stream's lines. Lines that arrived in one read share
-    its arrival time (tokens that came together have no gap between them)."""
-
-    __slots__ = ("chunks", "done", "last", "rec", "t0", "usage")
-
-    def __init__(self, rec: RequestRecord, t0: float) -> None:
-        self.rec, self.t0 = rec, t0
-        self.last: float | None = None
-        self.chunks = 0
-        self.usage: int | None = None
-        self.done = False
-
-    def feed(self, line: bytes, now: float) -> bool:
-        """False when the stream turned out to be broken (the record says how)."""
-        chunk = parse_line(line)
-        if chunk is None:
-            return True
-        if chunk.done:
-            self.done = True
-        elif chunk.bad:
-            self.rec.error = "bad_response"
-            return False
-        elif chunk.error is not None:
-            self.rec.error = "stream_error"
-            return False
-        if chunk.text:
-            if self.last is None:
-                self.rec.ttft_s = now - self.t0
-            else:
-                self.rec.itl_s.append(now - self.last)
-            self.last = now
-            self.chunks += 1
-        if chunk.completion_tokens is not None:
-            self.usage = chunk.completion_tokens
-            self.rec.prompt_tokens = chunk.prompt_tokens
-        return True
-
-    def finish(self) -> None:
-        rec = self.rec
-        if not self.done:
-            rec.error = "disconnect"
-            return
-        rec.e2e_s = time.perf_counter() - self.t0
-        rec.output_tokens = self.usage if self.usage is not None else self.chunks
-        rec.tokens_from_usage = self.usage is not None
-        rec.ok = True
-
-
-async def _stream(resp: aiohttp.ClientResponse, rec: RequestRecord, t0: float) -> None:
-    """Read one 200 response's SSE lines into `rec`: whatever bytes have arrived at each
-    wake-up, split into lines (far fewer awaits than a line at a time)."""
-    reader = _Reader(rec, t0)
-    pending = b""
-    async for data in resp.content.iter_any():
-        now = time.perf_counter()
-        lines = (pending + data).split(b"\n")
-        pending = lines.pop()
-        for line in lines:
-            if not reader.feed(line, now):
-                return
-    if pending and not reader.feed(pending, time.perf_counter()):
-        return
-    reader.finish()
-
-
-async def _request(
-    session: aiohttp.ClientSession, cfg: ServeConfig, body: bytes, headers: dict[str, str]
-) -> RequestRecord:
-    import aiohttp as aio
-
-    rec = RequestRecord()
-    t0 = time.perf_counter()
-    try:
-        async with asyncio.timeout(cfg.timeout_s) as deadline:
-            try:
-                async with session.post(cfg.url, data=body, headers=headers) as resp:
-                    if resp.status != 200:
-                        rec.error = f"http_{resp.status}"
-                        await resp.read()
-                        return rec
-                    await _stream(resp, rec, t0)
-            except TimeoutError as exc:
-                if deadline.expired():
-                    raise
-                rec.error = _error_kind(exc, aio)
-            except aio.ClientError as exc:
-                rec.error = _error_kind(exc, aio)
-    except TimeoutError:
-        rec.error = "timeout"
-    return rec
 
 
 class _Ticker:
@@ -312,7 +110,7 @@ async def _concurrency_level(
                 by_time = True
                 return
             issued += 1
-            records.append(await _request(session, cfg, _body(cfg, rng), headers))
+            records.append(await rq.request(session, cfg, rq.body(cfg, rng), headers))
             ticker.tick()
 
     tasks = [asyncio.ensure_future(worker()) for _ in range(level)]
@@ -345,7 +143,7 @@ async def _rate_level(
 
     async def one(body: bytes) -> None:
         try:
-            records.append(await _request(session, cfg, body, headers))
+            records.append(await rq.request(session, cfg, body, headers))
             ticker.tick()
         finally:
             inflight.release()
@@ -364,7 +162,7 @@ async def _rate_level(
         if inflight.locked():
             held_back += 1
         await inflight.acquire()
-        tasks.append(asyncio.ensure_future(one(_body(cfg, rng))))
+        tasks.append(asyncio.ensure_future(one(rq.body(cfg, rng))))
     stopped = stop.is_set() or await _until_done_or_stop(tasks, stop)
     if stopped:
         for t in tasks:
@@ -375,99 +173,12 @@ async def _rate_level(
     return records, len(tasks) - len(records), elapsed, why, held_back
 
 
-async def _probe(
-    session: aiohttp.ClientSession,
-    cfg: ServeConfig,
-    headers: dict[str, str],
-    api_key: str | None,
-) -> str:
-    """One short request: the endpoint must answer like OpenAI's streaming API. Returns the
-    model name (asked from /v1/models when `cfg.model` is empty)."""
-    import aiohttp as aio
-
-    where = shown_url(cfg.url)
-    model = cfg.model
-    try:
-        async with asyncio.timeout(min(cfg.timeout_s, 60.0)):
-            if not model:
-                model = await _first_model(session, cfg, headers)
-                cfg = _with_model(cfg, model)
-            async with session.post(
-                cfg.url, data=_body(cfg, random.Random(cfg.seed), max_tokens=2), headers=headers
-            ) as resp:
-                if resp.status != 200:
-                    text = clean(await resp.text(errors="replace"))
-                    if api_key:
-                        text = text.replace(api_key, "***")
-                    _refuse(resp.status, text[:160], where, cfg)
-                rec = RequestRecord()
-                await _stream(resp, rec, time.perf_counter())
-                if rec.error == "bad_response" or (not rec.ok and rec.error is None):
-                    kind = resp.headers.get("Content-Type", "no content type")
-                    raise InputError(
-                        f"{where} answered HTTP 200 but not an OpenAI stream ({clean(kind)}); "
-                        "check --url and --endpoint"
-                    )
-                if rec.error == "stream_error":
-                    raise DeviceError(f"{where} sent an error in its first stream; see its log")
-    except TimeoutError:
-        raise DeviceError(f"{where} did not answer a first request within 60 s") from None
-    except aio.ClientConnectorError as exc:
-        raise InputError(
-            f"cannot reach {where} ({clean(str(exc.os_error) or type(exc).__name__)}); "
-            "check --url and that the server is running"
-        ) from None
-    except aio.ClientError as exc:
-        raise InputError(
-            f"{where} did not answer like an OpenAI endpoint ({type(exc).__name__}); check --url"
-        ) from None
-    return model
-
-
-def _refuse(status: int, text: str, where: str, cfg: ServeConfig) -> None:
-    if status in (401, 403):
-        raise InputError(
-            f"{where} refused the request (HTTP {status}): check --api-key or $GPURENT_API_KEY"
-        )
-    if status in (404, 405):
-        raise InputError(
-            f"{where} has no OpenAI {cfg.endpoint} route (HTTP {status}); check --url and "
-            "--endpoint"
-        )
-    if 400 <= status < 500:
-        raise InputError(f"{where} rejected the request (HTTP {status}: {text}); check --model")
-    raise DeviceError(f"{where} failed a first request (HTTP {status}: {text}); see its log")
-
-
-async def _first_model(
-    session: aiohttp.ClientSession, cfg: ServeConfig, headers: dict[str, str]
-) -> str:
-    url = models_url(cfg.url)
-    async with session.get(url, headers=headers) as resp:
-        doc: Any = None
-        if resp.status == 200:
-            with contextlib.suppress(ValueError):
-                doc = json.loads(await resp.read())
-    data = doc.get("data") if isinstance(doc, dict) else None
-    if isinstance(data, list) and data and isinstance(data[0], dict):
-        name = data[0].get("id")
-        if isinstance(name, str) and name:
-            return name
-    raise InputError(f"{shown_url(url)} lists no model; give --model NAME")
-
-
-def _with_model(cfg: ServeConfig, model: str) -> ServeConfig:
-    from dataclasses import replace
-
-    return replace(cfg, model=model)
-
-
 async def _run(
     cfg: ServeConfig, api_key: str | None, progress: Progress | None, stop: asyncio.Event
 ) -> tuple[ServeConfig, list[LevelResult], list[str]]:
     import aiohttp as aio
 
-    headers = _headers(api_key)
+    hdrs = rq.headers(api_key)
     top = int(max(cfg.levels)) if cfg.mode == "concurrency" else cfg.max_inflight
     connector = aio.TCPConnector(limit=top + 1, limit_per_host=0, ttl_dns_cache=300)
     timeout = aio.ClientTimeout(
@@ -476,10 +187,10 @@ async def _run(
     levels: list[LevelResult] = []
     notes: list[str] = []
     async with aio.ClientSession(connector=connector, timeout=timeout) as session:
-        probe = asyncio.ensure_future(_probe(session, cfg, headers, api_key))
-        if await _until_done_or_stop([probe], stop):
+        first = asyncio.ensure_future(probe(session, cfg, hdrs, api_key))
+        if await _until_done_or_stop([first], stop):
             return cfg, levels, ["interrupted before the first level"]
-        cfg = _with_model(cfg, probe.result())
+        cfg = replace(cfg, model=first.result())
         for i, level in enumerate(cfg.levels):
             if stop.is_set():
                 notes.append(f"interrupted: levels from {level:g} on were not run")
@@ -489,11 +200,11 @@ async def _run(
             ticker.flush()
             if cfg.mode == "concurrency":
                 recs, cancelled, wall, why = await _concurrency_level(
-                    session, cfg, i, stop=stop, headers=headers, ticker=ticker
+                    session, cfg, i, stop=stop, headers=hdrs, ticker=ticker
                 )
             else:
                 recs, cancelled, wall, why, held = await _rate_level(
-                    session, cfg, i, stop=stop, headers=headers, ticker=ticker
+                    session, cfg, i, stop=stop, headers=hdrs, ticker=ticker
                 )
                 if held:
                     notes.append(
