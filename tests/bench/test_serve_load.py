@@ -72,7 +72,7 @@ def test_measured_ttft_and_itl_match_the_servers(standin: StandIn) -> None:
     assert result.model == "standin-model"  # asked from /v1/models
     for lv in result.levels:
         assert lv.requests_ok == 6 and lv.errors == {}
-        assert lv.ttft_ms.p50 is not None and 78 <= lv.ttft_ms.p50 <= 130
+        assert lv.ttft_ms.p50 is not None and 78 <= lv.ttft_ms.p50 <= 150
         assert lv.itl_ms.p50 is not None and 14 <= lv.itl_ms.p50 <= 30
         assert lv.tpot_ms.p50 is not None and 17 <= lv.tpot_ms.p50 <= 30
         assert lv.output_tokens == 6 * 8 and lv.tokens_counted == "usage"
@@ -103,12 +103,12 @@ def test_chat_stream_without_usage_counts_chunks(standin: StandIn) -> None:
 )
 def test_error_kinds_are_counted_and_the_stall_timeout_fires(standin: StandIn) -> None:
     start = time.perf_counter()
-    cfg = config(standin.url, max_requests=11, stall_timeout_s=0.3, levels=(2.0,))
+    cfg = config(standin.url, max_requests=11, stall_timeout_s=0.6, levels=(2.0,))
     lv = run_serve(cfg, created_at="t").levels[0]
     # arrivals 2..12 (the probe is 1): 3, 6, 9, 12 fail; 4, 8 stall; 5, 10 drop
     assert lv.errors == {"disconnect": 2, "http_500": 4, "stall": 2}
     assert lv.requests_ok == 3 and lv.requests_sent == 11
-    assert time.perf_counter() - start < 5  # the 60 s stalls were cut at 0.3 s
+    assert time.perf_counter() - start < 6  # the 60 s stalls were cut at 0.6 s
 
 
 @pytest.mark.parametrize("standin", [StandInConfig(error_chunk_every=2)], indirect=True)
@@ -125,7 +125,7 @@ def test_http_429_is_its_own_kind(standin: StandIn) -> None:
 
 @pytest.mark.parametrize("standin", [StandInConfig(ttft_ms=5, itl_ms=100)], indirect=True)
 def test_a_request_past_the_timeout_is_a_timeout(standin: StandIn) -> None:
-    cfg = config(standin.url, max_requests=2, timeout_s=0.4, stall_timeout_s=0.3)
+    cfg = config(standin.url, levels=(2.0,), max_requests=2, timeout_s=0.5, stall_timeout_s=0.45)
     lv = run_serve(cfg, created_at="t").levels[0]
     assert lv.errors == {"timeout": 2} and lv.requests_ok == 0
 
@@ -157,7 +157,7 @@ def test_rate_mode_sends_poisson_arrivals_up_to_the_bounds(standin: StandIn) -> 
 @pytest.mark.parametrize("standin", [StandInConfig(ttft_ms=50, itl_ms=50)], indirect=True)
 def test_stop_ends_the_run_with_what_was_measured(standin: StandIn) -> None:
     stop = threading.Event()
-    threading.Timer(0.8, stop.set).start()
+    threading.Timer(1.2, stop.set).start()
     cfg = config(standin.url, levels=(2.0, 4.0), max_requests=100)
     result = run_serve(cfg, created_at="t", stop=stop)
     assert result.interrupted and len(result.levels) == 1
