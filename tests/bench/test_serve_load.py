@@ -355,8 +355,10 @@ def test_a_non_openai_answer_is_one_line_exit_2(standin: StandIn) -> None:
 
 @pytest.mark.parametrize("standin", [StandInConfig(api_key="right")], indirect=True)
 def test_a_refused_key_is_one_line_exit_2(standin: StandIn) -> None:
-    r = cli("--url", standin.url, "--model", "m", "--api-key", "wrong")
-    assert r.exit_code == 2 and "check --api-key" in r.stderr and "wrong" not in r.stderr
+    for model in (["--model", "m"], []):  # with --model, and when asking /v1/models
+        r = cli("--url", standin.url, *model, "--api-key", "wrong")
+        assert r.exit_code == 2 and "check --api-key" in r.stderr and "wrong" not in r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("standin", [StandInConfig(ttft_ms=50, itl_ms=50)], indirect=True)

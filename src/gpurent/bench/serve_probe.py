@@ -46,7 +46,7 @@ async def probe(
                 cfg.url, data=body(cfg, random.Random(cfg.seed), max_tokens=2), headers=headers
             ) as resp:
                 if resp.status != 200:
-                    text = clean(await resp.text(errors="replace"))
+                    text = " ".join(clean(await resp.text(errors="replace")).split())
                     if api_key:
                         text = text.replace(api_key, "***")
                     _refuse(resp.status, text[:160], where, cfg)
@@ -61,7 +61,10 @@ async def probe(
                 if rec.error == "stream_error":
                     raise DeviceError(f"{where} sent an error in its first stream; see its log")
     except TimeoutError:
-        raise DeviceError(f"{where} did not answer a first request within 60 s") from None
+        raise DeviceError(
+            f"{where} did not answer a first request within {min(cfg.timeout_s, 60.0):g} s "
+            f"(or sent nothing for --stall-timeout {cfg.stall_timeout_s:g} s); see its log"
+        ) from None
     except aio.ClientConnectorError as exc:
         raise InputError(
             f"cannot reach {where} ({clean(str(exc.os_error) or type(exc).__name__)}); "
@@ -95,6 +98,8 @@ async def _first_model(
     url = models_url(cfg.url)
     async with session.get(url, headers=headers) as resp:
         doc: Any = None
+        if resp.status in (401, 403):
+            _refuse(resp.status, "", shown_url(url), cfg)
         if resp.status == 200:
             with contextlib.suppress(ValueError):
                 doc = json.loads(await resp.read())

@@ -78,6 +78,9 @@ class StandIn:
         return app
 
     async def _models(self, request: web.Request) -> web.Response:
+        key = self.config.api_key
+        if key is not None and request.headers.get("Authorization", "") != f"Bearer {key}":
+            return web.json_response({"error": {"message": "bad key"}}, status=401)
         return web.json_response({"object": "list", "data": [{"id": self.config.model}]})
 
     async def _complete(self, request: web.Request) -> web.StreamResponse:
