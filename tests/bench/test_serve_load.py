@@ -353,6 +353,20 @@ def test_a_non_openai_answer_is_one_line_exit_2(standin: StandIn) -> None:
     assert r.exit_code == 2 and "has no OpenAI completions route (HTTP 404)" in r.stderr
 
 
+@pytest.mark.parametrize(
+    ("standin", "code", "message"),
+    [
+        (StandInConfig(fail_every=1, fail_status=400), 2, "rejected the request (HTTP 400:"),
+        (StandInConfig(fail_every=1, fail_status=503), 1, "failed a first request (HTTP 503:"),
+    ],
+    indirect=["standin"],
+)
+def test_a_failed_probe_is_one_line(standin: StandIn, code: int, message: str) -> None:
+    r = cli("--url", standin.url, "--model", "m")
+    assert r.exit_code == code and message in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and standin.requests == 1  # no load after
+
+
 @pytest.mark.parametrize("standin", [StandInConfig(api_key="right")], indirect=True)
 def test_a_refused_key_is_one_line_exit_2(standin: StandIn) -> None:
     for model in (["--model", "m"], []):  # with --model, and when asking /v1/models
