@@ -161,7 +161,11 @@ async def _rate_level(
             break
         if inflight.locked():
             held_back += 1
-        await inflight.acquire()
+            slot = asyncio.ensure_future(inflight.acquire())
+            if await _until_done_or_stop([slot], stop):  # Ctrl-C while every slot is busy
+                break
+        else:
+            await inflight.acquire()
         tasks.append(asyncio.ensure_future(one(rq.body(cfg, rng))))
     stopped = stop.is_set() or await _until_done_or_stop(tasks, stop)
     if stopped:
