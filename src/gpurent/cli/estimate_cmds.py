@@ -602,14 +602,23 @@ def calibrate_add(
         Path,
         typer.Argument(
             help="CSV (model,gpu,num_gpus,precision,batch_size,"
-            "throughput[,seq_len,throughput_unit]) or `gpurent bench` JSON."
+            "throughput[,seq_len,throughput_unit]), `gpurent bench` JSON, or `gpurent bench "
+            "serve` JSON (to the serving store)."
         ),
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the added rows as JSON.")] = False,
 ) -> None:
     """Add measurements, e.g. `gpurent calibrate add my_runs.csv`."""
     from gpurent.estimate.calibration_file import add_measurements, store_path
+    from gpurent.estimate.serve_calibration import add_bench_serve_file
 
+    served = add_bench_serve_file(file)  # a `gpurent bench serve` result: the serving store
+    if served is not None:
+        if as_json:
+            print_json({"added": served[0], "store": str(served[1])})
+        else:
+            console.print(f"added {len(served[0])} serving measurement(s) to {served[1]}")
+        return
     rows = add_measurements(file)
     if as_json:
         print_json({"added": rows, "store": str(store_path())})

@@ -3,7 +3,8 @@ Ray cluster, rank the nodes, flag the one to replace, and measure all-reduce acr
 
 `rank` is pure (figures in, ranking and outliers out); `node` is what runs on each node (the
 bench CLI in a subprocess, the health checks, one all-reduce rank); `ray_edge` is the only
-module that calls Ray. Its tables are rendered by `gpurent.report.fleet`; only the CLI (and that renderer) imports this room.
+module that calls Ray. Its tables are rendered by `gpurent.report.fleet`; only the CLI (and
+that renderer) imports this room.
 """
 
 from gpurent.exports import lazy
