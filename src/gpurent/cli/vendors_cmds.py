@@ -19,3 +19,6 @@ vendors_app = typer.Typer(
 def register(app: typer.Typer) -> None:
     """Attach `gpurent vendors` and its verbs to the root app."""
     app.add_typer(vendors_app, name="vendors")
+
+
+from gpurent.cli import vendors_score_cmds as _score  # noqa: E402, F401  (attaches `score`)
