@@ -5,12 +5,13 @@ measurements of any vendor. The bench results go through gpurent's own code path
 datasheet expectations of `gpurent bench` and its verdict), so their verdict rows are what a
 real run with these figures would record.
 
-    python examples/vendors/make_evidence.py
+    python examples/vendors/make_evidence.py [OUT_DIR]   # OUT_DIR: this folder by default
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from gpurent.bench.expect import build_expectations
@@ -89,14 +90,14 @@ def netcheck(
     }
 
 
-def main() -> None:
-    save_result(bench_result(720.0, 2900.0, 360.0), HERE / "a-bench-h100.json")
-    save_result(bench_result(760.0, 3000.0, 390.0), HERE / "b-bench-h100.json")
-    save_result(bench_result(610.0, 2700.0, 300.0), HERE / "c-bench-h100.json")
-    (HERE / "a-netcheck.json").write_text(
+def main(out: Path) -> None:
+    save_result(bench_result(720.0, 2900.0, 360.0), out / "a-bench-h100.json")
+    save_result(bench_result(760.0, 3000.0, 390.0), out / "b-bench-h100.json")
+    save_result(bench_result(610.0, 2700.0, 300.0), out / "c-bench-h100.json")
+    (out / "a-netcheck.json").write_text(
         json.dumps(netcheck(18.0, 41.0, 0.97, rdma_p50=1.9), indent=2) + "\n", encoding="utf-8"
     )
 
 
 if __name__ == "__main__":
-    main()
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE)
