@@ -146,3 +146,42 @@ def test_a_yaml_vendors_file_reads_the_same(tmp_path: Path) -> None:
     code, out, err = _score(tmp_path, yaml_text, "--json", name="v.yaml")
     assert code == 0, err
     assert json.loads(out)["scorecard"]["vendors"][0]["name"] == "A"
+
+
+def test_a_cpu_bench_run_is_refused_as_gpu_evidence(tmp_path: Path) -> None:
+    path = write_bench(tmp_path / "b.json", matmul=700.0, membw=3000.0)
+    doc = json.loads(path.read_text())
+    doc["hardware"]["device"] = "cpu"
+    path.write_text(json.dumps(doc))
+    text = GOOD_PROVIDER + 'bench = { H100 = "b.json" }\n'
+    _one_line_error(*_score(tmp_path, text), "bench.H100", "is a CPU run")
+
+
+def test_a_bench_run_on_another_gpu_than_its_key_is_refused(tmp_path: Path) -> None:
+    write_bench(tmp_path / "b.json", matmul=700.0, membw=3000.0)  # an H100 run
+    text = GOOD_PROVIDER + 'bench = { A100 = "b.json" }\n'
+    _one_line_error(
+        *_score(tmp_path, text), "bench.A100", "ran on H100-SXM5-80GB (Hopper), not a A100"
+    )
+
+
+def test_gpu_types_compare_by_the_catalog_name_the_run_recorded(tmp_path: Path) -> None:
+    write_bench(tmp_path / "a.json", matmul=800.0, membw=3000.0)
+    write_bench(tmp_path / "b.json", matmul=400.0, membw=3000.0)
+    text = (
+        '[[provider]]\nname = "A"\nbench = { "H100" = "a.json" }\n'
+        '[[provider]]\nname = "B"\nbench = { "h100 sxm" = "b.json" }\n'
+    )
+    code, out, err = _score(tmp_path, text, "--json")
+    assert code == 0, err
+    vendors = {v["name"]: v for v in json.loads(out)["scorecard"]["vendors"]}
+    b_hw = next(c for c in vendors["B"]["criteria"] if c["criterion"] == "hardware")
+    assert "75% of the best provider" in b_hw["evidence"]  # (400/800 + 3000/3000) / 2
+
+
+def test_a_vendor_without_any_evidence_is_ranked_last_and_said_so(tmp_path: Path) -> None:
+    text = '[[provider]]\nname = "Empty"\n' + GOOD_PROVIDER
+    code, out, err = _score(tmp_path, text, "--markdown")
+    assert code == 0, err
+    assert "| 2 | Empty |" in out
+    assert "Empty: no evidence for any weighted criterion" in out

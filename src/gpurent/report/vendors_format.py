@@ -105,7 +105,12 @@ def cost_detail(v: VendorScore) -> Section:
 
 
 def missing_section(ev: Evaluation) -> Section:
-    notes = []
+    notes = [
+        f"{v.name}: no evidence for any weighted criterion; its total 0 is no score, it is "
+        "ranked last until evidence is given"
+        for v in ev.scorecard.vendors
+        if v.weight_covered == 0
+    ]
     for w in ev.scorecard.what_if:
         tops = (
             "the top choice stays"

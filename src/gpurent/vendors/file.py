@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from gpurent.bench.result import BenchResult, result_from_dict
+from gpurent.catalog.specs import find_gpu
 from gpurent.errors import GpurentError, InputError, closest
 from gpurent.inputs import files
 from gpurent.inputs import values as v
@@ -250,8 +251,30 @@ def _bench(base: Path, value: Any, where: str) -> tuple[BenchEvidence, ...]:
                 result = result_from_dict(data, shown)
             except GpurentError as exc:
                 raise InputError(f"{at}: {exc.message}") from None
-            out.append(BenchEvidence(gpu=str(gpu), path=shown, result=result))
+            out.append(
+                BenchEvidence(gpu=_gpu_type(str(gpu), result, at, shown), path=shown, result=result)
+            )
     return tuple(out)
+
+
+def _gpu_type(key: str, result: BenchResult, where: str, shown: str) -> str:
+    """The GPU type a bench result counts for: the catalog name it recorded (so "H100" and
+    "H100 SXM" compare), else the vendors file's key. A CPU run, or a run on a GPU of another
+    architecture than the key names, is refused."""
+    hw = result.hardware
+    if hw.device != "cuda" or hw.gpu_count < 1:
+        raise InputError(f"{where}: {shown} is a CPU run (no GPU found); give a GPU bench result")
+    recorded = find_gpu(hw.gpu_catalog_name) if hw.gpu_catalog_name else None
+    try:
+        named = find_gpu(key)
+    except GpurentError:
+        named = None
+    if recorded is not None and named is not None and named.architecture != recorded.architecture:
+        raise InputError(
+            f"{where}: {shown} ran on {recorded.name} ({recorded.architecture}), not a {key} "
+            f"({named.architecture}); put it under its own GPU type"
+        )
+    return recorded.name if recorded is not None else key
 
 
 def _latency(value: Any, where: str) -> tuple[float | None, float | None]:

@@ -510,9 +510,13 @@ def weighted_total(
     return points / covered, covered
 
 
-def rank_order(names: Sequence[str], totals: Sequence[float]) -> list[int]:
-    """Indices best first: higher total first, ties in the given order."""
-    return sorted(range(len(names)), key=lambda i: (-totals[i], i))
+def rank_order(
+    names: Sequence[str], totals: Sequence[float], covered: Sequence[float] | None = None
+) -> list[int]:
+    """Indices best first: higher total first, ties in the given order; vendors without
+    evidence for any weighted criterion (`covered` 0) last."""
+    none = [c <= 0.0 for c in covered] if covered is not None else [False] * len(names)
+    return sorted(range(len(names)), key=lambda i: (none[i], -totals[i], i))
 
 
 def _what_if(
@@ -520,8 +524,10 @@ def _what_if(
     score_maps: Sequence[Mapping[str, float | None]],
     weights: Mapping[str, float],
 ) -> tuple[MissingWhatIf, ...]:
-    base = [weighted_total(s, weights)[0] for s in score_maps]
-    base_rank = {i: r + 1 for r, i in enumerate(rank_order(names, base))}
+    base_pairs = [weighted_total(s, weights) for s in score_maps]
+    base = [t for t, _ in base_pairs]
+    covered = [c for _, c in base_pairs]
+    base_rank = {i: r + 1 for r, i in enumerate(rank_order(names, base, covered))}
     out = []
     for i, scores in enumerate(score_maps):
         missing = tuple(c for c, s in scores.items() if s is None)
@@ -531,8 +537,9 @@ def _what_if(
         for fill in (0.0, 100.0):
             filled = {c: (fill if s is None else s) for c, s in scores.items()}
             totals = list(base)
-            totals[i] = weighted_total(filled, weights)[0]
-            order = rank_order(names, totals)
+            cover = list(covered)
+            totals[i], cover[i] = weighted_total(filled, weights)
+            order = rank_order(names, totals, cover)
             results.append((order.index(i) + 1, names[order[0]]))
         out.append(
             MissingWhatIf(
@@ -567,7 +574,7 @@ def score_vendors(
     names = [p.name for p in providers]
     score_maps = [{c.criterion: c.score for c in crit} for _, crit, _, _ in rows]
     totals = [weighted_total(s, w) for s in score_maps]
-    order = rank_order(names, [t for t, _ in totals])
+    order = rank_order(names, [t for t, _ in totals], [c for _, c in totals])
     vendors = []
     for rank, i in enumerate(order, start=1):
         p, crit, items, cost_total = rows[i]
