@@ -53,7 +53,7 @@ base = st.sampled_from([[0.5, 0.3, 0.2], [0.4, 0.4, 0.2], [0.2, 0.3, 0.5], [0.6,
 
 
 @pytest.mark.parametrize("norm", ["L1", "max"])
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(matrix=scores, w=base)
 def test_smallest_change_matches_brute_force_over_a_weight_grid(
     norm: str, matrix: list[list[float]], w: list[float]
