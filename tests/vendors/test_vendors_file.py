@@ -185,3 +185,13 @@ def test_a_vendor_without_any_evidence_is_ranked_last_and_said_so(tmp_path: Path
     assert code == 0, err
     assert "| 2 | Empty |" in out
     assert "Empty: no evidence for any weighted criterion" in out
+
+
+def test_an_unknown_catalog_provider_warns_and_uses_the_assumed_rates(tmp_path: Path) -> None:
+    text = GOOD_PROVIDER + 'catalog = "awz"\n'
+    code, out, err = _score(tmp_path, text, "--json")
+    assert code == 0, err
+    assert "catalog 'awz' has no billing row (did you mean aws" in err
+    items = json.loads(out)["scorecard"]["vendors"][0]["cost_items"]
+    egress = next(i for i in items if i["item"].startswith("egress"))
+    assert "assumed" in egress["source"]

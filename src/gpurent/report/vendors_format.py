@@ -118,7 +118,7 @@ def missing_section(ev: Evaluation) -> Section:
             else f"top choice then: {w.top_if_0} (at 0), {w.top_if_100} (at 100)"
         )
         notes.append(
-            f"{w.vendor}: {', '.join(w.missing)} missing; ranked {w.rank} without it, "
+            f"{w.vendor}: {', '.join(w.missing)} missing; ranked {w.rank} on the rest, "
             f"{w.rank_if_0} if it scored 0, {w.rank_if_100} if it scored 100; {tops}"
         )
     if not notes:

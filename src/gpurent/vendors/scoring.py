@@ -26,8 +26,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gpurent.cloud.billing import BillingRule, EgressTo, billing_rule
-from gpurent.errors import InputError
+from gpurent.cloud.billing import BILLING_RULES, BillingRule, EgressTo, billing_rule
+from gpurent.errors import InputError, closest
 from gpurent.pricing.costs import billed_hours
 from gpurent.units import HOURS_PER_MONTH
 from gpurent.vendors.file import CRITERIA, BenchEvidence, Provider, ReferenceJob, weights_table
@@ -604,11 +604,20 @@ def score_vendors(
                 cost_total_usd=cost_total,
             )
         )
+    notes = list(warnings)
+    for p in providers:
+        if p.catalog_provider is not None and p.catalog_provider not in BILLING_RULES:
+            near = closest(p.catalog_provider, BILLING_RULES)
+            hint = f" (did you mean {', '.join(near)}?)" if near else ""
+            notes.append(
+                f"{p.name}: catalog {p.catalog_provider!r} has no billing row{hint}; the hidden "
+                "costs it does not state use gpurent's assumed rates for other providers"
+            )
     return Scorecard(
         weights=tuple(weights),
         weights_source=weights_source,
         job=job,
         vendors=tuple(vendors),
         what_if=_what_if(names, score_maps, w),
-        warnings=tuple(warnings),
+        warnings=tuple(notes),
     )
