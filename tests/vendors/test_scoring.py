@@ -277,3 +277,15 @@ minimum_billing_h = 2
     items = job_cost(p, ReferenceJob(hours=0.5, gpus=1)) or ()
     assert items[0].usd == pytest.approx(3.0 * 2)
     assert math.isclose(sum(i.usd for i in items), 6.0)
+
+
+def test_a_gpu_only_one_provider_ran_is_judged_by_the_datasheet_alone(tmp_path: Path) -> None:
+    import tomllib
+
+    write_bench(tmp_path / "a.json", matmul=700.0, membw=3000.0)
+    text = '[[provider]]\nname = "A"\nbench = { H100 = "a.json" }\n'
+    providers = parse_vendors(tomllib.loads(text), "v.toml", tmp_path).providers
+    weights, _ = resolve_weights(None, strict=True)
+    (a,) = score_vendors(providers, weights, JOB).vendors
+    assert a.score("hardware") == pytest.approx(100 * (700 / 989 + 3000 / 3350) / 2)
+    assert "no other provider ran these figures" in a.criteria[0].evidence

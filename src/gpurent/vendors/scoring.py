@@ -5,7 +5,8 @@ Each criterion is normalised to 0-100 by a monotone function of its evidence (do
 - hardware (guide 30%, "measured benchmark results"): per GPU type, the mean of (a) the bench
   verdict's measured / datasheet fraction, capped at 1, over the datasheet-checked figures
   (matmul, memory bandwidth, host-device, all-reduce), and (b) measured / best provider's
-  measured over the figures both ran; 100 x the mean of (a) and (b), averaged over GPU types.
+  measured for the same GPU type and figure, where another provider ran it too; 100 x the mean
+  of (a) and (b) (or the one known), averaged over GPU types.
 - network (25%, "cross-rack latency < 2 us, bandwidth compliance > 95%"): the mean of
   `latency_score(p50)` (100 at <= 2 us, 50 at 20 us, 0 at >= 200 us, log-linear between) and
   `compliance_score` (100 x compliance / 0.95, capped at 100); the worst link counts.
@@ -254,10 +255,12 @@ def _per_gpu(provider: Provider) -> dict[str, tuple[dict[str, float], list[float
 def _hardware(providers: Sequence[Provider]) -> list[CriterionScore]:
     per = [_per_gpu(p) for p in providers]
     best: dict[tuple[str, str], float] = {}
+    runs: dict[tuple[str, str], int] = {}
     for table in per:
         for gpu, (values, _) in table.items():
             for key, value in values.items():
                 best[(gpu, key)] = max(best.get((gpu, key), 0.0), value)
+                runs[(gpu, key)] = runs.get((gpu, key), 0) + 1
     out = []
     for provider, table in zip(providers, per, strict=True):
         if not table:
@@ -268,7 +271,11 @@ def _hardware(providers: Sequence[Provider]) -> list[CriterionScore]:
         scores, details = [], []
         for gpu, (values, fractions) in table.items():
             sheet = _mean([min(1.0, f) for f in fractions]) if fractions else None
-            ratios = [v / best[(gpu, k)] for k, v in values.items() if best[(gpu, k)] > 0]
+            ratios = [
+                v / best[(gpu, k)]
+                for k, v in values.items()
+                if best[(gpu, k)] > 0 and runs[(gpu, k)] > 1
+            ]
             vs_best = _mean(ratios) if ratios else None
             if sheet is None and vs_best is None:
                 continue
@@ -283,7 +290,7 @@ def _hardware(providers: Sequence[Provider]) -> list[CriterionScore]:
             best_text = (
                 f"{vs_best:.0%} of the best provider over {len(ratios)} figures"
                 if vs_best is not None
-                else ""
+                else "no other provider ran these figures on this GPU"
             )
             details.append(f"{gpu}: {sheet_text}; {best_text} ({files})")
         if not scores:
