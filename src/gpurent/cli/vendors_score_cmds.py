@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -15,13 +15,11 @@ from gpurent.cli.vendors_cmds import vendors_app
 from gpurent.errors import InputError
 from gpurent.inputs import files
 from gpurent.inputs import values as v
-from gpurent.report.vendors_format import header_lines, sections, title
-from gpurent.report.vendors_html import render_html
-from gpurent.report.vendors_markdown import render_markdown
 from gpurent.textsafe import clean
-from gpurent.vendors.evaluation import DEFAULT_JOB, Evaluation, evaluate
-from gpurent.vendors.file import ReferenceJob, load_vendors
-from gpurent.vendors.scoring import parse_weights
+
+if TYPE_CHECKING:  # the vendors room reads bench results: imported when the command runs
+    from gpurent.vendors.evaluation import Evaluation
+    from gpurent.vendors.file import ReferenceJob
 
 _JOB = re.compile(r"^\s*([0-9.eE+]+)\s*h?\s*[x*]\s*([0-9]+)\s*(?:gpus?)?\s*$", re.IGNORECASE)
 
@@ -39,6 +37,9 @@ def parse_job(text: str) -> tuple[float, int]:
 def _job(
     base: ReferenceJob | None, job: str | None, egress_gb: float | None, storage_gb: float | None
 ) -> ReferenceJob | None:
+    from gpurent.vendors.evaluation import DEFAULT_JOB
+    from gpurent.vendors.file import ReferenceJob
+
     if job is None and egress_gb is None and storage_gb is None:
         return None
     ref = base or DEFAULT_JOB
@@ -56,6 +57,8 @@ def _job(
 
 
 def _print_terminal(ev: Evaluation) -> None:
+    from gpurent.report.vendors_format import header_lines, sections, title
+
     console.print(Text(clean(title(ev)), style="bold"))
     for line in header_lines(ev):
         console.print(Text(clean(line)), soft_wrap=True)
@@ -117,6 +120,12 @@ def score(  # noqa: PLR0917 - typer maps parameters to options
     """Rank GPU providers by the guide's weighted evaluation from the evidence in FILE: each
     criterion's raw evidence, score and weighted contribution, what missing evidence could
     change, how firm the top choice is against the weights, TOPSIS, and the contract checklist."""
+    from gpurent.report.vendors_html import render_html
+    from gpurent.report.vendors_markdown import render_markdown
+    from gpurent.vendors.evaluation import evaluate
+    from gpurent.vendors.file import load_vendors
+    from gpurent.vendors.scoring import parse_weights
+
     if as_json and markdown:
         raise InputError("give at most one of --json and --markdown")
     doc = load_vendors(file)
