@@ -11,21 +11,18 @@ from hypothesis import strategies as st
 from vendors_evidence import write_bench
 
 from gpurent.errors import InputError
+from gpurent.vendors.costs import job_cost
 from gpurent.vendors.file import ReferenceJob, parse_vendors
-from gpurent.vendors.scoring import (
-    GUIDE_WEIGHTS,
+from gpurent.vendors.normalise import (
     compliance_score,
     cost_score,
     elasticity_score,
     hardware_fraction_score,
-    job_cost,
     latency_score,
-    parse_weights,
-    resolve_weights,
-    score_vendors,
     support_score,
-    weighted_total,
 )
+from gpurent.vendors.scoring import score_vendors, weighted_total
+from gpurent.vendors.weights import GUIDE_WEIGHTS, parse_weights, resolve_weights
 
 pos = st.floats(min_value=1e-3, max_value=1e6, allow_nan=False)
 frac = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)

@@ -124,7 +124,7 @@ def score(  # noqa: PLR0917 - typer maps parameters to options
     from gpurent.report.vendors_markdown import render_markdown
     from gpurent.vendors.evaluation import evaluate
     from gpurent.vendors.file import load_vendors
-    from gpurent.vendors.scoring import parse_weights
+    from gpurent.vendors.weights import parse_weights
 
     if as_json and markdown:
         raise InputError("give at most one of --json and --markdown")

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 from gpurent.vendors.evaluation import Evaluation
 from gpurent.vendors.file import CRITERIA
-from gpurent.vendors.scoring import GUIDE_WEIGHTS, VendorScore
+from gpurent.vendors.scoring import VendorScore
 from gpurent.vendors.sensitivity import WeightChange
+from gpurent.vendors.weights import GUIDE_WEIGHTS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

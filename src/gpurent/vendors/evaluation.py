@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from gpurent.errors import InputError
 from gpurent.vendors.checklist import ChecklistPoint, checklist
 from gpurent.vendors.file import CRITERIA, ReferenceJob, VendorsFile
-from gpurent.vendors.scoring import Scorecard, resolve_weights, score_vendors
+from gpurent.vendors.scoring import Scorecard, score_vendors
 from gpurent.vendors.sensitivity import (
     RegionGrid,
     TopsisResult,
@@ -18,6 +18,7 @@ from gpurent.vendors.sensitivity import (
     smallest_change,
     topsis_result,
 )
+from gpurent.vendors.weights import resolve_weights
 
 KIND = "gpurent.vendors.score"
 SCHEMA_VERSION = 1

@@ -23,138 +23,28 @@ it has, and `what_if` says where it would rank were each missing score 0 or 100.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from gpurent.cloud.billing import BILLING_RULES, BillingRule, EgressTo, billing_rule
-from gpurent.errors import InputError, closest
-from gpurent.pricing.costs import billed_hours
-from gpurent.units import HOURS_PER_MONTH
-from gpurent.vendors.file import CRITERIA, BenchEvidence, Provider, ReferenceJob, weights_table
-
-GUIDE_WEIGHTS: tuple[tuple[str, float], ...] = (
-    ("hardware", 0.30),
-    ("network", 0.25),
-    ("elasticity", 0.20),
-    ("cost", 0.15),
-    ("support", 0.10),
+from gpurent.cloud.billing import BILLING_RULES
+from gpurent.errors import closest
+from gpurent.vendors.costs import CostItem, job_cost
+from gpurent.vendors.file import BenchEvidence, Provider, ReferenceJob
+from gpurent.vendors.normalise import (
+    SCALE_OUT_TARGET_S,
+    compliance_score,
+    cost_score,
+    elasticity_score,
+    hardware_fraction_score,
+    latency_score,
+    support_score,
 )
-GUIDE_SOURCE = "the seed guide, section 7.1 (key evaluation indicators)"
-LATENCY_FULL_US = 2.0  # the guide's cross-rack latency target
-LATENCY_DECADES_TO_ZERO = 2.0  # 100 x (2 us / latency) decays to 0 two decades above: 200 us
-COMPLIANCE_TARGET = 0.95  # the guide's bandwidth compliance target
-SCALE_OUT_TARGET_S = 300.0  # the guide's "scale-out within 5 minutes"
-SUPPORT_24X7_POINTS = 40.0
-SUPPORT_EXPERT_POINTS = 40.0
-SUPPORT_RESPONSE_POINTS = 20.0
-SUPPORT_RESPONSE_FULL_H = 1.0
-WEIGHT_SUM_TOLERANCE = 1e-6
+from gpurent.vendors.weights import GUIDE_SOURCE
+
 HARDWARE_BENCHMARKS = ("matmul", "membw", "hostdev", "allreduce")
 
 
-# ---------------------------------------------------------------------------- scalar functions
-
-
-def _clamp(x: float) -> float:
-    return min(100.0, max(0.0, x))
-
-
-def latency_score(p50_us: float) -> float:
-    """100 at <= 2 us; 100 x (1 - log10(latency / 2 us) / 2) above: 50 at 20 us, 0 at 200 us."""
-    if p50_us <= LATENCY_FULL_US:
-        return 100.0
-    return _clamp(100.0 * (1.0 - math.log10(p50_us / LATENCY_FULL_US) / LATENCY_DECADES_TO_ZERO))
-
-
-def compliance_score(compliance: float) -> float:
-    """100 x compliance / 0.95, capped at 100 (the guide: compliance > 95%)."""
-    return _clamp(100.0 * compliance / COMPLIANCE_TARGET)
-
-
-def elasticity_score(timings_s: Sequence[float]) -> float:
-    """100 x the mean over timings of min(1, 300 s / timing)."""
-    return _clamp(100.0 * sum(min(1.0, SCALE_OUT_TARGET_S / t) for t in timings_s) / len(timings_s))
-
-
-def cost_score(total_usd: float, cheapest_usd: float) -> float:
-    """100 x cheapest / this (100 for the cheapest; a free job scores 100)."""
-    if total_usd <= 0.0:
-        return 100.0
-    return _clamp(100.0 * cheapest_usd / total_usd)
-
-
-def support_score(always_24x7: bool, gpu_experts: bool, response_time_h: float) -> float:
-    """40 for 24x7, 40 for GPU experts, 20 x min(1, 1 h / response time)."""
-    response = min(1.0, SUPPORT_RESPONSE_FULL_H / response_time_h)
-    return _clamp(
-        SUPPORT_24X7_POINTS * always_24x7
-        + SUPPORT_EXPERT_POINTS * gpu_experts
-        + SUPPORT_RESPONSE_POINTS * response
-    )
-
-
-def hardware_fraction_score(datasheet_fraction: float | None, best_fraction: float | None) -> float:
-    """100 x the mean of min(1, measured/datasheet) and measured/best (whichever are known)."""
-    parts = [min(1.0, datasheet_fraction)] if datasheet_fraction is not None else []
-    if best_fraction is not None:
-        parts.append(min(1.0, best_fraction))
-    return _clamp(100.0 * sum(parts) / len(parts)) if parts else 0.0
-
-
-# ---------------------------------------------------------------------------- weights
-
-
-def resolve_weights(
-    given: Sequence[tuple[str, float]] | None, *, strict: bool, where: str = "--weights"
-) -> tuple[tuple[tuple[str, float], ...], tuple[str, ...]]:
-    """The weights to use and warnings: named weights replace the guide's, the rest keep theirs;
-    a sum other than 1 is normalised with a warning, or refused when `strict`."""
-    weights = dict(GUIDE_WEIGHTS)
-    for name, w in given or ():
-        if name not in weights:
-            raise InputError(
-                f"{where}: unknown criterion {name!r} (criteria: {', '.join(CRITERIA)})"
-            )
-        weights[name] = w
-    total = sum(weights.values())
-    if total <= 0.0:
-        raise InputError(f"{where}: the weights sum to 0; give at least one positive weight")
-    warnings: list[str] = []
-    if abs(total - 1.0) > WEIGHT_SUM_TOLERANCE:
-        shown = ", ".join(f"{k}={w:g}" for k, w in weights.items())
-        if strict:
-            raise InputError(
-                f"{where}: the weights sum to {total:g}, not 1 ({shown}); fix them or drop --strict"
-            )
-        warnings.append(f"{where}: the weights sum to {total:g}, not 1 ({shown}); normalised")
-    return tuple((k, w / total) for k, w in weights.items()), tuple(warnings)
-
-
-def parse_weights(text: str, where: str = "--weights") -> tuple[tuple[str, float], ...]:
-    """`hardware=0.3,network=0.25,...` as (criterion, weight) pairs."""
-    pairs: dict[str, object] = {}
-    for item in (p.strip() for p in text.split(",")):
-        if not item:
-            continue
-        name, sep, value = item.partition("=")
-        if not sep:
-            raise InputError(f"{where}: {item!r} is not CRITERION=WEIGHT (e.g. hardware=0.3)")
-        pairs[name.strip().lower()] = value.strip()
-    if not pairs:
-        raise InputError(f"{where}: give CRITERION=WEIGHT pairs, e.g. hardware=0.3,network=0.25")
-    return weights_table(pairs, where)
-
-
 # ---------------------------------------------------------------------------- results
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CostItem:
-    item: str  # "compute", "egress", "storage", "public IPs"
-    usd: float
-    basis: str  # the arithmetic, e.g. "8 GPUs x 100 h billed x $3.93/GPU-h"
-    source: str  # "vendors file", the billing table's source, or "not stated"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -367,85 +257,6 @@ def _elasticity(provider: Provider) -> CriterionScore:
             f"{within}/{len(t)} within 5 min ({provider.scale_out_source})"
         ),
     )
-
-
-def _egress_rate(provider: Provider, rule: BillingRule, dest: str) -> tuple[float, str]:
-    stated = dict(provider.hidden.egress_usd_per_gb)
-    if dest in stated:
-        return stated[dest], "vendors file"
-    return rule.egress_rate(
-        EgressTo(dest)
-    ), f"gpurent.cloud.billing {rule.provider}: {rule.egress_source}"
-
-
-def job_cost(provider: Provider, job: ReferenceJob) -> tuple[CostItem, ...] | None:
-    """The reference job's cost items at this provider; None without a GPU-hour price."""
-    if provider.gpu_usd_per_hour is None:
-        return None
-    rule = billing_rule(provider.catalog_provider)
-    rule_source = f"gpurent.cloud.billing {rule.provider}"
-    if provider.hidden.minimum_billing_h is not None:
-        minimum_s = round(provider.hidden.minimum_billing_h * 3600)
-        min_source = "vendors file (minimum billing)"
-    else:
-        minimum_s = rule.minimum_s
-        min_source = f"{rule_source}: {rule.billing_source}"
-    hours = billed_hours(job.hours * 3600.0, rule.step_s, minimum_s)
-    compute = provider.gpu_usd_per_hour * job.gpus * hours
-    items = [
-        CostItem(
-            item="compute",
-            usd=compute,
-            basis=f"{job.gpus} GPUs x {hours:g} h billed x ${provider.gpu_usd_per_hour:g}/GPU-h",
-            source=f"price: vendors file; billing steps: {min_source}",
-        )
-    ]
-    rate, source = _egress_rate(provider, rule, job.egress_to)
-    items.append(
-        CostItem(
-            item=f"egress ({job.egress_to})",
-            usd=job.egress_gb * rate,
-            basis=f"{job.egress_gb:g} GB x ${rate:g}/GB",
-            source=source,
-        )
-    )
-    if provider.hidden.storage_usd_per_gb_month is not None:
-        storage_rate, storage_source = provider.hidden.storage_usd_per_gb_month, "vendors file"
-    else:
-        storage_rate = rule.storage_usd_per_gb_month
-        storage_source = f"{rule_source}: {rule.storage_source}"
-    items.append(
-        CostItem(
-            item="storage",
-            usd=job.storage_gb * storage_rate * job.hours / HOURS_PER_MONTH,
-            basis=(
-                f"{job.storage_gb:g} GB x ${storage_rate:g}/GB-month x {job.hours:g} h "
-                f"/ {HOURS_PER_MONTH:g} h"
-            ),
-            source=storage_source,
-        )
-    )
-    if provider.hidden.ip_usd_per_hour is not None:
-        items.append(
-            CostItem(
-                item="public IPs",
-                usd=provider.hidden.ip_usd_per_hour * job.public_ips * job.hours,
-                basis=(
-                    f"{job.public_ips} x {job.hours:g} h x ${provider.hidden.ip_usd_per_hour:g}/h"
-                ),
-                source="vendors file",
-            )
-        )
-    else:
-        items.append(
-            CostItem(
-                item="public IPs",
-                usd=0.0,
-                basis="not stated: counted as $0",
-                source="not stated in the vendors file; ask the vendor",
-            )
-        )
-    return tuple(items)
 
 
 def _cost(
