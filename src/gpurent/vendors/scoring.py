@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from gpurent.cloud.billing import BILLING_RULES
 from gpurent.errors import closest
 from gpurent.vendors.costs import CostItem, job_cost
-from gpurent.vendors.file import BenchEvidence, Provider, ReferenceJob
+from gpurent.vendors.evidence import BenchEvidence
+from gpurent.vendors.file import Provider, ReferenceJob
 from gpurent.vendors.normalise import (
     SCALE_OUT_TARGET_S,
     compliance_score,
