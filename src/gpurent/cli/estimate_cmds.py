@@ -57,27 +57,14 @@ def _truthy(value: str, where: str) -> bool:
     raise ValueError(f"{where} must be true or false, got {value!r}")
 
 
-def _stack(value: str, where: str) -> Any:
-    from gpurent.errors import InputError
-    from gpurent.workload.spec import parse_stack
+def _link(value: str, where: str) -> str:
+    """The `--interconnect` / CSV `interconnect` value: one of the two links the estimator
+    models between a node's GPUs."""
+    from gpurent.inputs.choices import parse_choice
+    from gpurent.plan.constraints import Interconnect
 
-    try:
-        return parse_stack(value)
-    except ValueError as exc:
-        raise InputError(f"{where}: {exc}") from None
-
-
-def _sharding(value: str, where: str) -> Any:
-    """`Sharding` from a flag or CSV value (`workload.parse_sharding`), errors naming `where`."""
-    from gpurent.errors import InputError
-    from gpurent.workload.spec import Sharding, parse_sharding
-
-    try:
-        return parse_sharding(value)
-    except ValueError:
-        raise InputError(
-            f"{where} {value!r}: one of {', '.join(s.value for s in Sharding)}"
-        ) from None
+    only = (Interconnect.NVLINK, Interconnect.PCIE)
+    return parse_choice(Interconnect, value, what="interconnect", where=where, only=only).value
 
 
 def _workload_columns() -> set[str]:
@@ -98,6 +85,7 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
     from gpurent.errors import InputError
     from gpurent.workload.loader import workload_from_mapping
     from gpurent.workload.models import get_model
+    from gpurent.workload.spec import parse_stack
 
     missing = [c for c in CSV_REQUIRED if not (row.get(c) or "").strip()]
     if missing:
@@ -107,16 +95,15 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
     nodes = v.positive_int(nodes_raw, f"{where}: nodes", most=v.MAX_NODES) if nodes_raw else 1
     net_raw = (row.get("inter_node_gbps") or "").strip()
     net = v.positive(net_raw, f"{where}: inter_node_gbps", most=1e6) if net_raw else None
-    link = (row.get("interconnect") or "").strip().lower() or None
-    if link is not None and link not in ("nvlink", "pcie"):
-        raise InputError(f"{where}: interconnect {link!r}: nvlink or pcie")
+    link_raw = (row.get("interconnect") or "").strip()
+    link = _link(link_raw, f"{where}: interconnect") if link_raw else None
     fields: dict[str, Any] = {}
     for key in _workload_columns():
         value = (row.get(key) or "").strip()
         if not value:
             continue
         fields[key] = _truthy(value, f"{where}: {key}") if key in _CSV_BOOL else value
-    stack = _stack(fields["stack"], f"{where}: stack") if "stack" in fields else cache["stack"]
+    stack = parse_stack(fields["stack"], f"{where}: stack") if "stack" in fields else cache["stack"]
     fields["stack"] = stack.value
     wl = workload_from_mapping(fields, where)
     model = get_model(row["model"])
@@ -380,7 +367,15 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
     from gpurent.errors import InputError
     from gpurent.workload import get_model, list_models, list_presets, load_workload, preset
     from gpurent.workload.models import default_precision
-    from gpurent.workload.spec import Recompute, Stack, Task, Workload, parse_recompute
+    from gpurent.workload.spec import (
+        Recompute,
+        Stack,
+        Workload,
+        parse_recompute,
+        parse_sharding,
+        parse_stack,
+        parse_task,
+    )
 
     if list_models_flag:
         names = list_models()
@@ -390,7 +385,7 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         names = list_presets()
         print_json(names) if as_json else console.print("\n".join(names))
         return
-    stack_v = _stack(stack, "--stack") if stack is not None else None
+    stack_v = parse_stack(stack, "--stack") if stack is not None else None
     if from_csv is not None:
         _from_csv(from_csv, as_json, stack_v or Stack.NGC_24)
         return
@@ -404,7 +399,9 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         info = get_model(model)
         wl = Workload(
             model=info.name,
-            precision=parse_precision(precision) if precision else default_precision(info),
+            precision=(
+                parse_precision(precision, "--precision") if precision else default_precision(info)
+            ),
             batch_size_per_gpu=info.default_batch_size,
             shape=info.llm if model.lower().startswith("custom:") else None,
         )
@@ -414,29 +411,21 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
     if model is not None and (workload_file or preset_name):
         changes["model"] = get_model(model).name
     if precision is not None:
-        changes["precision"] = parse_precision(precision)
+        changes["precision"] = parse_precision(precision, "--precision")
     if batch_size is not None:
         changes["batch_size_per_gpu"] = batch_size
     if seq_len is not None:
         changes["seq_len"] = seq_len
     if task is not None:
-        try:
-            changes["task"] = Task(task.lower())
-        except ValueError:
-            raise InputError(
-                f"--task {task!r}: one of {', '.join(t.value for t in Task)}"
-            ) from None
+        changes["task"] = parse_task(task, "--task")
     if sharding is not None:
-        changes["sharding"] = _sharding(sharding, "--sharding")
+        changes["sharding"] = parse_sharding(sharding, "--sharding")
     if checkpointing is not None:
         changes["activation_checkpointing"] = checkpointing
         if not checkpointing:
             changes["recompute"] = Recompute.NONE
     if recompute is not None:
-        try:
-            changes["recompute"] = parse_recompute(recompute)
-        except ValueError as exc:
-            raise InputError(f"--{exc}") from None
+        changes["recompute"] = parse_recompute(recompute, "--recompute")
         changes["activation_checkpointing"] = changes["recompute"] is Recompute.FULL
     # the flags given, by the Workload field each one sets
     given = {
@@ -480,12 +469,10 @@ def _single(
     no_measured: bool,
     as_json: bool,
 ) -> None:
-    from gpurent.errors import InputError
     from gpurent.estimate.store import load_estimator
     from gpurent.units import format_duration
 
-    if interconnect is not None and interconnect.lower() not in ("nvlink", "pcie"):
-        raise InputError(f"--interconnect {interconnect!r}: nvlink or pcie")
+    link = _link(interconnect, "--interconnect") if interconnect is not None else None
     estimator = load_estimator(use_calibration=not no_measured)
     est = estimator.estimate(
         wl,
@@ -493,7 +480,7 @@ def _single(
         gpus,
         nodes=nodes,
         inter_node_gbps=inter_node_gbps,
-        intra_node_interconnect=interconnect,
+        intra_node_interconnect=link,
     )
     if as_json:
         from gpurent.cli.common import to_jsonable

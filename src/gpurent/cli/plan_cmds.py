@@ -23,6 +23,7 @@ from gpurent.cloud.billing import EgressTo
 from gpurent.errors import InputError, NotFoundError
 from gpurent.inputs import files
 from gpurent.inputs import values as v
+from gpurent.inputs.choices import parse_choices
 from gpurent.plan.constraints import (
     DEFAULT_MAX_GPUS,
     DEFAULT_MAX_NODES,
@@ -108,13 +109,7 @@ E = TypeVar("E", Objective, PricingModel, Interconnect, Risk, EgressTo)
 
 
 def _enum_list(kind: type[E], text: str, flag: str) -> tuple[E, ...]:
-    out = []
-    for part in split_list(text):
-        try:
-            out.append(kind(part.lower()))
-        except ValueError:
-            raise NotFoundError(flag.lstrip("-"), part, [e.value for e in kind]) from None
-    return tuple(out)
+    return parse_choices(kind, text, what=flag.removeprefix("--"), where=flag)
 
 
 def _enum_one(kind: type[E], text: str, flag: str) -> E:
@@ -422,22 +417,15 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     if out is not None:
         deploy_cmds.check_out_dir(out, force=force)  # before planning: fail fast, write nothing
     scenario = get_scenario(scenario_name) if scenario_name else None
-    from gpurent.workload.spec import Task
-
-    task_value = None
-    if task is not None:
-        try:
-            task_value = Task(task.lower())
-        except ValueError:
-            raise NotFoundError("task", task, [t.value for t in Task]) from None
     from gpurent.catalog import parse_precision
+    from gpurent.workload.spec import parse_task
 
     overrides = Overrides(
-        task=task_value,
+        task=parse_task(task, "--task") if task is not None else None,
         token_budget=tokens,
         epochs=epochs,
         batch_size_per_gpu=batch_size,
-        precision=parse_precision(precision) if precision else None,
+        precision=parse_precision(precision, "--precision") if precision else None,
     )
     workload = resolve_workload(preset, workload_file, model, scenario, overrides)
     deadline_s = parse_duration_s(deadline) if deadline else None

@@ -17,6 +17,7 @@ A `preset = "llama-lora"` key starts from that preset and overrides the rest. A 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +30,12 @@ from gpurent.workload.models import custom_llm, get_model
 from gpurent.workload.presets import preset
 from gpurent.workload.spec import (
     LlmShape,
-    Optimizer,
-    Task,
     Workload,
+    parse_optimizer,
     parse_recompute,
     parse_sharding,
     parse_stack,
+    parse_task,
 )
 
 # One validator per numeric field, shared with the CLI flags that set the same fields.
@@ -64,6 +65,15 @@ _SHAPE_CHECKS: dict[str, Validator] = {
     "ffn_hidden": v.bounded(v.positive_int, most=100_000_000),
 }
 _BOOL = {"activation_checkpointing", "cpu_offload", "sequence_parallel", "fused_loss"}
+# Fields naming one of a closed set: the parser of each (`gpurent.inputs.choices`).
+_CHOICES: dict[str, Callable[[str, str], object]] = {
+    "task": parse_task,
+    "optimizer": parse_optimizer,
+    "sharding": parse_sharding,
+    "recompute": parse_recompute,
+    "precision": parse_precision,
+    "stack": parse_stack,
+}
 _ALIASES = {
     "batch_size": "batch_size_per_gpu",
     "batch": "batch_size_per_gpu",
@@ -75,14 +85,6 @@ _ALIASES = {
     "sp": "sequence_parallel",
     "grad_accum": "gradient_accumulation",
 }
-
-
-def _enum(cls: Any, value: Any, key: str, where: str) -> Any:
-    try:
-        return cls(str(value).strip().lower())
-    except ValueError:
-        known = ", ".join(m.value for m in cls)
-        raise InputError(f"{where}: {key} {value!r} is not one of {known}") from None
 
 
 def _flag(value: Any, key: str, where: str) -> bool:
@@ -137,24 +139,8 @@ def workload_from_mapping(raw: dict[str, Any], where: str) -> Workload:
                 fields[key] = None if value is None else FIELD_CHECKS[key](value, f"{where}: {key}")
             elif key in _BOOL:
                 fields[key] = _flag(value, key, where)
-            elif key == "task":
-                fields[key] = _enum(Task, value, key, where)
-            elif key == "optimizer":
-                fields[key] = _enum(Optimizer, value, key, where)
-            elif key == "sharding":
-                try:
-                    fields[key] = parse_sharding(str(value))
-                except ValueError as exc:
-                    raise InputError(f"{where}: {exc}") from None
-            elif key == "recompute":
-                try:
-                    fields[key] = parse_recompute(str(value))
-                except ValueError as exc:
-                    raise InputError(f"{where}: {exc}") from None
-            elif key == "precision":
-                fields[key] = parse_precision(str(value))
-            elif key == "stack":
-                fields[key] = parse_stack(str(value))
+            elif key in _CHOICES:
+                fields[key] = _CHOICES[key](str(value), f"{where}: {key}")
             elif key in ("model", "name"):
                 fields[key] = str(value)
             elif key == "shape":
