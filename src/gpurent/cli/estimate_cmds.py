@@ -8,9 +8,15 @@ from typing import Annotated, Any
 
 import typer
 
-from gpurent.cli.common import checked, cli_errors, console, print_json, print_json_line
+from gpurent.cli.common import (
+    checked,
+    cli_errors,
+    console,
+    given_flags,
+    print_json,
+    print_json_line,
+)
 from gpurent.inputs import values as v
-from gpurent.workload.loader import FIELD_CHECKS
 
 EXAMPLES = """
 Examples:
@@ -44,17 +50,6 @@ CSV_REQUIRED = ("model", "gpu", "num_gpus", "precision", "batch_size")
 # columns about the machine rather than the workload (every other known column is a field of a
 # workload file, `gpurent.workload.workload_from_mapping`)
 CSV_MACHINE = ("gpu", "num_gpus", "nodes", "inter_node_gbps", "interconnect")
-_CSV_BOOL = ("activation_checkpointing", "cpu_offload", "sequence_parallel", "sp", "fused_loss")
-
-
-def _truthy(value: str, where: str) -> bool:
-    """A CSV cell as a bool; `where` names the row and column ("file:3: cpu_offload")."""
-    v = value.strip().lower()
-    if v in ("", "0", "false", "no", "n"):
-        return False
-    if v in ("1", "true", "yes", "y"):
-        return True
-    raise ValueError(f"{where} must be true or false, got {value!r}")
 
 
 def _link(value: str, where: str) -> str:
@@ -67,25 +62,14 @@ def _link(value: str, where: str) -> str:
     return parse_choice(Interconnect, value, what="interconnect", where=where, only=only).value
 
 
-def _workload_columns() -> set[str]:
-    """CSV columns that are workload-file fields (the Workload's fields and the loader's short
-    names)."""
-    from dataclasses import fields
-
-    from gpurent.workload.spec import Workload
-
-    names = {f.name for f in fields(Workload)} - {"shape", "name"}
-    return names | {"batch_size", "batch", "tp", "pp", "vp", "cp", "ep", "sp", "grad_accum"}
-
-
 def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[str, Any]:
     from dataclasses import replace
 
     from gpurent.catalog import get_gpu
     from gpurent.errors import InputError
+    from gpurent.workload.fields import workload_keys
     from gpurent.workload.loader import workload_from_mapping
     from gpurent.workload.models import get_model
-    from gpurent.workload.spec import parse_stack
 
     missing = [c for c in CSV_REQUIRED if not (row.get(c) or "").strip()]
     if missing:
@@ -97,15 +81,12 @@ def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[
     net = v.positive(net_raw, f"{where}: inter_node_gbps", most=1e6) if net_raw else None
     link_raw = (row.get("interconnect") or "").strip()
     link = _link(link_raw, f"{where}: interconnect") if link_raw else None
-    fields: dict[str, Any] = {}
-    for key in _workload_columns():
-        value = (row.get(key) or "").strip()
-        if not value:
-            continue
-        fields[key] = _truthy(value, f"{where}: {key}") if key in _CSV_BOOL else value
-    stack = parse_stack(fields["stack"], f"{where}: stack") if "stack" in fields else cache["stack"]
-    fields["stack"] = stack.value
-    wl = workload_from_mapping(fields, where)
+    keys = workload_keys() - {"shape", "name"}
+    fields: dict[str, Any] = {
+        k: cell for k in row if k in keys and (cell := (row[k] or "").strip())
+    }
+    fields.setdefault("stack", cache["stack"])
+    wl = workload_from_mapping(fields, where, text=True)
     model = get_model(row["model"])
     if model.llm is not None and model.name not in cache["zoo"]:
         wl = replace(wl, shape=model.llm)
@@ -207,11 +188,6 @@ def _from_csv(path: Path, as_json: bool, stack: Any) -> None:
 @checked(
     gpus=v.bounded(v.positive_int, most=v.MAX_GPUS),
     nodes=v.bounded(v.positive_int, most=v.MAX_NODES),
-    batch_size=FIELD_CHECKS["batch_size_per_gpu"],
-    seq_len=FIELD_CHECKS["seq_len"],
-    tensor_parallel=FIELD_CHECKS["tensor_parallel"],
-    pipeline_parallel=FIELD_CHECKS["pipeline_parallel"],
-    expert_parallel=FIELD_CHECKS["expert_parallel"],
     inter_node_gbps=v.bounded(v.positive, most=1e6),
 )
 def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
@@ -363,19 +339,12 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
     """
     from dataclasses import replace
 
-    from gpurent.catalog import get_gpu, parse_precision
+    from gpurent.catalog import get_gpu
     from gpurent.errors import InputError
     from gpurent.workload import get_model, list_models, list_presets, load_workload, preset
+    from gpurent.workload.fields import workload_fields
     from gpurent.workload.models import default_precision
-    from gpurent.workload.spec import (
-        Recompute,
-        Stack,
-        Workload,
-        parse_recompute,
-        parse_sharding,
-        parse_stack,
-        parse_task,
-    )
+    from gpurent.workload.spec import Recompute, Stack, Workload, parse_stack
 
     if list_models_flag:
         names = list_models()
@@ -399,47 +368,41 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         info = get_model(model)
         wl = Workload(
             model=info.name,
-            precision=(
-                parse_precision(precision, "--precision") if precision else default_precision(info)
-            ),
+            precision=default_precision(info),  # --precision, if given, replaces it below
             batch_size_per_gpu=info.default_batch_size,
             shape=info.llm if model.lower().startswith("custom:") else None,
         )
     else:
         raise InputError("give --model, --preset or --workload (see --list-models)")
-    changes: dict[str, Any] = {}
+    raw, flags = given_flags(
+        {  # Workload field: (parameter, value given)
+            "precision": ("precision", precision),
+            "batch_size_per_gpu": ("batch_size", batch_size),
+            "seq_len": ("seq_len", seq_len),
+            "task": ("task", task),
+            "sharding": ("sharding", sharding),
+            "activation_checkpointing": ("checkpointing", checkpointing),
+            "recompute": ("recompute", recompute),
+            "tensor_parallel": ("tensor_parallel", tensor_parallel),
+            "pipeline_parallel": ("pipeline_parallel", pipeline_parallel),
+            "virtual_pipeline_stages": ("virtual_stages", virtual_stages),
+            "context_parallel": ("context_parallel", context_parallel),
+            "expert_parallel": ("expert_parallel", expert_parallel),
+            "sequence_parallel": ("sequence_parallel", sequence_parallel),
+            "fused_loss": ("fused_loss", fused_loss),
+            "gradient_accumulation": ("grad_accum", grad_accum),
+            "stack": ("stack", stack_v),
+        }
+    )
+    changes = workload_fields(raw, "flags", flags=flags)
     if model is not None and (workload_file or preset_name):
         changes["model"] = get_model(model).name
-    if precision is not None:
-        changes["precision"] = parse_precision(precision, "--precision")
-    if batch_size is not None:
-        changes["batch_size_per_gpu"] = batch_size
-    if seq_len is not None:
-        changes["seq_len"] = seq_len
-    if task is not None:
-        changes["task"] = parse_task(task, "--task")
-    if sharding is not None:
-        changes["sharding"] = parse_sharding(sharding, "--sharding")
-    if checkpointing is not None:
-        changes["activation_checkpointing"] = checkpointing
-        if not checkpointing:
-            changes["recompute"] = Recompute.NONE
-    if recompute is not None:
-        changes["recompute"] = parse_recompute(recompute, "--recompute")
+    # a flag overrides the file's or preset's recomputation whole: --no-activation-checkpointing
+    # turns off recompute too, --recompute sets activation_checkpointing to match
+    if changes.get("activation_checkpointing") is False:
+        changes.setdefault("recompute", Recompute.NONE)
+    if "recompute" in changes:
         changes["activation_checkpointing"] = changes["recompute"] is Recompute.FULL
-    # the flags given, by the Workload field each one sets
-    given = {
-        "virtual_pipeline_stages": virtual_stages,
-        "context_parallel": context_parallel,
-        "expert_parallel": expert_parallel,
-        "sequence_parallel": sequence_parallel,
-        "fused_loss": fused_loss,
-        "gradient_accumulation": grad_accum,
-        "stack": stack_v,
-        "tensor_parallel": tensor_parallel,
-        "pipeline_parallel": pipeline_parallel,
-    }
-    changes.update({field: v for field, v in given.items() if v is not None})
     wl = replace(wl, **changes)
     _single(
         wl,
