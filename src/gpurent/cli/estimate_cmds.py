@@ -46,107 +46,18 @@ slow), nvidia-dle (NVIDIA's tuned DeepLearningExamples: DALI, channels-last), tu
 (MLPerf-grade code, fitted on MLPerf Training results; the one stack LLMs also read).
 """
 
-CSV_REQUIRED = ("model", "gpu", "num_gpus", "precision", "batch_size")
-# columns about the machine rather than the workload (every other known column is a field of a
-# workload file, `gpurent.workload.workload_from_mapping`)
-CSV_MACHINE = ("gpu", "num_gpus", "nodes", "inter_node_gbps", "interconnect")
-
-
-def _link(value: str, where: str) -> str:
-    """The `--interconnect` / CSV `interconnect` value: one of the two links the estimator
-    models between a node's GPUs."""
-    from gpurent.inputs.choices import parse_choice
-    from gpurent.plan.constraints import Interconnect
-
-    only = (Interconnect.NVLINK, Interconnect.PCIE)
-    return parse_choice(Interconnect, value, what="interconnect", where=where, only=only).value
-
-
-def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[str, Any]:
-    from dataclasses import replace
-
-    from gpurent.catalog import get_gpu
-    from gpurent.errors import InputError
-    from gpurent.workload.fields import workload_keys
-    from gpurent.workload.loader import workload_from_mapping
-    from gpurent.workload.models import get_model
-
-    missing = [c for c in CSV_REQUIRED if not (row.get(c) or "").strip()]
-    if missing:
-        raise InputError(f"{where}: missing {', '.join(missing)}")
-    num_gpus = v.positive_int(row["num_gpus"], f"{where}: num_gpus", most=v.MAX_GPUS)
-    nodes_raw = (row.get("nodes") or "").strip()
-    nodes = v.positive_int(nodes_raw, f"{where}: nodes", most=v.MAX_NODES) if nodes_raw else 1
-    net_raw = (row.get("inter_node_gbps") or "").strip()
-    net = v.positive(net_raw, f"{where}: inter_node_gbps", most=1e6) if net_raw else None
-    link_raw = (row.get("interconnect") or "").strip()
-    link = _link(link_raw, f"{where}: interconnect") if link_raw else None
-    keys = workload_keys() - {"shape", "name"}
-    fields: dict[str, Any] = {
-        k: cell for k in row if k in keys and (cell := (row[k] or "").strip())
-    }
-    fields.setdefault("stack", cache["stack"])
-    wl = workload_from_mapping(fields, where, text=True)
-    model = get_model(row["model"])
-    if model.llm is not None and model.name not in cache["zoo"]:
-        wl = replace(wl, shape=model.llm)
-    gpu = get_gpu(row["gpu"])
-    est = cache["estimator"].estimate(
-        wl, gpu, num_gpus, nodes=nodes, inter_node_gbps=net, intra_node_interconnect=link
-    )
-    out: dict[str, Any] = {k: (row.get(k) or "").strip() for k in row if k}
-    out.update(
-        model=row["model"],
-        gpu=row["gpu"],
-        num_gpus=num_gpus,
-        nodes=est.nodes,
-        precision=row["precision"],
-        batch_size=wl.batch_size_per_gpu,
-        seq_len=est.seq_len,
-        throughput=est.throughput,
-        throughput_unit=est.throughput_unit,
-        throughput_low=est.throughput_low,
-        throughput_high=est.throughput_high,
-        interval_class=est.interval_class,
-        step_time_s=est.step_time_s,
-        memory_per_gpu_gib=est.memory_per_gpu_gib,
-        fits=est.fits,
-        bottleneck=est.bottleneck.value,
-        mfu=est.mfu,
-        samples_per_s=est.samples_per_s,
-        scaling_efficiency=est.scaling_efficiency,
-        communication_time_s=est.communication_time_s,
-        basis=est.basis,
-        efficiency_basis=est.efficiency_basis,
-        stack=None if model.is_llm and wl.stack.value != "tuned" else wl.stack.value,
-    )
-    return out
-
 
 def _from_csv(path: Path, as_json: bool, stack: Any) -> None:
-    from gpurent.errors import GpurentError
+    from gpurent.estimate.rows import check_header, estimate_rows
     from gpurent.estimate.store import load_estimator
     from gpurent.inputs import files
-    from gpurent.workload.models import MODELS
 
-    cache: dict[str, Any] = {"estimator": load_estimator(), "zoo": MODELS, "stack": stack}
+    estimator = load_estimator()
     shown = files.shown(path)
     header, records = files.csv_records(files.read_text(path, what="CSV file"), shown)
-    lacking = [c for c in CSV_REQUIRED if c not in header]
-    if lacking:
-        from gpurent.errors import InputError
-
-        raise InputError(f"{shown}: CSV header lacks {', '.join(lacking)}")
+    check_header(header, shown)
     results = []
-    for line, row in records:
-        where = f"{shown}:{line}"
-        try:
-            res: dict[str, Any] = _row_result(row, where, cache)
-        except GpurentError as exc:
-            msg = exc.message if exc.message.startswith(shown) else f"{where}: {exc.message}"
-            res = {"error": msg}
-        except ValueError as exc:
-            res = {"error": str(exc)}
+    for res in estimate_rows(records, shown, estimator, default_stack=stack):
         if as_json:
             print_json_line(res)
         else:
@@ -432,10 +343,11 @@ def _single(
     no_measured: bool,
     as_json: bool,
 ) -> None:
+    from gpurent.catalog.links import parse_estimated_link
     from gpurent.estimate.store import load_estimator
     from gpurent.units import format_duration
 
-    link = _link(interconnect, "--interconnect") if interconnect is not None else None
+    link = parse_estimated_link(interconnect, "--interconnect") if interconnect else None
     estimator = load_estimator(use_calibration=not no_measured)
     est = estimator.estimate(
         wl,
@@ -446,20 +358,7 @@ def _single(
         intra_node_interconnect=link,
     )
     if as_json:
-        from gpurent.cli.common import to_jsonable
-
-        doc = to_jsonable(est)
-        doc["fits"] = est.fits
-        doc["throughput_low"] = est.throughput_low
-        doc["throughput_high"] = est.throughput_high
-        doc["step_time_low_s"] = est.step_time_low_s
-        doc["step_time_high_s"] = est.step_time_high_s
-        doc["time_to_finish_low_s"] = est.time_to_finish_low_s
-        doc["time_to_finish_high_s"] = est.time_to_finish_high_s
-        doc["memory_per_gpu_gib"] = est.memory_per_gpu_gib
-        doc["fused_loss"] = wl.fused_loss_on
-        doc["memory"]["total_gib"] = est.memory.total_gib
-        doc["memory"]["headroom_gib"] = est.memory.headroom_gib
+        doc = est.to_json()
         print_json(doc)
         return
     m = est.memory

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from rich.text import Text
 
+from gpurent.catalog.links import Interconnect
 from gpurent.cli import deploy_cmds
 from gpurent.cli.common import (
     checked,
@@ -31,7 +32,6 @@ from gpurent.plan.constraints import (
     DEFAULT_MAX_NODES,
     DEFAULT_TOP_N,
     Constraints,
-    Interconnect,
     Objective,
     PricingModel,
     Risk,

@@ -665,6 +665,7 @@ def _estimate(
         interval_high=interval.high,
         interval_coverage=interval.coverage,
         interval_class=interval.label,
+        fused_loss=workload.fused_loss_on,
     )
 
 

@@ -19,12 +19,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gpurent.catalog.gpu import GpuSpec
+from gpurent.catalog.links import Interconnect
 from gpurent.catalog.offer import Offer
 from gpurent.cloud.commitments import DEFAULT_TERM_HOURS, shortest_term, terms_for
 from gpurent.estimate.result import Estimate
 from gpurent.plan.constraints import (
     Constraints,
-    Interconnect,
     PricingModel,
     join_names,
     region_matches,
