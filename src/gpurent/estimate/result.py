@@ -7,6 +7,15 @@ from dataclasses import dataclass, fields
 from enum import Enum, StrEnum
 from typing import Any
 
+from gpurent.catalog.precision import Precision
+
+
+class Basis(StrEnum):
+    """Where an estimate's efficiency came from."""
+
+    CALIBRATED = "calibrated"  # the estimator's constants, fitted on public measurements
+    MEASURED = "measured"  # anchored on the user's own measurement (`gpurent calibrate add`)
+
 
 class Bottleneck(StrEnum):
     COMPUTE = "compute"
@@ -56,7 +65,7 @@ class Estimate:
     gpu: str  # canonical GpuSpec name
     num_gpus: int
     nodes: int
-    precision: str
+    precision: Precision
     batch_size_per_gpu: int
     seq_len: int | None
     throughput: float  # total across GPUs, in `throughput_unit`
@@ -71,7 +80,7 @@ class Estimate:
     bottleneck: Bottleneck
     mfu: float | None  # model FLOPs utilisation, LLMs only
     time_to_finish_s: float | None  # total work / throughput, when the workload gives the work
-    basis: str  # "measured" | "calibrated" | "roofline": where the efficiency came from
+    basis: Basis
     notes: tuple[str, ...] = ()
     # where the architecture's realized efficiency comes from (`gpurent.estimate.efficiency`):
     # "reference" (the constants were fitted on it), "checked" (public measurements check the
