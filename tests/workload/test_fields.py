@@ -82,11 +82,14 @@ def test_unknown_keys_are_named(tmp_path: Path) -> None:
     assert message == f"{job}: unknown field 'batch_sise'; did you mean batch_size?"
     job.write_text('model = "llama3-8b"\nfoo = 1\nbar = 2\n')
     assert _error(["plan", "--workload", str(job)]) == f"{job}: unknown fields 'foo', 'bar'"
-    job.write_text(
-        'model = "x"\n[shape]\nlayers = 2\nhidden = 64\nheads = 4\nvocab = 9\nwidth = 3\n'
-    )
+    base = 'model = "x"\n[shape]\nlayers = 2\nhidden = 64\nheads = 4\nvocab = 9\n'
+    job.write_text(base + "width = 3\n")
     assert _error(["plan", "--workload", str(job)]).startswith(
         f"{job}: unknown shape field 'width'"
+    )
+    job.write_text(base + "experts = 8\n")  # MoE shapes come from the zoo
+    assert _error(["plan", "--workload", str(job)]).startswith(
+        f"{job}: unknown shape field 'experts'"
     )
     job.write_text('model = "x"\n[shape]\nlayers = 2\nhidden = 64\n')
     assert _error(["plan", "--workload", str(job)]) == f"{job}: shape lacks heads, vocab"

@@ -59,11 +59,10 @@ SHAPE_CHECKS: dict[str, Validator] = {
     "vocab": v.bounded(v.positive_int, most=100_000_000),
     "kv_heads": v.bounded(v.positive_int, most=1_000_000),
     "ffn_hidden": v.bounded(v.positive_int, most=100_000_000),
-    "head_dim": v.bounded(v.positive_int, most=1_000_000),
-    "experts": v.bounded(v.non_negative_int, most=1_000_000),
-    "experts_per_token": v.bounded(v.non_negative_int, most=1_000_000),
-    "expert_ffn_hidden": v.bounded(v.positive_int, most=100_000_000),
 }
+# The `[shape]` fields a file may give: the dense shape (mixture-of-experts and head_dim
+# shapes come from the zoo, whose entries are checked against their papers).
+SHAPE_KEYS = frozenset({*SHAPE_CHECKS, "gated_mlp", "tied_embeddings"})
 # Short names a file, a CSV header or a flag may use for a Workload field.
 KEY_ALIASES: dict[str, str] = {
     "batch_size": "batch_size_per_gpu",
@@ -142,6 +141,8 @@ def _convert(
     prefix: str = "",
 ) -> dict[str, Any]:
     spec = _spec(cls)
+    if cls is LlmShape:
+        spec = {name: f for name, f in spec.items() if name in SHAPE_KEYS}
     aliases = KEY_ALIASES if cls is Workload else {}
     named: dict[str, tuple[str, object]] = {}  # field -> (key as written, value)
     unknown: list[str] = []
@@ -212,4 +213,11 @@ def _value(
     raise TypeError(f"no converter for {kind!r} ({field.name})")  # a new field type: add one
 
 
-__all__ = ["KEY_ALIASES", "NUMBER_CHECKS", "SHAPE_CHECKS", "workload_fields", "workload_keys"]
+__all__ = [
+    "KEY_ALIASES",
+    "NUMBER_CHECKS",
+    "SHAPE_CHECKS",
+    "SHAPE_KEYS",
+    "workload_fields",
+    "workload_keys",
+]
