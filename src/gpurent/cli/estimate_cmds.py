@@ -16,6 +16,7 @@ from gpurent.cli.common import (
     print_json,
     print_json_line,
 )
+from gpurent.cli.serve_estimate import SERVE_EXAMPLES, SERVE_HELP, SET_HELP, serve_estimate
 from gpurent.inputs import values as v
 
 EXAMPLES = """
@@ -238,6 +239,15 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         bool, typer.Option("--list-presets", help="List presets and exit.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
+    serve: Annotated[
+        str | None, typer.Option("--serve", help=SERVE_HELP, metavar="PRESET|FILE|MODEL")
+    ] = None,
+    serve_set: Annotated[
+        list[str] | None, typer.Option("--set", help=SET_HELP, metavar="KEY=VALUE")
+    ] = None,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="With --serve: also write an HTML report.")
+    ] = None,
 ) -> None:
     """How fast, how big and how costly one job is on N GPUs of one kind.
 
@@ -265,6 +275,19 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         names = list_presets()
         print_json(names) if as_json else console.print("\n".join(names))
         return
+    if serve is not None:
+        serve_estimate(
+            serve,
+            gpu=gpu,
+            gpus=gpus,
+            tensor_parallel=tensor_parallel,
+            overrides=serve_set or [],
+            as_json=as_json,
+            html=html,
+        )
+        return
+    if serve_set or html is not None:
+        raise InputError("--set and --html go with --serve (a serving estimate)")
     stack_v = parse_stack(stack, "--stack") if stack is not None else None
     if from_csv is not None:
         _from_csv(from_csv, as_json, stack_v or Stack.NGC_24)
@@ -523,7 +546,7 @@ def calibrate_clear(
 
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the root app."""
-    app.command("estimate", help=inspect.cleandoc(estimate_cmd.__doc__ or "") + "\n" + EXAMPLES)(
-        cli_errors(estimate_cmd)
-    )
+    doc = inspect.cleandoc(estimate_cmd.__doc__ or "")
+    examples = EXAMPLES + "\nServing (--serve, docs/serving.md):\n" + SERVE_EXAMPLES
+    app.command("estimate", help=doc + "\n" + examples)(cli_errors(estimate_cmd))
     app.add_typer(calibrate_app, name="calibrate")
