@@ -496,21 +496,9 @@ def _single(
         intra_node_interconnect=interconnect,
     )
     if as_json:
-        from gpurent.cli.common import to_jsonable
+        from gpurent.report.estimate_json import estimate_document
 
-        doc = to_jsonable(est)
-        doc["fits"] = est.fits
-        doc["throughput_low"] = est.throughput_low
-        doc["throughput_high"] = est.throughput_high
-        doc["step_time_low_s"] = est.step_time_low_s
-        doc["step_time_high_s"] = est.step_time_high_s
-        doc["time_to_finish_low_s"] = est.time_to_finish_low_s
-        doc["time_to_finish_high_s"] = est.time_to_finish_high_s
-        doc["memory_per_gpu_gib"] = est.memory_per_gpu_gib
-        doc["fused_loss"] = wl.fused_loss_on
-        doc["memory"]["total_gib"] = est.memory.total_gib
-        doc["memory"]["headroom_gib"] = est.memory.headroom_gib
-        print_json(doc)
+        print_json(estimate_document(est, wl))
         return
     m = est.memory
     fit = "[green]fits[/]" if est.fits else f"[red]does not fit by {-m.headroom_gib:.1f} GiB[/]"
