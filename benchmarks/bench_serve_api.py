@@ -112,14 +112,29 @@ async def _load(url: str, clients: int, total: int) -> tuple[list[float], float,
     return times, wall, errors
 
 
-def bench_gpus(url: str, clients: int, total: int) -> bool:
+def _server_cpu_s(pid: int) -> float:
+    import psutil
+
+    cpu = psutil.Process(pid).cpu_times()
+    return float(cpu.user + cpu.system)
+
+
+def bench_gpus(url: str, clients: int, total: int, server_pid: int) -> bool:
+    client0, server0 = time.process_time(), _server_cpu_s(server_pid)
     times, wall, errors = asyncio.run(_load(url, clients, total))
+    client_cpu = time.process_time() - client0
+    server_cpu = _server_cpu_s(server_pid) - server0
     p95 = _pct(times, 0.95)
     print(
         f"GET /api/gpus {clients} clients, {total} requests: p50 {_pct(times, 0.5) * 1000:.1f} ms"
         f"  p95 {p95 * 1000:.1f} ms  p99 {_pct(times, 0.99) * 1000:.1f} ms  worst "
         f"{max(times) * 1000:.1f} ms  {total / wall:.0f} requests/s  errors {errors}  (p95 "
         f"limit {PAGE_P95_LIMIT_S * 1000:.0f} ms: {'ok' if p95 < PAGE_P95_LIMIT_S else 'OVER'})"
+    )
+    print(
+        f"  CPU per request: client {client_cpu / total * 1000:.2f} ms ({client_cpu / wall:.0%} "
+        f"of a core), server {server_cpu / total * 1000:.2f} ms ({server_cpu / wall:.0%}); "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
     return errors == 0 and p95 < PAGE_P95_LIMIT_S
 
@@ -136,7 +151,7 @@ def main() -> None:
         try:
             url = f"http://127.0.0.1:{port}"
             ok = bench_plan(url, args.plan_runs)
-            ok &= bench_gpus(url, args.clients, args.requests)
+            ok &= bench_gpus(url, args.clients, args.requests, proc.pid)
         finally:
             proc.terminate()
             proc.wait(timeout=30)
