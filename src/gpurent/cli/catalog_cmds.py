@@ -21,7 +21,14 @@ from gpurent.catalog.freshness import STALE_AFTER_DAYS, SourceAge, age_days, is_
 from gpurent.catalog.offer import Offer
 from gpurent.catalog.offers import BUNDLED_AS_OF, OfferTable, bundled_table
 from gpurent.catalog.offers_csv import offers_csv
-from gpurent.catalog.query import OfferQuery, OfferSort, resolve_gpu_filter, select_offers
+from gpurent.catalog.query import (
+    GpuQuery,
+    OfferQuery,
+    OfferSort,
+    resolve_gpu_filter,
+    select_gpus,
+    select_offers,
+)
 from gpurent.catalog.sources import (
     DEFAULT_CLOUDS,
     DEFAULT_URL_BASE,
@@ -45,7 +52,7 @@ from gpurent.cli.common import (
 )
 from gpurent.errors import InputError, require
 from gpurent.inputs import values as v
-from gpurent.report.catalog_json import gpu_row, gpus_document, offers_document, select_gpus
+from gpurent.report.catalog_json import gpu_row, gpus_document, offers_document
 from gpurent.report.tables import Column, fit_table
 from gpurent.textsafe import cells, clean
 from gpurent.userdata import data_home, now_utc
@@ -136,7 +143,8 @@ def gpus(  # noqa: PLR0917 - typer maps parameters to options
     """List GPU specs (dense rates, no sparsity; GeForce tensor rates at fp32 accumulate)."""
     if ctx.invoked_subcommand is not None:
         return
-    specs = select_gpus(all_gpus(), min_memory_gib=min_memory, arch=arch, vendor=vendor, name=name)
+    query = GpuQuery(min_memory_gib=min_memory, architecture=arch, vendor=vendor, name=name)
+    specs = select_gpus(all_gpus(), query)
     if as_json:
         print_json(gpus_document(specs))
         return

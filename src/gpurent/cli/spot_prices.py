@@ -20,8 +20,8 @@ def is_price_pair(text: str | None) -> bool:
 
 def offer_prices(key: str) -> Prices:
     """The spot and on-demand prices of a catalog offer."""
+    from gpurent.catalog.query import find_offer
     from gpurent.cli.plan_cmds import load_offers
-    from gpurent.cli.pricing_cmds import find_offer
     from gpurent.spot.sim.dollars import Prices
 
     offer = find_offer(key, load_offers(None))

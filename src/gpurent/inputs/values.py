@@ -118,6 +118,23 @@ def integer(value: object, where: str, *, least: int = 0, most: int = MAX_INT) -
     return _in_range(int(v), where, least, most)
 
 
+_TRUE = frozenset({"true", "yes", "y", "1"})
+_FALSE = frozenset({"false", "no", "n", "0"})
+
+
+def boolean(value: object, where: str, *, text: bool = False) -> bool:
+    """True or false. With `text` (a CSV cell, where every value is a string) the words
+    true/false, yes/no, y/n, 1/0 (any case) pass too; in a typed file (TOML, YAML, JSON) only
+    the file's own booleans do."""
+    if isinstance(value, bool):
+        return value
+    if text and isinstance(value, str):
+        word = value.strip().lower()
+        if word in _TRUE or word in _FALSE:
+            return word in _TRUE
+    raise InputError(f"{where} must be true or false, got {_show(value)}")
+
+
 def _shown_int(n: int) -> str:
     return str(n) if abs(n) <= MAX_INT else f"{float(n):g}" if abs(n) < 1e300 else "a huge number"
 

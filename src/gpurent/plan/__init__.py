@@ -15,7 +15,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from gpurent.plan.constraints import Constraints, Interconnect, Objective, PricingModel
+from gpurent.catalog.links import Interconnect
+from gpurent.plan.constraints import Constraints, Objective, PricingModel
 from gpurent.plan.scenarios import SCENARIOS, Scenario, get_scenario
 
 if TYPE_CHECKING:

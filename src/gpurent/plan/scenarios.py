@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpurent.catalog.links import Interconnect
 from gpurent.errors import NotFoundError
-from gpurent.plan.constraints import Interconnect, Objective
+from gpurent.plan.constraints import Objective
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

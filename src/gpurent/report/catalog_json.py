@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -11,26 +11,6 @@ from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.offer import Offer
 from gpurent.catalog.offers import OfferTable
 from gpurent.report.jsonable import to_jsonable
-
-
-def select_gpus(
-    specs: Iterable[GpuSpec],
-    *,
-    min_memory_gib: float | None = None,
-    arch: str | None = None,
-    vendor: str | None = None,
-    name: str | None = None,
-) -> list[GpuSpec]:
-    """The specs that pass every filter given (case-insensitive; `name` a substring of the name
-    or of an alias)."""
-    return [
-        g
-        for g in specs
-        if (min_memory_gib is None or g.memory_gib >= min_memory_gib)
-        and (arch is None or g.architecture.lower() == arch.lower())
-        and (vendor is None or g.vendor.lower() == vendor.lower())
-        and (name is None or any(name.lower() in n.lower() for n in (g.name, *g.aliases)))
-    ]
 
 
 def gpu_row(g: GpuSpec) -> dict[str, Any]:

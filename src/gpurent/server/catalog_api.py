@@ -9,10 +9,17 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response
 
 from gpurent.catalog import all_gpus
-from gpurent.catalog.query import OfferQuery, OfferSort, resolve_gpu_filter, select_offers
+from gpurent.catalog.query import (
+    GpuQuery,
+    OfferQuery,
+    OfferSort,
+    resolve_gpu_filter,
+    select_gpus,
+    select_offers,
+)
 from gpurent.catalog.sources import load_offers
 from gpurent.inputs import values as v
-from gpurent.report.catalog_json import gpus_document, offers_document, select_gpus
+from gpurent.report.catalog_json import gpus_document, offers_document
 from gpurent.server.params import check, items
 from gpurent.userdata import now_utc
 
@@ -25,9 +32,8 @@ def _gpus_body(
 ) -> bytes:
     """The encoded document for these filters: the GPU table is bundled and never changes while
     the server runs, so each answer is built once (the 50-client load test, docs/benchmarks.md)."""
-    specs = select_gpus(
-        all_gpus(), min_memory_gib=min_memory_gib, arch=arch, vendor=vendor, name=name
-    )
+    query = GpuQuery(min_memory_gib=min_memory_gib, architecture=arch, vendor=vendor, name=name)
+    specs = select_gpus(all_gpus(), query)
     return json.dumps(gpus_document(specs), allow_nan=False, separators=(",", ":")).encode()
 
 

@@ -9,10 +9,10 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpurent.catalog import get_gpu, parse_precision
+from gpurent.catalog.links import parse_estimated_link
 from gpurent.errors import InputError
 from gpurent.estimate.calibration_file import load_estimator
 from gpurent.inputs import values as v
-from gpurent.report.estimate_json import estimate_document
 from gpurent.server.params import check, required
 from gpurent.workload import get_model, preset
 from gpurent.workload.loader import FIELD_CHECKS
@@ -81,8 +81,7 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     gpus = required(req.gpus, "gpus", v.bounded(v.positive_int, most=v.MAX_GPUS))
     nodes = required(req.nodes, "nodes", v.bounded(v.positive_int, most=v.MAX_NODES))
     inter_node = check(req.inter_node_gbps, "inter_node_gbps", v.bounded(v.positive, most=1e6))
-    if req.interconnect is not None and req.interconnect.lower() not in ("nvlink", "pcie"):
-        raise InputError(f"interconnect {req.interconnect!r}: nvlink or pcie")
+    link = parse_estimated_link(req.interconnect, "interconnect") if req.interconnect else None
     wl = _workload(req)
     est = load_estimator(use_calibration=not req.no_measured).estimate(
         wl,
@@ -90,6 +89,6 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
         gpus,
         nodes=nodes,
         inter_node_gbps=inter_node,
-        intra_node_interconnect=req.interconnect,
+        intra_node_interconnect=link,
     )
-    return estimate_document(est, wl)
+    return est.to_json()

@@ -17,16 +17,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpurent import workload as wl
 from gpurent.catalog import get_gpu, parse_precision
+from gpurent.catalog.links import Interconnect
 from gpurent.catalog.sources import load_offers
-from gpurent.errors import InputError, NotFoundError
+from gpurent.errors import InputError
 from gpurent.estimate.calibration_file import load_estimator
 from gpurent.inputs import values as v
+from gpurent.inputs.choices import parse_choice
 from gpurent.plan.constraints import (
     DEFAULT_MAX_GPUS,
     DEFAULT_MAX_NODES,
     DEFAULT_TOP_N,
     Constraints,
-    Interconnect,
     Objective,
     PricingModel,
     Risk,
@@ -78,10 +79,8 @@ class PlanRequest(BaseModel):
 
 
 def _one(kind: type[E], text: str, where: str) -> E:
-    try:
-        return kind(text.lower())
-    except ValueError:
-        raise NotFoundError(where, text, [e.value for e in kind]) from None
+    """The CLI's enum parser (did-you-mean on a typo), named by the request's field."""
+    return parse_choice(kind, text, what=where, where=where)
 
 
 def _workload(req: PlanRequest, scenario: Scenario | None) -> Workload:

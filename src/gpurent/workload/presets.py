@@ -8,12 +8,25 @@
   micro-batch 4, activation checkpointing.
 - llm-inference: Llama 3 8B serving in bf16: 512-token prompts, 256 generated tokens, batch 16,
   100,000 requests.
+
+Serving presets (`serving_preset`, for `gpurent estimate --serve`): chat traffic, prompts
+uniform 128-2048 tokens and answers uniform 64-512 (a chat turn with history), vLLM, SLOs
+p99 time to first token 500 ms (70B: 1 s) and 50 ms per output token:
+- llama3-8b-chat: Llama 3 8B in bf16 at 20 req/s;
+- llama3-70b-chat: Llama 3 70B in fp8 weights and KV cache at 10 req/s.
 """
 
 from __future__ import annotations
 
 from gpurent.catalog.precision import Precision
 from gpurent.errors import NotFoundError
+from gpurent.workload.serving import (
+    KvPrecision,
+    LengthDistribution,
+    ServingSlo,
+    ServingWorkload,
+    WeightQuant,
+)
 from gpurent.workload.spec import Task, Workload
 
 _PRESETS: dict[str, Workload] = {
@@ -75,3 +88,43 @@ def preset(name: str) -> Workload:
         return _PRESETS[name.strip().lower()]
     except KeyError:
         raise NotFoundError("preset", name, _PRESETS) from None
+
+
+_CHAT_PROMPT = LengthDistribution.uniform(128, 2048)
+_CHAT_OUTPUT = LengthDistribution.uniform(64, 512)
+_SERVING_PRESETS: dict[str, ServingWorkload] = {
+    w.name: w
+    for w in (
+        ServingWorkload(
+            model="llama3-8b",
+            weights=WeightQuant.BF16,
+            prompt=_CHAT_PROMPT,
+            output=_CHAT_OUTPUT,
+            request_rate_per_s=20.0,
+            slo=ServingSlo(ttft_p99_ms=500.0, tpot_ms=50.0),
+            name="llama3-8b-chat",
+        ),
+        ServingWorkload(
+            model="llama3-70b",
+            weights=WeightQuant.FP8,
+            kv_cache=KvPrecision.FP8,
+            prompt=_CHAT_PROMPT,
+            output=_CHAT_OUTPUT,
+            request_rate_per_s=10.0,
+            slo=ServingSlo(ttft_p99_ms=1000.0, tpot_ms=50.0),
+            name="llama3-70b-chat",
+        ),
+    )
+}
+
+
+def list_serving_presets() -> tuple[str, ...]:
+    return tuple(_SERVING_PRESETS)
+
+
+def serving_preset(name: str) -> ServingWorkload:
+    """A serving preset by name; `NotFoundError` lists the closest."""
+    try:
+        return _SERVING_PRESETS[name.strip().lower()]
+    except KeyError:
+        raise NotFoundError("serving preset", name, _SERVING_PRESETS) from None
