@@ -21,9 +21,10 @@ email and ssl) and nowhere else in `src/` (ruff TID251).
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol, TypedDict, Unpack
 
 from gpurent.errors import GpurentError
 
@@ -31,11 +32,13 @@ __all__ = [
     "DIRECT_HTTP",
     "URLLIB_HTTP",
     "FakeHttp",
+    "GetOptions",
     "Http",
     "HttpError",
     "HttpRequest",
     "HttpResponse",
     "OnChunk",
+    "SendOptions",
     "UrllibHttp",
 ]
 
@@ -88,6 +91,22 @@ class HttpResponse:
         return self
 
 
+class GetOptions(TypedDict, total=False):
+    """The optional keywords of `Http.get` (see the module docstring)."""
+
+    headers: Mapping[str, str] | None
+    deadline_s: float | None
+    on_chunk: OnChunk | None
+
+
+class SendOptions(TypedDict, total=False):
+    """The optional keywords of `Http.put` and `Http.post`."""
+
+    headers: Mapping[str, str] | None
+    body: bytes | None
+    deadline_s: float | None
+
+
 class Http(Protocol):
     """The HTTP seam (see the module docstring for the contract every implementation keeps)."""
 
@@ -107,46 +126,25 @@ class Http(Protocol):
         ...
 
     def get(
-        self,
-        url: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        timeout_s: float,
-        max_bytes: int,
-        deadline_s: float | None = None,
-        on_chunk: OnChunk | None = None,
+        self, url: str, *, timeout_s: float, max_bytes: int, **options: Unpack[GetOptions]
     ) -> HttpResponse:
         """`request("GET", ...)`."""
         ...
 
     def put(
-        self,
-        url: str,
-        *,
-        body: bytes | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout_s: float,
-        max_bytes: int,
-        deadline_s: float | None = None,
+        self, url: str, *, timeout_s: float, max_bytes: int, **options: Unpack[SendOptions]
     ) -> HttpResponse:
         """`request("PUT", ...)`."""
         ...
 
     def post(
-        self,
-        url: str,
-        *,
-        body: bytes | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout_s: float,
-        max_bytes: int,
-        deadline_s: float | None = None,
+        self, url: str, *, timeout_s: float, max_bytes: int, **options: Unpack[SendOptions]
     ) -> HttpResponse:
         """`request("POST", ...)`."""
         ...
 
 
-class _Verbs:
+class _Verbs(ABC):
     """`get`, `put` and `post` in terms of `request`, shared by the implementations."""
 
     def request(
@@ -161,70 +159,32 @@ class _Verbs:
         deadline_s: float | None = None,
         on_chunk: OnChunk | None = None,
     ) -> HttpResponse:
-        raise NotImplementedError
+        """Check the URL, then hand the request and its limits to `_send`."""
+        if not url.lower().startswith(("http://", "https://")):
+            raise HttpError(f"{url}: not an http(s) URL", url=url, reason="bad_url")
+        sent = HttpRequest(method=method, url=url, headers=dict(headers or {}), body=body)
+        return self._send(sent, _Call(timeout_s, max_bytes, deadline_s, on_chunk))
+
+    @abstractmethod
+    def _send(self, sent: HttpRequest, call: _Call) -> HttpResponse: ...
 
     def get(
-        self,
-        url: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        timeout_s: float,
-        max_bytes: int,
-        deadline_s: float | None = None,
-        on_chunk: OnChunk | None = None,
+        self, url: str, *, timeout_s: float, max_bytes: int, **options: Unpack[GetOptions]
     ) -> HttpResponse:
         """`request("GET", ...)`."""
-        return self.request(
-            "GET",
-            url,
-            headers=headers,
-            timeout_s=timeout_s,
-            max_bytes=max_bytes,
-            deadline_s=deadline_s,
-            on_chunk=on_chunk,
-        )
+        return self.request("GET", url, timeout_s=timeout_s, max_bytes=max_bytes, **options)
 
     def put(
-        self,
-        url: str,
-        *,
-        body: bytes | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout_s: float,
-        max_bytes: int,
-        deadline_s: float | None = None,
+        self, url: str, *, timeout_s: float, max_bytes: int, **options: Unpack[SendOptions]
     ) -> HttpResponse:
         """`request("PUT", ...)`."""
-        return self.request(
-            "PUT",
-            url,
-            headers=headers,
-            body=body,
-            timeout_s=timeout_s,
-            max_bytes=max_bytes,
-            deadline_s=deadline_s,
-        )
+        return self.request("PUT", url, timeout_s=timeout_s, max_bytes=max_bytes, **options)
 
     def post(
-        self,
-        url: str,
-        *,
-        body: bytes | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout_s: float,
-        max_bytes: int,
-        deadline_s: float | None = None,
+        self, url: str, *, timeout_s: float, max_bytes: int, **options: Unpack[SendOptions]
     ) -> HttpResponse:
         """`request("POST", ...)`."""
-        return self.request(
-            "POST",
-            url,
-            headers=headers,
-            body=body,
-            timeout_s=timeout_s,
-            max_bytes=max_bytes,
-            deadline_s=deadline_s,
-        )
+        return self.request("POST", url, timeout_s=timeout_s, max_bytes=max_bytes, **options)
 
 
 class UrllibHttp(_Verbs):
@@ -235,36 +195,25 @@ class UrllibHttp(_Verbs):
         self.proxies = proxies
         self.user_agent = user_agent
 
-    def request(
-        self,
-        method: str,
-        url: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        body: bytes | None = None,
-        timeout_s: float,
-        max_bytes: int,
-        deadline_s: float | None = None,
-        on_chunk: OnChunk | None = None,
-    ) -> HttpResponse:
+    def _send(self, sent: HttpRequest, call: _Call) -> HttpResponse:
         """Send one request over urllib (see the module docstring for the contract)."""
         import http.client
         import urllib.error
         import urllib.request
 
-        if not url.lower().startswith(("http://", "https://")):
-            raise HttpError(f"{url}: not an http(s) URL", url=url, reason="bad_url")
-        sent = {"User-Agent": self.user_agent, **dict(headers or {})}
+        url, max_bytes, on_chunk = sent.url, call.max_bytes, call.on_chunk
+        headers = {"User-Agent": self.user_agent, **sent.headers}
         try:
-            req = urllib.request.Request(url, data=body, method=method, headers=sent)
+            req = urllib.request.Request(url, data=sent.body, method=sent.method, headers=headers)
         except ValueError as exc:
             raise HttpError(f"{url}: bad URL ({exc})", url=url, reason="bad_url") from None
         handlers = [] if self.proxies else [urllib.request.ProxyHandler({})]
         opener = urllib.request.build_opener(*handlers)
+        deadline_s = call.deadline_s
         until = float("inf") if deadline_s is None else time.monotonic() + deadline_s
         limits = _Limits(url, until, max_bytes)
         try:
-            with opener.open(req, timeout=timeout_s) as answer:
+            with opener.open(req, timeout=call.timeout_s) as answer:
                 return _response(answer, int(answer.status), answer.reason, limits, on_chunk)
         except urllib.error.HTTPError as exc:  # 4xx/5xx, and 3xx not followed: an answer
             try:
@@ -297,6 +246,16 @@ def _unreachable(url: str, why: object) -> HttpError:
 def _headers(answer: Any) -> dict[str, str]:
     raw = getattr(answer, "headers", None)
     return {} if raw is None else {k.lower(): v for k, v in raw.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """What a request may take: the socket timeout, the size, the deadline, the progress hook."""
+
+    timeout_s: float
+    max_bytes: int
+    deadline_s: float | None
+    on_chunk: OnChunk | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,22 +320,10 @@ class FakeHttp(_Verbs):
         self.routes: dict[str | tuple[str, str], Route] = dict(routes or {})
         self.requests: list[HttpRequest] = []
 
-    def request(
-        self,
-        method: str,
-        url: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        body: bytes | None = None,
-        timeout_s: float,
-        max_bytes: int,
-        deadline_s: float | None = None,
-        on_chunk: OnChunk | None = None,
-    ) -> HttpResponse:
+    def _send(self, sent: HttpRequest, call: _Call) -> HttpResponse:
         """Answer from the routes (see the class docstring)."""
-        if not url.lower().startswith(("http://", "https://")):
-            raise HttpError(f"{url}: not an http(s) URL", url=url, reason="bad_url")
-        seen = HttpRequest(method=method.upper(), url=url, headers=dict(headers or {}), body=body)
+        url, max_bytes, on_chunk = sent.url, call.max_bytes, call.on_chunk
+        seen = replace(sent, method=sent.method.upper())
         self.requests.append(seen)
         route = self.routes.get((seen.method, url), self.routes.get(url))
         if route is None:

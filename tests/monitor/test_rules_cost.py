@@ -171,6 +171,41 @@ def test_same_problem_on_many_gpus_is_one_finding_naming_them() -> None:
     assert len(single) == 1 and "GPU 0" in single[0].summary
 
 
+def test_findings_carry_their_figures_and_merge_on_the_figures_shown() -> None:
+    def node(utils: list[float]) -> list[Sample]:
+        return [
+            Sample(
+                timestamp_s=float(i),
+                gpus=tuple(
+                    GpuSample(index=g, sm_util_pct=u, gpu_busy_pct=90.0, mem_copy_util_pct=40.0)
+                    for g, u in enumerate(utils)
+                ),
+            )
+            for i in range(10)
+        ]
+
+    # 45.2 and 44.9 both show as "45%": one finding; 30 shows differently: its own finding.
+    under = [
+        f for f in diagnose(node([45.2, 44.9, 30.0])).findings if f.kind is FindingKind.UNDERUSED
+    ]
+    assert [f.gpus for f in under] == [(0, 1), (2,)]
+    assert under[0].figure("activity_pct") == pytest.approx(45.2)
+    assert under[0].figure("source") == "sm_util_pct"
+    assert under[0].summary == "GPUs 0, 1 under-used: sm_util_pct 45%"
+    assert under[1].summary == "GPU 2 under-used: sm_util_pct 30%"
+    assert under[1].evidence == (
+        "mean sm_util_pct 30% (keep > 70%)",
+        "memory-copy peak 40% (< 80%)",
+    )
+    # The text is rendered from the templates, never stored: change a figure, the text follows.
+    bumped = dataclasses.replace(
+        under[1],
+        figures=tuple((k, 31.0 if k == "activity_pct" else v) for k, v in under[1].figures),
+    )
+    assert bumped.summary == "GPU 2 under-used: sm_util_pct 31%"
+    assert under[1].json_view()["summary"] == under[1].summary
+
+
 def _direct_cost(samples: list[Sample], price: InstancePrice) -> tuple[float, float, float]:
     """The meter's definition written out: each sample held until the next, the last for the
     median of the gaps; (spent, idle waste, under-use waste) in USD."""

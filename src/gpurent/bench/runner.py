@@ -254,36 +254,20 @@ def run_bench(
             )
         )
 
+    def timed_on_device(run: Callable[..., list[Measurement]], **args: Any) -> Callable[[], Any]:
+        """A job that runs `run(torch, device, repeats, deadline of its slot, **args)`."""
+        return lambda: measurements.extend(
+            run(torch, device=device, repeats=sizes.matmul_repeats, deadline=slot[0], **args)
+        )
+
     jobs: dict[str, Callable[[], Any]] = {
-        "matmul": lambda: measurements.extend(
-            run_matmul(
-                torch,
-                device=device,
-                sizes=sizes.matmul_sizes,
-                precisions=GPU_PRECISIONS if device == "cuda" else CPU_PRECISIONS,
-                repeats=sizes.matmul_repeats,
-                deadline=slot[0],
-            )
+        "matmul": timed_on_device(
+            run_matmul,
+            sizes=sizes.matmul_sizes,
+            precisions=GPU_PRECISIONS if device == "cuda" else CPU_PRECISIONS,
         ),
-        "membw": lambda: measurements.extend(
-            run_membw(
-                torch,
-                device=device,
-                array_mib=sizes.membw_mib,
-                repeats=sizes.matmul_repeats,
-                deadline=slot[0],
-            )
-        ),
-        "hostdev": lambda: measurements.extend(
-            run_hostdev(
-                torch,
-                device=device,
-                size_mib=sizes.hostdev_mib,
-                repeats=sizes.matmul_repeats,
-                probe_link=probe,
-                deadline=slot[0],
-            )
-        ),
+        "membw": timed_on_device(run_membw, array_mib=sizes.membw_mib),
+        "hostdev": timed_on_device(run_hostdev, size_mib=sizes.hostdev_mib, probe_link=probe),
         "allreduce": lambda: measurements.extend(
             run_allreduce(
                 device=device,

@@ -3,7 +3,7 @@ its nodes. Ray and the fleet room are imported inside the commands (the `fleet` 
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -36,6 +36,12 @@ AddressOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+RepeatsOpt = Annotated[int, typer.Option("--repeats", help="Timed all-reduces per size.")]
+
+
+def _sizes_mib_option(what: str, auto: str) -> Any:
+    """`--sizes-mib`, saying what the sizes are for and what `auto` means for this command."""
+    return typer.Option("--sizes-mib", help=f"{what}, MiB (auto: {auto}).")
 
 
 def _sizes(text: str) -> list[float] | None:
@@ -82,12 +88,9 @@ def bench_cmd(
     ] = True,
     sizes_mib: Annotated[
         str,
-        typer.Option(
-            "--sizes-mib",
-            help="Pair all-reduce message sizes, MiB (auto: 64,256 on GPUs, 8,64 on CPUs).",
-        ),
+        _sizes_mib_option("Pair all-reduce message sizes", "64,256 on GPUs, 8,64 on CPUs"),
     ] = "auto",
-    repeats: Annotated[int, typer.Option("--repeats", help="Timed all-reduces per size.")] = 5,
+    repeats: RepeatsOpt = 5,
     min_free_gib: Annotated[
         float, typer.Option("--min-free-gib", help="Disk check: fail below this much free space.")
     ] = 1.0,
@@ -209,13 +212,9 @@ def allreduce_cmd(
     *,
     address: AddressOpt,
     sizes_mib: Annotated[
-        str,
-        typer.Option(
-            "--sizes-mib",
-            help="Message sizes, MiB (auto: 16,64,256 on GPUs, 1,8,64 on CPUs).",
-        ),
+        str, _sizes_mib_option("Message sizes", "16,64,256 on GPUs, 1,8,64 on CPUs")
     ] = "auto",
-    repeats: Annotated[int, typer.Option("--repeats", help="Timed all-reduces per size.")] = 5,
+    repeats: RepeatsOpt = 5,
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds to wait for the processes.")
     ] = 300.0,

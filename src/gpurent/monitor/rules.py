@@ -66,14 +66,77 @@ class Thresholds:
     min_samples: int = 3
 
 
+Figure = float | int | str
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Finding:
+    """What one rule found, as data: kind, severity, the GPUs, and the measured figures by name.
+
+    The summary and the evidence lines are `str.format` templates over `figures` and `{gpus}`
+    (the GPUs' label, "GPU 3" or "GPUs 0-7"); they become text only when read (`summary`,
+    `evidence`), so findings are compared and merged on their figures, never on their words.
+    """
+
     kind: FindingKind
     severity: Severity
     gpus: tuple[int, ...]  # empty: the host
-    summary: str
-    evidence: tuple[str, ...]
+    figures: tuple[tuple[str, Figure], ...]
+    summary_template: str
+    evidence_templates: tuple[str, ...]
     advice: str
+
+    @property
+    def summary(self) -> str:
+        return self._text(self.summary_template, gpu_label(self.gpus))
+
+    @property
+    def evidence(self) -> tuple[str, ...]:
+        label = gpu_label(self.gpus)
+        return tuple(self._text(e, label) for e in self.evidence_templates)
+
+    def json_view(self) -> dict[str, object]:
+        """The finding as JSON writes it: the rendered text, not the templates."""
+        return {
+            "kind": self.kind,
+            "severity": self.severity,
+            "gpus": self.gpus,
+            "summary": self.summary,
+            "evidence": self.evidence,
+            "advice": self.advice,
+        }
+
+    def figure(self, name: str) -> Figure:
+        return dict(self.figures)[name]
+
+    def _text(self, template: str, label: str) -> str:
+        return template.format(gpus=label, **dict(self.figures))
+
+    def shown_figures(self) -> tuple[str, ...]:
+        """The summary and evidence as shown, without the GPU label: equal for two GPUs with
+        the same problem at the same (rounded) figures."""
+        return tuple(self._text(e, "") for e in (self.summary_template, *self.evidence_templates))
+
+
+def _finding(
+    kind: FindingKind,
+    severity: Severity,
+    gpus: tuple[int, ...],
+    summary: str,
+    evidence: Sequence[str],
+    *,
+    advice: str,
+    **figures: Figure,
+) -> Finding:
+    return Finding(
+        kind=kind,
+        severity=severity,
+        gpus=gpus,
+        figures=tuple(sorted(figures.items())),
+        summary_template=summary,
+        evidence_templates=tuple(evidence),
+        advice=advice,
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -137,16 +200,17 @@ def diagnose(samples: Sequence[Sample], t: Thresholds | None = None) -> Diagnosi
         findings.extend(_imbalance(summaries, t))
         if disk is not None and disk > t.disk_util_high_pct:
             findings.append(
-                Finding(
-                    kind=FindingKind.DISK_BUSY,
-                    severity=Severity.WARNING,
-                    gpus=(),
-                    summary=f"disk busy {disk:.0f}% on average "
-                    f"(keep below {t.disk_util_high_pct:.0f}%)",
-                    evidence=(f"mean busiest-device %util {disk:.0f}% (/proc/diskstats field 13)",),
+                _finding(
+                    FindingKind.DISK_BUSY,
+                    Severity.WARNING,
+                    (),
+                    "disk busy {disk_util_pct:.0f}% on average (keep below {limit_pct:.0f}%)",
+                    ("mean busiest-device %util {disk_util_pct:.0f}% (/proc/diskstats field 13)",),
                     advice="cache the data set on local NVMe or in RAM, use larger sequential "
                     "shards (WebDataset/TFRecord), add loader workers; on NVMe/RAID also compare "
                     "throughput with the device's measured ceiling",
+                    disk_util_pct=disk,
+                    limit_pct=t.disk_util_high_pct,
                 )
             )
     order = {Severity.CRITICAL: 0, Severity.WARNING: 1, Severity.INFO: 2}
@@ -172,8 +236,11 @@ def _drop_shadowed(findings: list[Finding]) -> list[Finding]:
     ]
 
 
-def _gpu_label(gpus: Sequence[int]) -> str:
+def gpu_label(gpus: Sequence[int]) -> str:
+    """ "GPU 3" for one GPU, "GPUs 0-7" for a run of three or more, "GPUs 0, 2" otherwise."""
     ordered = sorted(gpus)
+    if len(ordered) == 1:
+        return f"GPU {ordered[0]}"
     if len(ordered) > 2 and ordered == list(range(ordered[0], ordered[-1] + 1)):
         return f"GPUs {ordered[0]}-{ordered[-1]}"
     return "GPUs " + ", ".join(str(i) for i in ordered)
@@ -184,35 +251,14 @@ def _merge_across_gpus(findings: list[Finding]) -> list[Finding]:
     (an 8-GPU node that throttles should read as one line, with the GPUs named)."""
     groups: dict[tuple[object, ...], list[Finding]] = {}
     for f in findings:
-        if len(f.gpus) == 1:
-            label = f"GPU {f.gpus[0]}"
-            key: tuple[object, ...] = (
-                f.kind,
-                f.severity,
-                f.summary.replace(label, "\0"),
-                tuple(e.replace(label, "\0") for e in f.evidence),
-                f.advice,
-            )
-        else:
-            key = (id(f),)
-        groups.setdefault(key, []).append(f)
-    merged: list[Finding] = []
-    for group in groups.values():
-        first = group[0]
-        if len(group) == 1:
-            merged.append(first)
-            continue
-        gpus = tuple(sorted(i for f in group for i in f.gpus))
-        label, together = f"GPU {first.gpus[0]}", _gpu_label(gpus)
-        merged.append(
-            replace(
-                first,
-                gpus=gpus,
-                summary=first.summary.replace(label, together),
-                evidence=tuple(e.replace(label, together) for e in first.evidence),
-            )
+        key: tuple[object, ...] = (
+            (f.kind, f.severity, f.shown_figures(), f.advice) if len(f.gpus) == 1 else (id(f),)
         )
-    return merged
+        groups.setdefault(key, []).append(f)
+    return [
+        replace(group[0], gpus=tuple(sorted(i for f in group for i in f.gpus)))
+        for group in groups.values()
+    ]
 
 
 def _summarise(index: int, gs: list[GpuSample], t: Thresholds) -> GpuSummary:
@@ -253,24 +299,27 @@ def _gpu_findings(
     cpu, disk, iowait, data_wait = host.cpu, host.disk, host.iowait, host.data_wait
     out: list[Finding] = []
     gpu = (s.index,)
-    label = f"GPU {s.index}"
     out.extend(_health(s, gs, t))
     if any(g.lost for g in gs):
         return out
     if s.idle_share >= t.idle_share:
         out.append(
-            Finding(
-                kind=FindingKind.IDLE,
-                severity=Severity.WARNING,
-                gpus=gpu,
-                summary=f"{label} idle {s.idle_share:.0%} of the window",
-                evidence=(
-                    f"{s.activity_source} <= {t.idle_activity_pct:.0f}% in {s.idle_share:.0%} "
-                    f"of {s.samples} samples",
-                    f"mean power {s.mean_power_w or 0:.0f} W",
+            _finding(
+                FindingKind.IDLE,
+                Severity.WARNING,
+                gpu,
+                "{gpus} idle {idle_share:.0%} of the window",
+                (
+                    "{source} <= {idle_pct:.0f}% in {idle_share:.0%} of {samples} samples",
+                    "mean power {power_w:.0f} W",
                 ),
                 advice="stop or release the instance (or this GPU) while nothing runs; "
                 "set --idle-action to do it automatically",
+                source=s.activity_source,
+                idle_pct=t.idle_activity_pct,
+                idle_share=s.idle_share,
+                samples=s.samples,
+                power_w=s.mean_power_w or 0,
             )
         )
         return out
@@ -278,77 +327,92 @@ def _gpu_findings(
     activity = s.mean_activity_pct
     if s.mean_sm_util_pct is None and s.mean_busy_pct is not None:
         out.append(
-            Finding(
-                kind=FindingKind.BUSY_ONLY,
-                severity=Severity.INFO,
-                gpus=gpu,
-                summary=f"{label}: SM utilisation not measured, only NVML busy %",
-                evidence=(
-                    f"mean busy {s.mean_busy_pct:.0f}% (share of time any kernel ran)",
+            _finding(
+                FindingKind.BUSY_ONLY,
+                Severity.INFO,
+                gpu,
+                "{gpus}: SM utilisation not measured, only NVML busy %",
+                (
+                    "mean busy {busy_pct:.0f}% (share of time any kernel ran)",
                     "no GPM metrics (needs Hopper or newer) in the samples",
                 ),
                 advice="busy % reads 100 while one small kernel runs: use DCGM profiling "
                 "(DCGM_FI_PROF_SM_ACTIVE) or a Hopper+ GPU to see real SM activity",
+                busy_pct=s.mean_busy_pct,
             )
         )
     if activity is not None and activity < t.sm_util_low_pct:
+        figures: dict[str, Figure] = {
+            "source": s.activity_source,
+            "activity_pct": activity,
+            "keep_pct": t.sm_util_low_pct,
+        }
         reasons: list[str] = []
-        if cpu is not None and cpu >= t.cpu_busy_pct:
-            reasons.append(f"host CPU {cpu:.0f}% busy (>= {t.cpu_busy_pct:.0f}%)")
-        if disk is not None and disk >= t.disk_util_high_pct:
-            reasons.append(f"disk {disk:.0f}% busy (>= {t.disk_util_high_pct:.0f}%)")
-        if iowait is not None and iowait >= t.iowait_high_pct:
-            reasons.append(f"iowait {iowait:.0f}% (>= {t.iowait_high_pct:.0f}%)")
-        if data_wait is not None and data_wait >= t.data_wait_high_pct:
-            reasons.append(f"runtime waits for data {data_wait:.0f}% of step time")
-        evidence = (f"mean {s.activity_source} {activity:.0f}% (keep > {t.sm_util_low_pct:.0f}%)",)
+        for name, value, limit, line in (
+            ("cpu", cpu, t.cpu_busy_pct, "host CPU {cpu_pct:.0f}% busy (>= {cpu_limit_pct:.0f}%)"),
+            (
+                "disk",
+                disk,
+                t.disk_util_high_pct,
+                "disk {disk_pct:.0f}% busy (>= {disk_limit_pct:.0f}%)",
+            ),
+            (
+                "iowait",
+                iowait,
+                t.iowait_high_pct,
+                "iowait {iowait_pct:.0f}% (>= {iowait_limit_pct:.0f}%)",
+            ),
+            (
+                "data_wait",
+                data_wait,
+                t.data_wait_high_pct,
+                "runtime waits for data {data_wait_pct:.0f}% of step time",
+            ),
+        ):
+            if value is not None and value >= limit:
+                reasons.append(line)
+                figures |= {f"{name}_pct": value, f"{name}_limit_pct": limit}
+        evidence = ("mean {source} {activity_pct:.0f}% (keep > {keep_pct:.0f}%)",)
         dram = _mean(_vals(busy_samples, "dram_bw_util_pct"))
+        mem_copy = _mean(_vals(busy_samples, "mem_copy_util_pct"))
         if reasons:
             out.append(
-                Finding(
-                    kind=FindingKind.INPUT_BOUND,
-                    severity=Severity.WARNING,
-                    gpus=gpu,
-                    summary=f"{label} waits for input: low SM activity while the host is busy",
-                    evidence=(*evidence, *reasons),
+                _finding(
+                    FindingKind.INPUT_BOUND,
+                    Severity.WARNING,
+                    gpu,
+                    "{gpus} waits for input: low SM activity while the host is busy",
+                    (*evidence, *reasons),
                     advice="more DataLoader workers, pin_memory, prefetch; decode/augment on "
                     "the GPU (DALI); cache pre-processed data on local NVMe; pick an instance "
                     "with more vCPUs per GPU",
+                    **figures,
                 )
             )
         elif dram is not None and dram >= t.mem_copy_peak_pct:
-            out.append(_memory_bound(s, t, f"mean DRAM bandwidth {dram:.0f}% (GPM)", evidence))
-        elif (
-            s.peak_mem_copy_util_pct is not None
-            and (_mean(_vals(busy_samples, "mem_copy_util_pct")) or 0.0) >= t.mem_copy_peak_pct
-        ):
-            out.append(
-                _memory_bound(
-                    s,
-                    t,
-                    f"mean memory-copy utilisation "
-                    f"{_mean(_vals(busy_samples, 'mem_copy_util_pct')) or 0:.0f}%",
-                    evidence,
-                )
-            )
+            line = "mean DRAM bandwidth {bound_pct:.0f}% (GPM)"
+            out.append(_memory_bound(s, t, evidence, line, figures | {"bound_pct": dram}))
+        elif s.peak_mem_copy_util_pct is not None and (mem_copy or 0.0) >= t.mem_copy_peak_pct:
+            line = "mean memory-copy utilisation {bound_pct:.0f}%"
+            out.append(_memory_bound(s, t, evidence, line, figures | {"bound_pct": mem_copy or 0}))
         else:
             peak = s.peak_mem_copy_util_pct
+            peak_line = "memory-copy peak {peak_pct:.0f}% (< {peak_limit_pct:.0f}%)"
             out.append(
-                Finding(
-                    kind=FindingKind.UNDERUSED,
-                    severity=Severity.WARNING,
-                    gpus=gpu,
-                    summary=f"{label} under-used: {s.activity_source} {activity:.0f}%",
-                    evidence=(
-                        *evidence,
-                        *(
-                            [f"memory-copy peak {peak:.0f}% (< {t.mem_copy_peak_pct:.0f}%)"]
-                            if peak is not None
-                            else []
-                        ),
-                    ),
+                _finding(
+                    FindingKind.UNDERUSED,
+                    Severity.WARNING,
+                    gpu,
+                    "{gpus} under-used: {source} {activity_pct:.0f}%",
+                    (*evidence, *([peak_line] if peak is not None else [])),
                     advice="raise the batch size, use AMP/bf16, fuse small kernels "
                     "(torch.compile, CUDA graphs), check for CPU-side synchronisation",
+                    **figures,
+                    **(
+                        {"peak_pct": peak, "peak_limit_pct": t.mem_copy_peak_pct}
+                        if peak is not None
+                        else {}
+                    ),
                 )
             )
     out.extend(_throttle(s, busy_samples, t))
@@ -356,16 +420,21 @@ def _gpu_findings(
     return out
 
 
-def _memory_bound(s: GpuSummary, t: Thresholds, what: str, evidence: tuple[str, ...]) -> Finding:
-    return Finding(
-        kind=FindingKind.MEMORY_BOUND,
-        severity=Severity.INFO,
-        gpus=(s.index,),
-        summary=f"GPU {s.index} is memory-bandwidth bound",
-        evidence=(*evidence, f"{what} (>= {t.mem_copy_peak_pct:.0f}%)"),
+def _memory_bound(
+    s: GpuSummary, t: Thresholds, evidence: tuple[str, ...], line: str, figures: dict[str, Figure]
+) -> Finding:
+    """`line` names the bandwidth figure (`bound_pct`) that crossed the peak."""
+    return _finding(
+        FindingKind.MEMORY_BOUND,
+        Severity.INFO,
+        (s.index,),
+        "{gpus} is memory-bandwidth bound",
+        (*evidence, line + " (>= {bound_limit_pct:.0f}%)"),
         advice="fuse element-wise ops (torch.compile), use bf16/fp8 to move fewer bytes, "
         "raise arithmetic intensity (larger batch or sequence), or rent a GPU with more HBM "
         "bandwidth",
+        **figures,
+        bound_limit_pct=t.mem_copy_peak_pct,
     )
 
 
@@ -392,23 +461,20 @@ def _throttle(s: GpuSummary, gs: list[GpuSample], t: Thresholds) -> list[Finding
         share = len(hits) / len(masks)
         if share >= t.throttle_share:
             names = sorted({n for m in hits for b, n in THROTTLE_BITS.items() if m & b & bits})
-            evidence = [f"{', '.join(names)} set in {share:.0%} of busy samples"]
+            figures: dict[str, Figure] = {"reasons": ", ".join(names), "share": share}
+            evidence = ["{reasons} set in {share:.0%} of busy samples"]
             clocks = _vals(gs, "sm_clock_mhz")
             max_clock = next((g.sm_clock_max_mhz for g in gs if g.sm_clock_max_mhz), None)
             if clocks and max_clock:
-                evidence.append(
-                    f"mean SM clock {statistics.fmean(clocks):.0f} of {max_clock:.0f} MHz"
-                )
+                evidence.append("mean SM clock {clock_mhz:.0f} of {clock_max_mhz:.0f} MHz")
+                figures |= {"clock_mhz": statistics.fmean(clocks), "clock_max_mhz": max_clock}
             if kind is FindingKind.THERMAL_THROTTLED and s.max_temperature_c is not None:
-                evidence.append(f"max temperature {s.max_temperature_c:.0f} C")
+                evidence.append("max temperature {max_temperature_c:.0f} C")
+                figures["max_temperature_c"] = s.max_temperature_c
+            summary = "{gpus} " + kind.value.replace("-", " ")
             out.append(
-                Finding(
-                    kind=kind,
-                    severity=Severity.WARNING,
-                    gpus=(s.index,),
-                    summary=f"GPU {s.index} {kind.value.replace('-', ' ')}",
-                    evidence=tuple(evidence),
-                    advice=advice,
+                _finding(
+                    kind, Severity.WARNING, (s.index,), summary, evidence, advice=advice, **figures
                 )
             )
     return out
@@ -430,47 +496,57 @@ def _pcie(s: GpuSummary, gs: list[GpuSample]) -> list[Finding]:
         return []
     g = bad[-1]
     return [
-        Finding(
-            kind=FindingKind.PCIE_DEGRADED,
-            severity=Severity.WARNING,
-            gpus=(s.index,),
-            summary=f"GPU {s.index} PCIe link below its maximum while busy",
-            evidence=(
-                f"gen {g.pcie_gen} of {g.pcie_gen_max}, width x{g.pcie_width} of "
-                f"x{g.pcie_width_max} in {len(bad)} of {len(gs)} busy samples",
+        _finding(
+            FindingKind.PCIE_DEGRADED,
+            Severity.WARNING,
+            (s.index,),
+            "{gpus} PCIe link below its maximum while busy",
+            (
+                "gen {gen} of {gen_max}, width x{width} of x{width_max} "
+                "in {degraded} of {samples} busy samples",
             ),
             advice="host<->GPU copies run slower; reseat/replace is the provider's job: "
             "report the host or move to another instance",
+            gen=str(g.pcie_gen),
+            gen_max=str(g.pcie_gen_max),
+            width=str(g.pcie_width),
+            width_max=str(g.pcie_width_max),
+            degraded=len(bad),
+            samples=len(gs),
         )
     ]
 
 
 def _health(s: GpuSummary, gs: list[GpuSample], t: Thresholds) -> list[Finding]:
     out: list[Finding] = []
+    gpu = (s.index,)
     if any(g.lost for g in gs):
         first = next(i for i, g in enumerate(gs) if g.lost)
         out.append(
-            Finding(
-                kind=FindingKind.GPU_LOST,
-                severity=Severity.CRITICAL,
-                gpus=(s.index,),
-                summary=f"GPU {s.index} fell off the bus (NVML: GPU is lost)",
-                evidence=(f"lost from sample {first + 1} of {len(gs)}",),
+            _finding(
+                FindingKind.GPU_LOST,
+                Severity.CRITICAL,
+                gpu,
+                "{gpus} fell off the bus (NVML: GPU is lost)",
+                ("lost from sample {first} of {samples}",),
                 advice="the job on this GPU is dead: checkpoint-restart on a healthy host and "
                 "report the host to the provider (a reboot may bring it back)",
+                first=first + 1,
+                samples=len(gs),
             )
         )
     ecc = max(_vals(gs, "ecc_uncorrected"), default=0.0)
     if ecc > 0:
         out.append(
-            Finding(
-                kind=FindingKind.ECC,
-                severity=Severity.CRITICAL,
-                gpus=(s.index,),
-                summary=f"GPU {s.index} has {ecc:.0f} uncorrected ECC errors",
-                evidence=(f"volatile uncorrected ECC count {ecc:.0f} (must be 0)",),
+            _finding(
+                FindingKind.ECC,
+                Severity.CRITICAL,
+                gpu,
+                "{gpus} has {ecc:.0f} uncorrected ECC errors",
+                ("volatile uncorrected ECC count {ecc:.0f} (must be 0)",),
                 advice="results may be corrupt: stop, drain the GPU, ask the provider for "
                 "another host",
+                ecc=ecc,
             )
         )
     xids = [x for g in gs for x in g.xids]
@@ -478,29 +554,33 @@ def _health(s: GpuSummary, gs: list[GpuSample], t: Thresholds) -> list[Finding]:
         device = sorted({x for x in xids if not is_application_xid(x)})
         app = sorted({x for x in xids if is_application_xid(x)})
         out.append(
-            Finding(
-                kind=FindingKind.XID,
-                severity=Severity.CRITICAL if device else Severity.WARNING,
-                gpus=(s.index,),
-                summary=f"GPU {s.index} reported Xid "
-                + ", ".join(str(x) for x in sorted(set(xids))),
-                evidence=(
-                    *([f"device Xids {device} mark the GPU unhealthy"] if device else []),
-                    *([f"application Xids {app} (13/31/43/45/68)"] if app else []),
+            _finding(
+                FindingKind.XID,
+                Severity.CRITICAL if device else Severity.WARNING,
+                gpu,
+                "{gpus} reported Xid {xids}",
+                (
+                    *(["device Xids {device} mark the GPU unhealthy"] if device else []),
+                    *(["application Xids {app} (13/31/43/45/68)"] if app else []),
                 ),
                 advice="device Xids: drain the GPU and report the host; application Xids: "
                 "look for an illegal memory access or a killed process in the job's log",
+                xids=", ".join(str(x) for x in sorted(set(xids))),
+                device=str(device),
+                app=str(app),
             )
         )
     if s.max_temperature_c is not None and s.max_temperature_c > t.temperature_high_c:
         out.append(
-            Finding(
-                kind=FindingKind.THERMAL_THROTTLED,
-                severity=Severity.INFO,
-                gpus=(s.index,),
-                summary=f"GPU {s.index} ran hot: {s.max_temperature_c:.0f} C",
-                evidence=(f"max {s.max_temperature_c:.0f} C > {t.temperature_high_c:.0f} C",),
+            _finding(
+                FindingKind.THERMAL_THROTTLED,
+                Severity.INFO,
+                gpu,
+                "{gpus} ran hot: {max_temperature_c:.0f} C",
+                ("max {max_temperature_c:.0f} C > {limit_c:.0f} C",),
                 advice="watch for thermal slowdown; report persistent heat to the provider",
+                max_temperature_c=s.max_temperature_c,
+                limit_c=t.temperature_high_c,
             )
         )
     return out
@@ -516,16 +596,19 @@ def _imbalance(summaries: Sequence[GpuSummary], t: Thresholds) -> list[Finding]:
     if spread <= t.imbalance_spread_pct:
         return []
     return [
-        Finding(
-            kind=FindingKind.UNBALANCED,
-            severity=Severity.WARNING,
-            gpus=tuple(s.index for s in busy),
-            summary=f"GPUs unbalanced: activity spread {spread:.0f} points",
-            evidence=(
-                f"GPU {hi.index} {hi.mean_activity_pct:.0f}% vs GPU {lo.index} "
-                f"{lo.mean_activity_pct:.0f}% ({hi.activity_source})",
-            ),
+        _finding(
+            FindingKind.UNBALANCED,
+            Severity.WARNING,
+            tuple(s.index for s in busy),
+            "GPUs unbalanced: activity spread {spread:.0f} points",
+            ("GPU {hi_gpu} {hi_pct:.0f}% vs GPU {lo_gpu} {lo_pct:.0f}% ({source})",),
             advice="check the sharding/placement (uneven pipeline stages, a rank doing extra "
             "work such as logging or evaluation), and that every GPU got a process",
+            spread=spread,
+            hi_gpu=hi.index,
+            hi_pct=hi.mean_activity_pct or 0.0,
+            lo_gpu=lo.index,
+            lo_pct=lo.mean_activity_pct or 0.0,
+            source=hi.activity_source,
         )
     ]

@@ -12,7 +12,13 @@ from typing import Any
 
 
 def to_jsonable(obj: Any) -> Any:
-    """Dataclasses, enums, paths, tuples and non-finite floats to plain JSON values."""
+    """Dataclasses, enums, paths, tuples and non-finite floats to plain JSON values.
+
+    An object with a `json_view()` method (e.g. a monitor finding, whose text is rendered from
+    its figures) is written as what that method returns."""
+    view = getattr(obj, "json_view", None)
+    if callable(view) and not isinstance(obj, type):
+        return to_jsonable(view())
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, enum.Enum):

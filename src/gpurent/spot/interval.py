@@ -129,8 +129,22 @@ def overhead_exponential(
         )
     q = math.exp(-cycle / mtti_s)
     cycles = math.exp(-restart_s / mtti_s) * q / -math.expm1(-cycle / mtti_s)
-    work = interval_s * cycles
-    if work <= 0:
+    restart = -mtti_s * math.expm1(-restart_s / mtti_s)
+    return _shares(
+        interval_s,
+        life_s=mtti_s,
+        work_s=interval_s * cycles,
+        ckpt_s=checkpoint_cost_s * cycles,
+        restart_s=restart,
+    )
+
+
+def _shares(
+    interval_s: float, *, life_s: float, work_s: float, ckpt_s: float, restart_s: float
+) -> Overhead:
+    """Overhead as shares of useful work, from an expected life split into work, checkpoints,
+    restarts and (the rest) lost work; infinite when no work gets done."""
+    if work_s <= 0:
         return Overhead(
             interval_s=interval_s,
             total=math.inf,
@@ -138,15 +152,13 @@ def overhead_exponential(
             restart=math.inf,
             lost_work=math.inf,
         )
-    restart = -mtti_s * math.expm1(-restart_s / mtti_s)
-    ckpt = checkpoint_cost_s * cycles
-    lost = max(mtti_s - work - ckpt - restart, 0.0)
+    lost = max(life_s - work_s - ckpt_s - restart_s, 0.0)
     return Overhead(
         interval_s=interval_s,
-        total=(ckpt + restart + lost) / work,
-        checkpoint=ckpt / work,
-        restart=restart / work,
-        lost_work=lost / work,
+        total=(ckpt_s + restart_s + lost) / work_s,
+        checkpoint=ckpt_s / work_s,
+        restart=restart_s / work_s,
+        lost_work=lost / work_s,
     )
 
 
@@ -175,22 +187,7 @@ def overhead_empirical(
         work += p * interval_s * n
         ckpt += p * checkpoint_cost_s * n
         restart += p * min(t_s, restart_s)
-    if work <= 0:
-        return Overhead(
-            interval_s=interval_s,
-            total=math.inf,
-            checkpoint=math.inf,
-            restart=math.inf,
-            lost_work=math.inf,
-        )
-    lost = max(life - work - ckpt - restart, 0.0)
-    return Overhead(
-        interval_s=interval_s,
-        total=(ckpt + restart + lost) / work,
-        checkpoint=ckpt / work,
-        restart=restart / work,
-        lost_work=lost / work,
-    )
+    return _shares(interval_s, life_s=life, work_s=work, ckpt_s=ckpt, restart_s=restart)
 
 
 def _minimise(fn: Callable[[float], float], lo_s: float, hi_s: float) -> float:
