@@ -18,7 +18,6 @@ from rich.text import Text
 
 from gpurent.catalog import all_gpus, find_gpu, get_gpu
 from gpurent.catalog.freshness import STALE_AFTER_DAYS, SourceAge, age_days, is_stale
-from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.offer import Offer
 from gpurent.catalog.offers import BUNDLED_AS_OF, OfferTable, bundled_table
 from gpurent.catalog.offers_csv import offers_csv
@@ -53,6 +52,7 @@ from gpurent.cli.common import (
 )
 from gpurent.errors import InputError, require
 from gpurent.inputs import values as v
+from gpurent.report.catalog_json import gpu_row, gpus_document, offers_document
 from gpurent.report.tables import Column, fit_table
 from gpurent.textsafe import cells, clean
 from gpurent.userdata import data_home, now_utc
@@ -123,10 +123,6 @@ GPU_COLUMNS = (
 """The `gpus` table: the columns kept at any width first; the rest go by priority."""
 
 
-def _gpu_row(g: GpuSpec) -> dict[str, Any]:
-    return {**to_jsonable(g), "has_nvlink": g.has_nvlink}
-
-
 @gpus_app.callback(invoke_without_command=True)
 @cli_errors
 @checked(min_memory=v.non_negative)
@@ -150,7 +146,7 @@ def gpus(  # noqa: PLR0917 - typer maps parameters to options
     query = GpuQuery(min_memory_gib=min_memory, architecture=arch, vendor=vendor, name=name)
     specs = select_gpus(all_gpus(), query)
     if as_json:
-        print_json({"count": len(specs), "gpus": [_gpu_row(g) for g in specs]})
+        print_json(gpus_document(specs))
         return
     if not specs:
         err_console.print("no GPU matches these filters; try `gpurent gpus` without filters")
@@ -197,7 +193,7 @@ def gpus_show(
     """
     g = get_gpu(name)
     if as_json:
-        print_json(_gpu_row(g))
+        print_json(gpu_row(g))
         return
     table = Table(title=clean(g.name), show_header=False)
     table.add_column("field", style="bold")
@@ -209,17 +205,6 @@ def gpus_show(
 
 
 # ----------------------------------------------------------------------------- offers
-
-
-def _offer_json(o: Offer, now: datetime) -> dict[str, Any]:
-    return {
-        **to_jsonable(o),
-        "key": o.key,
-        "price_usd_per_gpu_hour": o.price_usd_per_gpu_hour,
-        "spot_price_usd_per_gpu_hour": o.spot_price_usd_per_gpu_hour,
-        "price_age_days": age_days(o.as_of, now),
-        "price_stale": is_stale(o.as_of, now),
-    }
 
 
 def _stale_note(shown: tuple[Offer, ...], now: datetime) -> str | None:
@@ -336,16 +321,7 @@ def offers(  # noqa: PLR0917 - typer maps parameters to options
         typer.echo(offers_csv(shown), nl=False)
         return
     if as_json:
-        print_json(
-            {
-                "age": table.age,
-                "as_of": sorted({o.as_of for o in shown}),
-                "source": table.source,
-                "count": len(shown),
-                "matching": len(matching),
-                "offers": [_offer_json(o, now) for o in shown],
-            }
-        )
+        print_json(offers_document(table, shown, len(matching), now))
         return
     if not shown:
         err_console.print("no offer matches these filters; loosen them (see `gpurent offers -h`)")

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-import datetime as dt
-import enum
 import functools
 import importlib
 import json
@@ -12,7 +9,6 @@ import math
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import typer
@@ -23,6 +19,7 @@ from typer.core import TyperGroup
 from gpurent.errors import GpurentError, InputError
 from gpurent.inputs.files import os_error_message
 from gpurent.inputs.values import Validator
+from gpurent.report.jsonable import to_jsonable as to_jsonable  # noqa: PLC0414 - re-exported
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -209,31 +206,6 @@ class OneLineErrorsGroup(TyperGroup):
             err_console.print("[bold red]error:[/] aborted", highlight=False, soft_wrap=True)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
-
-
-def to_jsonable(obj: Any) -> Any:
-    """Dataclasses, enums, paths, tuples and non-finite floats to plain JSON values.
-
-    An object with a `json_view()` method (e.g. a monitor finding, whose text is rendered from
-    its figures) is written as what that method returns."""
-    view = getattr(obj, "json_view", None)
-    if callable(view) and not isinstance(obj, type):
-        return to_jsonable(view())
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    if isinstance(obj, enum.Enum):
-        return obj.value
-    if isinstance(obj, Mapping):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple | set | frozenset):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, Path):
-        return str(obj)
-    if isinstance(obj, dt.datetime | dt.date):
-        return obj.isoformat()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
 
 
 def print_json(obj: Any) -> None:

@@ -15,6 +15,7 @@ from gpurent.cli import (
     plan_cmds,
     pricing_cmds,
     run_cmds,
+    serve_cmds,
     spot_cmds,
     vendors_cmds,
 )
@@ -64,6 +65,7 @@ for _module in (
     fleet_cmds,
     deploy_cmds,
     vendors_cmds,
+    serve_cmds,
 ):
     _module.register(app)
 

@@ -48,11 +48,8 @@ from gpurent.textsafe import clean
 from gpurent.userdata import now_utc
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from gpurent.catalog.offer import Offer
     from gpurent.plan.layouts import EstimatorFn
-    from gpurent.plan.result import Plan
     from gpurent.workload.spec import Workload
 
 EXIT_INFEASIBLE = 3
@@ -492,16 +489,15 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
             exclude_regions=parse_regions(exclude_region, known),
         )
     result = make_plan(workload, offers, constraints, assumptions, _estimator(), scenario=scenario)
+    from gpurent.report.plan_json import plan_document, price_warnings
+
     stale = price_warnings(result, now_utc())  # raw in JSON; `clean` for the terminal
     if html is not None:
         from gpurent.report.html import plan_page
 
         files.write_text(html, plan_page(result))
     if as_json:
-        from gpurent.report.plan_json import plan_to_dict
-
-        doc = plan_to_dict(result, storage_gb_per_node=assumptions.storage_gb_per_node)
-        print_json({**doc, "warnings": stale})
+        print_json(plan_document(result, assumptions.storage_gb_per_node, stale))
     elif as_csv:
         from gpurent.report.plan_csv import render_csv
 
@@ -547,23 +543,6 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
             typer.echo(line)
     if not result.feasible:
         raise typer.Exit(EXIT_INFEASIBLE)
-
-
-def price_warnings(result: Plan, now: datetime) -> list[str]:
-    """One warning per price date among the ranked rows that is over 30 days old (or unknown),
-    naming the best-ranked row with it: the plan says so and still ranks them (issue 15)."""
-    from gpurent.catalog.freshness import stale_price_warning
-
-    by_date: dict[str, list[str]] = {}
-    for c in result.top:
-        by_date.setdefault(c.as_of, []).append(c.label)
-    out = []
-    for as_of, labels in by_date.items():
-        more = f" (and {len(labels) - 1} more ranked rows)" if len(labels) > 1 else ""
-        line = stale_price_warning(labels[0] + more, as_of, now)
-        if line is not None:
-            out.append(line)
-    return out
 
 
 def register(app: typer.Typer) -> None:

@@ -7,8 +7,10 @@ the public format by accident; `docs/plan.schema.json` is checked against real o
 from __future__ import annotations
 
 import math
+from datetime import datetime
 from typing import Any
 
+from gpurent.catalog.freshness import stale_price_warning
 from gpurent.estimate.uncertainty import COVERAGE
 from gpurent.plan.result import Candidate, Explanation, Plan
 
@@ -214,3 +216,26 @@ def plan_to_dict(plan: Plan, *, storage_gb_per_node: float | None = None) -> dic
     if storage_gb_per_node is not None:
         doc["storage_gb_per_node"] = _num(storage_gb_per_node)
     return doc
+
+
+def price_warnings(result: Plan, now: datetime) -> list[str]:
+    """One warning per price date among the ranked rows that is over 30 days old (or unknown),
+    naming the best-ranked row with it: the plan says so and still ranks them (issue 15)."""
+    by_date: dict[str, list[str]] = {}
+    for c in result.top:
+        by_date.setdefault(c.as_of, []).append(c.label)
+    out = []
+    for as_of, labels in by_date.items():
+        more = f" (and {len(labels) - 1} more ranked rows)" if len(labels) > 1 else ""
+        line = stale_price_warning(labels[0] + more, as_of, now)
+        if line is not None:
+            out.append(line)
+    return out
+
+
+def plan_document(
+    plan: Plan, storage_gb_per_node: float | None, warnings: list[str]
+) -> dict[str, Any]:
+    """What `gpurent plan --json` prints and `POST /api/plan` returns: the stable document and
+    the stale-price warnings (raw text: JSON readers escape it themselves)."""
+    return {**plan_to_dict(plan, storage_gb_per_node=storage_gb_per_node), "warnings": warnings}

@@ -1,0 +1,77 @@
+"""`gpurent serve`: the web API (FastAPI, the `server` extra) on 127.0.0.1 by default."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from gpurent.cli.common import cli_errors, err_console
+from gpurent.errors import require
+from gpurent.server.settings import (
+    DEFAULT_HOST,
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_PORT,
+    TOKEN_ENV,
+    ServerSettings,
+    checked_settings,
+    is_loopback,
+)
+
+
+@cli_errors
+def serve(
+    host: Annotated[
+        str,
+        typer.Option("--host", help="Address to bind; any but loopback needs a token."),
+    ] = DEFAULT_HOST,
+    port: Annotated[int, typer.Option("--port", help="TCP port (0: any free one).")] = DEFAULT_PORT,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            envvar=TOKEN_ENV,
+            show_envvar=True,
+            show_default=False,
+            help="Every request must send 'Authorization: Bearer TOKEN' (16 characters or more; "
+            f"prefer ${TOKEN_ENV}: a flag shows in the process list).",
+        ),
+    ] = None,
+    max_body_bytes: Annotated[
+        int, typer.Option("--max-body-bytes", help="Larger request bodies get 413.")
+    ] = DEFAULT_MAX_BODY_BYTES,
+) -> None:
+    """Serve gpurent's JSON API: /api/gpus, /api/offers, /api/estimate, /api/plan, /api/health;
+    the OpenAPI schema at /docs and /openapi.json (docs/serve.md).
+
+    Example: `gpurent serve`, then `curl -s localhost:8000/api/gpus`.
+    """
+    settings = checked_settings(
+        ServerSettings(host=host, port=port, token=token or None, max_body_bytes=max_body_bytes)
+    )
+    uvicorn: Any = require("uvicorn", "server")
+    require("fastapi", "server")
+    from gpurent.server.app import create_app
+
+    where = f"[{host}]" if ":" in host else host
+    guard = "token required" if settings.token else "no token"
+    scope = "this machine only" if is_loopback(host) else "reachable from the network"
+    err_console.print(
+        f"gpurent serve: http://{where}:{port}/docs ({scope}, {guard})",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        log_level="info",
+        server_header=False,
+        h11_max_incomplete_event_size=64 * 1024,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Attach `serve` to the root app."""
+    app.command("serve")(serve)

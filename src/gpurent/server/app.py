@@ -1,0 +1,30 @@
+"""The app factory: `create_app(settings)` wires the routers, the error replies and the guard."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+
+from gpurent import __version__
+from gpurent.server import catalog_api, estimate_api, health_api, plan_api, replies
+from gpurent.server.guard import Guard
+from gpurent.server.settings import ServerSettings, checked_settings
+
+DESCRIPTION = (
+    "gpurent's JSON API: each endpoint calls the same core function as the CLI command of the "
+    'same name and returns the document its `--json` prints. Errors are `{"error": one line}` '
+    "(404 unknown name, 409 nothing meets the request, 413 body too large, 422 bad input, 401 "
+    "missing token when the server was started with one)."
+)
+
+
+def create_app(settings: ServerSettings) -> Any:
+    """The ASGI app for `settings` (checked first: a non-loopback host needs a token). FastAPI
+    inside, the token and size guard in front of every route, /docs and /openapi.json included."""
+    settings = checked_settings(settings)
+    api = FastAPI(title="gpurent", version=__version__, description=DESCRIPTION)
+    replies.install(api)
+    for router in (health_api.router, catalog_api.router, estimate_api.router, plan_api.router):
+        api.include_router(router)
+    return Guard(api, token=settings.token, max_body_bytes=settings.max_body_bytes)
