@@ -29,16 +29,32 @@ def test_vendors_page_shares_the_layout(vendors_example_page: str) -> None:
     assert page.count("<svg") == 1 and 'tr class="best"' in page
 
 
-def test_a_vendor_named_like_markup_is_text(tmp_path: Path) -> None:
-    evil = "<script>alert(1)</script>"
-    text = (ROOT / "examples" / "vendors.toml").read_text()
-    text = text.replace('"vendors/', f'"{(ROOT / "examples" / "vendors").as_posix()}/')
+def _example_copy() -> str:
+    """examples/vendors.toml with its evidence paths made absolute, to edit and write elsewhere."""
+    text = (ROOT / "examples" / "vendors.toml").read_text(encoding="utf-8")
+    return text.replace('"vendors/', f'"{(ROOT / "examples" / "vendors").as_posix()}/')
+
+
+def _page(tmp_path: Path, text: str) -> str:
     vendors = tmp_path / "vendors.toml"
-    vendors.write_text(text.replace('name = "Example A"', f'name = "{evil}"'), encoding="utf-8")
+    vendors.write_text(text, encoding="utf-8")
     out = tmp_path / "report.html"
     code, _, err = run_cli("vendors", "score", str(vendors), "--html", str(out))
     assert code == 0, err
-    page = out.read_text(encoding="utf-8")
+    return out.read_text(encoding="utf-8")
+
+
+def test_a_vendor_named_like_markup_is_text(tmp_path: Path) -> None:
+    evil = "<script>alert(1)</script>"
+    text = _example_copy().replace('name = "Example A"', f'name = "{evil}"')
+    page = _page(tmp_path, text)
     assert "<script" not in page
     assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 3  # tables, map, legend
     assert evil in page_text(page)
+
+
+def test_a_single_vendor_page_has_no_region_map(tmp_path: Path) -> None:
+    text = _example_copy()
+    page = _page(tmp_path, text[: text.index('[[provider]]\nname = "Example B"')])
+    assert "<svg" not in page and "Who wins where" not in page
+    assert "Example A" in page_text(page) and "Example B" not in page
