@@ -57,3 +57,15 @@ def infeasible_plan() -> Plan:
         CostAssumptions(),
         fake_estimate,
     )
+
+
+@pytest.fixture()
+def vendors_example_page(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The scorecard page of examples/vendors.toml, named as the golden's run named it (a path
+    relative to the repository root)."""
+    from gpurent.report.vendors_html import vendors_page
+    from gpurent.vendors.evaluation import evaluate
+    from gpurent.vendors.file import load_vendors
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    return vendors_page(evaluate(load_vendors(Path("examples/vendors.toml"))))

@@ -201,3 +201,82 @@ def test_plan_chart_draws_the_old_points_with_their_intervals(feasible_plan: Pla
     assert marks(new) == marks(old)
     bars = [e for e in new.iter(f"{NS}line") if "interval" in (e.get("class") or "")]
     assert len(bars) == 2 * len(list(new.iter(f"{NS}circle")))
+
+
+def _grid_cells() -> list[charts.GridCell]:
+    return [
+        charts.GridCell(column=0, row=0, category=0, x=0.0, y=0.0, label="a at 0, 0"),
+        charts.GridCell(column=1, row=0, category=1, x=0.5, y=0.0, label=EVIL),
+        charts.GridCell(column=0, row=1, category=0, x=0.0, y=0.5, label="a at 0, 0.5"),
+    ]
+
+
+def test_category_grid_has_cells_with_their_data_a_legend_and_escapes() -> None:
+    legend = [charts.Category(name="a"), charts.Category(name=EVIL, caption=f"{EVIL} (33%)")]
+    svg = charts.category_grid(
+        _grid_cells(),
+        title="winner <t>",
+        x_label="weight of <x>",
+        y_label="y",
+        legend=legend,
+        x_ticks=[(0, "0%"), (1, "50%")],
+        marker=charts.GridMarker(column=0.5, row=0.5, label="used <m>"),
+    )
+    assert "<script>" not in svg and "<t>" not in svg and "<x>" not in svg
+    root = ET.fromstring(svg)  # well-formed
+    assert root.get("aria-label") == "winner <t>"
+    cells = _by_class(root, "rect", "cell")
+    assert [
+        (c.get("data-category"), float(c.get("data-x")), float(c.get("data-y"))) for c in cells
+    ] == [("a", 0.0, 0.0), (EVIL, 0.5, 0.0), ("a", 0.0, 0.5)]
+    assert cells[1].find(f"{NS}title").text == EVIL
+    assert cells[0].get("fill") == cells[2].get("fill") == charts.PALETTE[0]
+    assert cells[1].get("fill") == charts.PALETTE[1]
+    (x0, y0), (x1, _), (_, y2) = ((float(c.get("x")), float(c.get("y"))) for c in cells)
+    side = float(cells[0].get("width"))
+    assert x1 == pytest.approx(x0 + side) and y2 == pytest.approx(y0 - side)  # row 1 is above
+    keys = [g for g in root.iter(f"{NS}g") if g.get("class") == "legend"]
+    assert [(g.get("data-category"), g.find(f"{NS}text").text) for g in keys] == [
+        ("a", "a"),
+        (EVIL, f"{EVIL} (33%)"),
+    ]
+    assert [g.find(f"{NS}rect").get("fill") for g in keys] == list(charts.PALETTE[:2])
+    (marker,) = _by_class(root, "circle", "marker")
+    assert marker.find(f"{NS}title").text == "used <m>"
+    assert float(marker.get("cx")) == pytest.approx(x0 + side)  # between columns 0 and 1
+    x_axis = next(g for g in root.iter(f"{NS}g") if g.get("class") == "axis x")
+    assert [t.text for t in x_axis] == ["0%", "50%", "weight of <x>"]
+
+
+def test_category_grid_without_cells_or_with_an_unnamed_category() -> None:
+    empty = charts.category_grid([], title=EVIL, x_label="x", y_label="y", legend=[])
+    assert empty.startswith('<p class="nodata">') and "<script>" not in empty
+    with pytest.raises(ValueError, match="no legend entry"):
+        charts.category_grid(
+            _grid_cells(), title="t", x_label="x", y_label="y", legend=[charts.Category(name="a")]
+        )
+
+
+def test_vendor_region_map_draws_the_old_cells_and_ring(
+    vendors_example_page: str,
+) -> None:
+    (old,) = _svgs((GOLDEN / "vendors-example.html").read_text())
+    (new,) = _svgs(vendors_example_page)
+
+    def cells(root: ET.Element) -> list[tuple[str, ...]]:
+        return [
+            (c.find(f"{NS}title").text or "", *(c.get(k) or "" for k in ("x", "y", "fill")))
+            for c in _by_class(root, "rect", "cell")
+        ]
+
+    assert len(cells(new)) == 231 and cells(new) == cells(old)
+    for c in _by_class(new, "rect", "cell"):  # the winner named in the tooltip is the data
+        assert (c.find(f"{NS}title").text or "").endswith(f": {c.get('data-category')}")
+    (ring,) = _by_class(new, "circle", "marker")
+    (old_ring,) = _by_class(old, "circle", "base")
+    assert (ring.get("cx"), ring.get("cy")) == (old_ring.get("cx"), old_ring.get("cy"))
+    old_legend = [t.text for t in old.iter(f"{NS}text") if t.text and "%)" in t.text]
+    new_legend = [
+        g.find(f"{NS}text").text for g in new.iter(f"{NS}g") if g.get("class") == "legend"
+    ]
+    assert new_legend == old_legend == ["Example A (71%)", "Example C (25%)", "Example B (4%)"]

@@ -89,7 +89,7 @@ def test_html_report_has_the_tables_and_the_region_plot(tmp_path: Path) -> None:
     for heading in ("Ranking (weighted sum)", "Missing evidence", "TOPSIS", "Contract checklist"):
         assert heading in html
     assert "<svg" in html and html.count('class="cell"') == 21 * 22 // 2
-    assert 'class="base"' in html
+    assert 'class="marker"' in html
     assert "NIST SP 800-88" in html
     assert f"wrote {out}" in err
 

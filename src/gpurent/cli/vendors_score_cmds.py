@@ -120,7 +120,7 @@ def score(  # noqa: PLR0917 - typer maps parameters to options
     """Rank GPU providers by the guide's weighted evaluation from the evidence in FILE: each
     criterion's raw evidence, score and weighted contribution, what missing evidence could
     change, how firm the top choice is against the weights, TOPSIS, and the contract checklist."""
-    from gpurent.report.vendors_html import render_html
+    from gpurent.report.vendors_html import vendors_page
     from gpurent.report.vendors_markdown import render_markdown
     from gpurent.vendors.evaluation import evaluate
     from gpurent.vendors.file import load_vendors
@@ -146,7 +146,7 @@ def score(  # noqa: PLR0917 - typer maps parameters to options
     for warning in ev.scorecard.warnings:
         err_console.print(Text(clean(f"warning: {warning}"), style="yellow"), soft_wrap=True)
     if html is not None:
-        files.write_text(html, render_html(ev))
+        files.write_text(html, vendors_page(ev))
         if not as_json and not markdown:
             err_console.print(Text(f"wrote {files.shown(html)}"), soft_wrap=True)
     if as_json:

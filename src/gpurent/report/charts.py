@@ -1,9 +1,10 @@
 """The one chart helper: inline SVG for every gpurent page (no plotting library, no script).
 
-Four kinds: a scatter with 80% intervals as error bars (a plan's cost vs time), a line chart
+Five kinds: a scatter with 80% intervals as error bars (a plan's cost vs time), a line chart
 (a monitor timeline, a spot hour-of-week profile; `None` values leave gaps), an hour-of-week
-heat map (7 days x 24 hours), and a horizontal bar chart. Every mark carries its figures in
-data units (`data-x`/`data-y`, `data-points`, `data-hour`/`data-value`) and a <title> tooltip,
+heat map (7 days x 24 hours), a horizontal bar chart, and a categorical grid (which vendor wins
+at which pair of weights). Every mark carries its figures in data units (`data-x`/`data-y`,
+`data-points`, `data-hour`/`data-value`, `data-category`) and a <title> tooltip,
 so tests and the web dashboard read values rather than pixels. All text is escaped. Axes
 switch to log scale when positive data span more than 20x (cost and time across GPU classes).
 """
@@ -16,6 +17,8 @@ from dataclasses import dataclass
 from html import escape
 
 BLUE, ORANGE, GREEN, RED, GREY = "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#999"
+# colours for categories, in order (the last four after the named ones)
+PALETTE = (BLUE, ORANGE, GREEN, RED, "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
@@ -48,6 +51,37 @@ class Bar:
     label: str
     value: float
     color: str = BLUE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GridCell:
+    """One cell of a categorical grid: column and row (0 at the bottom left), the category it
+    falls in (an index into the legend), its data values and its tooltip."""
+
+    column: int
+    row: int
+    category: int
+    x: float
+    y: float
+    label: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Category:
+    """A legend entry: the category's name (in each cell's data-category) and the legend's text
+    (the name unless given, e.g. with the category's share)."""
+
+    name: str
+    caption: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GridMarker:
+    """A ring at a (fractional) column and row, e.g. the point actually used."""
+
+    column: float
+    row: float
+    label: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -410,6 +444,99 @@ def bar_chart(bars: Sequence[Bar], *, title: str, value_label: str, width: int =
             f'<rect class="bar" x="{x0:.1f}" y="{y:.1f}" width="{x1 - x0:.1f}" height="16" '
             f'fill="{b.color}" data-value="{_num(b.value)}"><title>{escape(b.label)}: '
             f"{b.value:.4g} {escape(value_label)}</title></rect>"
+        )
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def category_grid(
+    cells: Sequence[GridCell],
+    *,
+    title: str,
+    x_label: str,
+    y_label: str,
+    legend: Sequence[Category],
+    x_ticks: Sequence[tuple[float, str]] = (),
+    y_ticks: Sequence[tuple[float, str]] = (),
+    marker: GridMarker | None = None,
+    plot_px: int = 360,
+    legend_px: int = 220,
+) -> str:
+    """Square cells on a columns x rows grid, coloured by category (`legend[i]` is category i,
+    coloured PALETTE[i]); ticks sit at the centre of the column or row they name; absent
+    cells are left blank. Without cells: a one-line "no data" paragraph instead."""
+    if not cells:
+        return f'<p class="nodata">{escape(title)}: no data</p>'
+    for c in cells:
+        if not 0 <= c.category < len(legend):
+            raise ValueError(f"cell category {c.category} has no legend entry ({len(legend)})")
+    columns = max(c.column for c in cells) + 1
+    rows = max(c.row for c in cells) + 1
+    side = plot_px / max(columns, rows)
+    frame = Frame(
+        width=80 + plot_px + 20 + legend_px,
+        height=20 + plot_px + 50,
+        left=80,
+        right=20 + legend_px,
+        top=20,
+        bottom=50,
+    )
+
+    def px(column: float, row: float) -> tuple[float, float]:
+        """The pixel centre of a (fractional) column and row."""
+        return frame.x0 + (column + 0.5) * side, frame.y0 - (row + 0.5) * side
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {frame.width} {frame.height}" '
+        f'width="{frame.width}" height="{frame.height}" role="img" aria-label="{escape(title)}" '
+        'font-family="sans-serif" font-size="11">',
+        f"<title>{escape(title)}</title>",
+    ]
+    for c in cells:
+        cx, cy = px(c.column, c.row)
+        color = PALETTE[c.category % len(PALETTE)]
+        out.append(
+            f'<rect class="cell" x="{cx - side / 2:.1f}" y="{cy - side / 2:.1f}" '
+            f'width="{side:.1f}" height="{side:.1f}" fill="{color}" fill-opacity="0.75" '
+            f'data-x="{_num(c.x)}" data-y="{_num(c.y)}" '
+            f'data-category="{escape(legend[c.category].name)}"><title>{escape(c.label)}</title></rect>'
+        )
+    parts = ['<g class="axis x">']
+    for column, text in x_ticks:
+        x, _ = px(column, 0)
+        parts.append(
+            f'<text x="{x:.1f}" y="{frame.y0 + 14:.1f}" text-anchor="middle">{escape(text)}</text>'
+        )
+    parts.append(
+        f'<text class="label" x="{frame.x0 + plot_px / 2:.1f}" y="{frame.y0 + 34:.1f}" '
+        f'text-anchor="middle">{escape(x_label)}</text></g>'
+    )
+    parts.append('<g class="axis y">')
+    for row, text in y_ticks:
+        _, y = px(0, row)
+        parts.append(
+            f'<text x="{frame.x0 - 6:.1f}" y="{y + 4:.1f}" text-anchor="end">{escape(text)}</text>'
+        )
+    parts.append(
+        f'<text class="label" transform="translate(16 {frame.y1 + plot_px / 2:.1f}) '
+        f'rotate(-90)" text-anchor="middle">{escape(y_label)}</text></g>'
+    )
+    out.append("".join(parts))
+    if marker is not None:
+        mx, my = px(marker.column, marker.row)
+        out.append(
+            f'<circle class="marker" cx="{mx:.1f}" cy="{my:.1f}" r="6" fill="none" '
+            f'stroke="#000" stroke-width="2"><title>{escape(marker.label)}</title></circle>'
+        )
+    lx = frame.x1 + 20
+    for k, entry in enumerate(legend):
+        ly = frame.y1 + 10 + k * 18
+        text = entry.name if entry.caption is None else entry.caption
+        out.append(
+            f'<g class="legend" data-category="{escape(entry.name)}">'
+            f'<rect x="{lx:.1f}" y="{ly - 9:.1f}" width="12" height="12" '
+            f'fill="{PALETTE[k % len(PALETTE)]}" fill-opacity="0.75"/>'
+            f'<text x="{lx + 18:.1f}" y="{ly + 1:.1f}">{escape(text)}</text></g>'
         )
     out.append("</svg>")
     return "\n".join(out)
