@@ -62,8 +62,10 @@ from gpurent.workload.spec import LlmShape, Recompute, Sharding, Stack, Task, Wo
 from gpurent.workload.zoo import (
     ModelInfo,
     llm_active_params,
+    llm_attention_width,
     llm_expert_params,
     llm_flops_per_token,
+    llm_kv_cache_values_per_token,
     llm_params,
 )
 
@@ -1071,7 +1073,8 @@ def llm_comm_times(
         # tensor-parallel x expert-parallel block of consecutive ranks)
         local = local_seq * b * shape.experts_per_token * shape.hidden * act_b / tp
         ep_nodes = max(1, (tp * ep) // per_node)
-        ep_s = 4.0 * layers_here * on(ep, ep_nodes, local, 1.0)
+        moe_here = layers_here * shape.moe_layers / shape.layers  # DeepSeek: 58 of 61 layers
+        ep_s = 4.0 * moe_here * on(ep, ep_nodes, local, 1.0)
     return LlmComm(dp_s=dp_s, tp_s=tp_s, pp_s=pp_s, cp_s=cp_s, ep_s=ep_s)
 
 
@@ -1125,7 +1128,7 @@ def moe_imbalance_factor(workload: Workload, shape: LlmShape) -> float:
     1.0 for a dense model or ep 1 (each GPU then runs every expert on its own tokens)."""
     if workload.expert_parallel <= 1 or not shape.is_moe:
         return 1.0
-    experts = shape.layers * shape.experts_per_token * llm_expert_params(shape)
+    experts = shape.moe_layers * shape.experts_per_token * llm_expert_params(shape)
     share = experts / llm_active_params(shape)
     return 1.0 + (MOE_LOAD_IMBALANCE - 1.0) * share
 
@@ -1254,14 +1257,13 @@ def _llm_inference(
     peak = peak_flops(gpu, p)
     bw = bandwidth_bps(gpu) * k.decode_bw_efficiency
     wbytes = weights_bytes_for_inference(model, p) / tp
-    head_dim = shape.hidden // shape.heads
     kv_bytes = bytes_per_value(p)
-    kv_per_token = 2.0 * shape.layers * (shape.kv_heads or shape.heads) * head_dim * kv_bytes / tp
+    kv_per_token = llm_kv_cache_values_per_token(shape) * kv_bytes / tp
     # the prompt attends causally (`zoo.llm_flops_per_token`); each decoded token sees it all
     prefill_flops = llm_flops_per_token(shape, prompt, training=False) * prompt * b / tp
     t_prefill = k.llm.a_gemm * prefill_flops / peak + wbytes / bw
     avg_ctx = prompt + out / 2.0
-    decode_flops = (2.0 * n + 4.0 * shape.layers * shape.hidden * avg_ctx) * b / tp
+    decode_flops = (2.0 * n + 4.0 * shape.layers * llm_attention_width(shape) * avg_ctx) * b / tp
     step_c = k.llm.a_gemm * decode_flops / peak
     step_m = (wbytes + kv_per_token * avg_ctx * b) / bw
     act_bytes = bytes_per_value(p)

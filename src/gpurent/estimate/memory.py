@@ -43,7 +43,8 @@ Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
   (Korthikanti et al. 2022); pipeline stages' peak is the first stage's in-flight micro-batches
   (`pipeline_in_flight`) or the last stage's logits, whichever is larger.
 - KV cache (inference): 2 x layers x kv_heads x head_dim x (prompt + output) x batch x 2 B
-  (4 B for fp32 runs).
+  (4 B for fp32 runs); multi-head latent attention (DeepSeek-V3) caches layers x
+  (kv_lora_rank + qk_rope_head_dim) values per token instead (`llm_kv_cache_values_per_token`).
 - Overhead: 0.8 GiB CUDA context + workspace, plus a share of the rest for the caching
   allocator (reserved minus allocated): `FRAGMENTATION` for training, `INFERENCE_FRAGMENTATION`
   (8 %, assumed) for serving. The two activation scales and `FRAGMENTATION` are fitted on
@@ -60,7 +61,12 @@ from gpurent.estimate.perf import bytes_per_value
 from gpurent.estimate.result import MemoryBreakdown
 from gpurent.units import BYTES_PER_GIB
 from gpurent.workload.spec import Optimizer, Sharding, Stack, Task, Workload
-from gpurent.workload.zoo import ModelInfo, llm_expert_params_total, llm_layer_params
+from gpurent.workload.zoo import (
+    ModelInfo,
+    llm_expert_params_total,
+    llm_kv_cache_values_per_token,
+    llm_layer_params,
+)
 
 CONTEXT_OVERHEAD_GIB = 0.8
 DEFAULT_OUTPUT_TOKENS = 256  # generated per request when the workload does not say (inference)
@@ -191,10 +197,9 @@ def memory_breakdown(
         optim = 0.0
         if model.llm is not None:
             s = model.llm
-            head_dim = s.head_dim or s.hidden // s.heads
             tokens = (seq or 0) + (workload.output_tokens or DEFAULT_OUTPUT_TOKENS)
             kv_bytes = bytes_per_value(p)  # fp32 runs keep an fp32 cache; fp8 a 16-bit one
-            kv_cache = 2.0 * s.layers * (s.kv_heads or s.heads) * head_dim * tokens * b * kv_bytes
+            kv_cache = llm_kv_cache_values_per_token(s) * tokens * b * kv_bytes
             kv_cache /= mp
             activations = 4.0 * (seq or 0) * b * max(s.hidden, (s.ffn_hidden or 4 * s.hidden))
         else:

@@ -54,7 +54,7 @@ from gpurent.workload.retinanet import (
     retinanet_params,
 )
 from gpurent.workload.sdxl import sdxl_activation_values, sdxl_forward_flops, sdxl_params
-from gpurent.workload.spec import LlmShape
+from gpurent.workload.spec import LlmShape, MlaShape
 from gpurent.workload.unet3d import unet3d_activation_values, unet3d_forward_flops, unet3d_params
 from gpurent.workload.zoo import EncoderShape, ModelInfo
 
@@ -165,6 +165,35 @@ LLM_SHAPES: dict[str, tuple[LlmShape, str]] = {
         ),
         "Qwen3-235B-A22B config.json and model card (Qwen/Qwen3-235B-A22B): 235B parameters, "
         "22B activated",
+    ),
+    # DeepSeek-V3 without its optional MTP module (num_nextn_predict_layers 1, 11.5B more)
+    "deepseek-v3": (
+        LlmShape(
+            layers=61,
+            hidden=7168,
+            heads=128,
+            vocab=129280,
+            ffn_hidden=18432,  # the 3 dense layers' MLP (intermediate_size)
+            gated_mlp=True,
+            tied_embeddings=False,
+            experts=256,
+            experts_per_token=8,
+            expert_ffn_hidden=2048,
+            dense_layers=3,  # first_k_dense_replace
+            shared_experts=1,
+            mla=MlaShape(
+                q_lora_rank=1536,
+                kv_lora_rank=512,
+                qk_nope_head_dim=128,
+                qk_rope_head_dim=64,
+                v_head_dim=128,
+            ),
+        ),
+        "DeepSeek-V3 config.json (deepseek-ai/DeepSeek-V3: 61 layers, hidden 7168, 128 heads, MLA "
+        "q_lora_rank 1536 / kv_lora_rank 512 / qk 128+64 / v 128, first_k_dense_replace 3 with "
+        "intermediate 18432, 256 routed experts top-8 + 1 shared of 2048, vocab 129280) and "
+        "its README_WEIGHTS.md; DeepSeek-AI 2024, arXiv:2412.19437, section 4.2: 671B "
+        "parameters, 37B activated (36.6B without the input embedding); MTP module left out",
     ),
 }
 
