@@ -16,8 +16,10 @@ from gpurent.workload import Task, Workload
 from gpurent.workload.models import get_model
 from gpurent.workload.zoo import (
     llm_active_params,
+    llm_attention_flops_per_token,
     llm_expert_params_total,
     llm_flops_per_token,
+    llm_kv_cache_values,
     llm_kv_cache_values_per_token,
     llm_params,
 )
@@ -28,6 +30,10 @@ PUBLISHED = [
     # DeepSeek-V3 README_WEIGHTS.md: 671B total, 36.6B activated incl. the 0.9B output head;
     # arXiv:2412.19437 section 4.2: 671B, 37B activated
     ("deepseek-v3", 671e9, 37e9, 36.6e9),
+    # OpenAI, gpt-oss model card (arXiv:2508.10925): 116.8B total, 5.13B active; 20.9B, 3.6B.
+    # The card leaves the input embedding (201088 x 2880 = 0.58B) out of its active counts
+    ("gpt-oss-120b", 116.8e9, 5.13e9 + 0.579e9, 5.13e9),
+    ("gpt-oss-20b", 20.9e9, 3.6e9 + 0.579e9, 3.6e9),
 ]
 
 
@@ -99,3 +105,35 @@ def test_mla_attention_flops_use_its_head_dimensions() -> None:
         shape, 0, training=False
     )
     assert attn == pytest.approx(2.0 * 61 * 128 * (192 + 128) / 2 * s)
+
+
+def test_gpt_oss_sliding_window_layers_cache_and_attend_at_most_128_tokens() -> None:
+    """gpt-oss: 18 of 36 layers attend within a 128-token window, so they cache 128 tokens and
+    each query scores at most 128 keys there; the other 18 see the whole context."""
+    shape = get_model("gpt-oss-120b").llm
+    assert shape is not None
+    per_layer = 2 * 8 * 64  # K and V of 8 KV heads of 64
+    assert llm_kv_cache_values(shape, 100) == 36 * per_layer * 100
+    assert llm_kv_cache_values(shape, 8192) == per_layer * (18 * 8192 + 18 * 128)
+    s, w, width = 8192, 128, 2880
+    full = 18 * s / 2.0
+    windowed = 18 * (w - w * w / (2.0 * s))
+    assert llm_attention_flops_per_token(shape, s, training=False) == pytest.approx(
+        4.0 * width * (full + windowed)
+    )
+    dense = replace(shape, sliding_window=0)
+    assert llm_attention_flops_per_token(dense, s, training=False) == pytest.approx(
+        2.0 * 36 * width * s
+    )
+    wl = Workload(
+        model="gpt-oss-120b",
+        task=Task.INFERENCE,
+        precision=Precision.BF16,
+        batch_size_per_gpu=8,
+        seq_len=8192,
+        output_tokens=256,
+    )
+    mem = estimate(wl, get_gpu("H200"), 1).memory
+    tokens = 8192 + 256
+    expected = per_layer * (18 * tokens + 18 * 128) * 8 * 2
+    assert mem.kv_cache_gib == pytest.approx(expected / BYTES_PER_GIB, rel=1e-9)

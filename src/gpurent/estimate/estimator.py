@@ -62,10 +62,11 @@ from gpurent.workload.spec import LlmShape, Recompute, Sharding, Stack, Task, Wo
 from gpurent.workload.zoo import (
     ModelInfo,
     llm_active_params,
+    llm_attended_keys,
     llm_attention_width,
     llm_expert_params,
     llm_flops_per_token,
-    llm_kv_cache_values_per_token,
+    llm_kv_cache_values,
     llm_params,
 )
 
@@ -1257,15 +1258,15 @@ def _llm_inference(
     peak = peak_flops(gpu, p)
     bw = bandwidth_bps(gpu) * k.decode_bw_efficiency
     wbytes = weights_bytes_for_inference(model, p) / tp
-    kv_bytes = bytes_per_value(p)
-    kv_per_token = llm_kv_cache_values_per_token(shape) * kv_bytes / tp
+    kv_bytes = bytes_per_value(p) / tp  # per cached value on one tensor-parallel rank
     # the prompt attends causally (`zoo.llm_flops_per_token`); each decoded token sees it all
     prefill_flops = llm_flops_per_token(shape, prompt, training=False) * prompt * b / tp
     t_prefill = k.llm.a_gemm * prefill_flops / peak + wbytes / bw
     avg_ctx = prompt + out / 2.0
-    decode_flops = (2.0 * n + 4.0 * shape.layers * llm_attention_width(shape) * avg_ctx) * b / tp
+    attended = llm_attended_keys(shape, avg_ctx)
+    decode_flops = (2.0 * n + 4.0 * llm_attention_width(shape) * attended) * b / tp
     step_c = k.llm.a_gemm * decode_flops / peak
-    step_m = (wbytes + kv_per_token * avg_ctx * b) / bw
+    step_m = (wbytes + llm_kv_cache_values(shape, avg_ctx) * kv_bytes * b) / bw
     act_bytes = bytes_per_value(p)
     tensor = workload.tensor_parallel
     per_layer = 2 * shape.layers

@@ -44,7 +44,8 @@ Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
   (`pipeline_in_flight`) or the last stage's logits, whichever is larger.
 - KV cache (inference): 2 x layers x kv_heads x head_dim x (prompt + output) x batch x 2 B
   (4 B for fp32 runs); multi-head latent attention (DeepSeek-V3) caches layers x
-  (kv_lora_rank + qk_rope_head_dim) values per token instead (`llm_kv_cache_values_per_token`).
+  (kv_lora_rank + qk_rope_head_dim) values per token instead, and a sliding-window layer
+  (gpt-oss) at most its window of tokens (`zoo.llm_kv_cache_values`).
 - Overhead: 0.8 GiB CUDA context + workspace, plus a share of the rest for the caching
   allocator (reserved minus allocated): `FRAGMENTATION` for training, `INFERENCE_FRAGMENTATION`
   (8 %, assumed) for serving. The two activation scales and `FRAGMENTATION` are fitted on
@@ -64,7 +65,7 @@ from gpurent.workload.spec import Optimizer, Sharding, Stack, Task, Workload
 from gpurent.workload.zoo import (
     ModelInfo,
     llm_expert_params_total,
-    llm_kv_cache_values_per_token,
+    llm_kv_cache_values,
     llm_layer_params,
 )
 
@@ -199,7 +200,7 @@ def memory_breakdown(
             s = model.llm
             tokens = (seq or 0) + (workload.output_tokens or DEFAULT_OUTPUT_TOKENS)
             kv_bytes = bytes_per_value(p)  # fp32 runs keep an fp32 cache; fp8 a 16-bit one
-            kv_cache = llm_kv_cache_values_per_token(s) * tokens * b * kv_bytes
+            kv_cache = llm_kv_cache_values(s, tokens) * b * kv_bytes
             kv_cache /= mp
             activations = 4.0 * (seq or 0) * b * max(s.hidden, (s.ffn_hidden or 4 * s.hidden))
         else:

@@ -102,6 +102,24 @@ def _llama(  # noqa: PLR0917 - a table row
     )
 
 
+def _gpt_oss(layers: int, experts: int) -> LlmShape:
+    return LlmShape(
+        layers=layers,
+        hidden=2880,
+        heads=64,
+        vocab=201088,
+        kv_heads=8,
+        head_dim=64,
+        ffn_hidden=2880,
+        gated_mlp=True,
+        tied_embeddings=False,
+        experts=experts,
+        experts_per_token=4,
+        sliding_window=128,
+        sliding_window_layers=layers // 2,
+    )
+
+
 LLM_SHAPES: dict[str, tuple[LlmShape, str]] = {
     "gpt2": (LlmShape(layers=12, hidden=768, heads=12, vocab=50257), "Radford et al. 2019 (124M)"),
     "mpt-125m": (_mpt(12, 768, 12), "llm-foundry yamls/pretrain/mpt-125m.yaml"),
@@ -165,6 +183,21 @@ LLM_SHAPES: dict[str, tuple[LlmShape, str]] = {
         ),
         "Qwen3-235B-A22B config.json and model card (Qwen/Qwen3-235B-A22B): 235B parameters, "
         "22B activated",
+    ),
+    # gpt-oss: attention with biases and learned sinks (a few k values, left out); experts
+    # stored in MXFP4 (quantization_config), counted here at the precision the run asks for
+    "gpt-oss-120b": (
+        _gpt_oss(36, 128),
+        "gpt-oss-120b config.json (openai/gpt-oss-120b: 36 layers, hidden 2880, 128 experts top-4 "
+        "of intermediate 2880, 64 query / 8 KV heads of head_dim 64, sliding_window 128 on "
+        "every other layer, vocab 201088, untied) and OpenAI's gpt-oss model card "
+        "(arXiv:2508.10925), parameter table: 116.8B parameters, 5.1B active (without the "
+        "input embedding)",
+    ),
+    "gpt-oss-20b": (
+        _gpt_oss(24, 32),
+        "gpt-oss-20b config.json (openai/gpt-oss-20b: 24 layers, 32 experts top-4, otherwise as "
+        "gpt-oss-120b) and the gpt-oss model card: 20.9B parameters, 3.6B active",
     ),
     # DeepSeek-V3 without its optional MTP module (num_nextn_predict_layers 1, 11.5B more)
     "deepseek-v3": (

@@ -201,6 +201,10 @@ class LlmShape:
     dense_layers: int = 0
     shared_experts: int = 0
     mla: MlaShape | None = None  # multi-head latent attention; None: (grouped-query) attention
+    # sliding-window attention on `sliding_window_layers` of the layers (gpt-oss: every other
+    # one, window 128): a query there sees at most `sliding_window` keys (0: none windowed)
+    sliding_window: int = 0
+    sliding_window_layers: int = 0
 
     @property
     def is_moe(self) -> bool:

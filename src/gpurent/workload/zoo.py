@@ -155,6 +155,34 @@ def llm_kv_cache_values_per_token(shape: LlmShape) -> float:
     return 2.0 * shape.layers * (shape.kv_heads or shape.heads) * head_dim
 
 
+def _windowed_layers(shape: LlmShape) -> int:
+    return shape.sliding_window_layers if shape.sliding_window > 0 else 0
+
+
+def llm_kv_cache_values(shape: LlmShape, tokens: float) -> float:
+    """Values the KV cache holds for one sequence of `tokens` tokens: every full-attention layer
+    keeps all of them, a sliding-window layer at most `sliding_window`."""
+    per_layer = llm_kv_cache_values_per_token(shape) / shape.layers
+    windowed = _windowed_layers(shape)
+    kept = (shape.layers - windowed) * tokens + windowed * min(tokens, shape.sliding_window)
+    return per_layer * kept
+
+
+def llm_attended_keys(shape: LlmShape, context: float) -> float:
+    """Keys one query at position `context` attends to, summed over the layers (decode)."""
+    windowed = _windowed_layers(shape)
+    return (shape.layers - windowed) * context + windowed * min(context, shape.sliding_window)
+
+
+def _mean_causal_keys(shape: LlmShape, seq_len: int) -> float:
+    """Keys a query attends to on average over a causal sequence, summed over the layers: s / 2
+    per full layer; a window-w layer min(i + 1, w) averaged, w - w^2 / (2 s) when s > w."""
+    windowed = _windowed_layers(shape)
+    w = shape.sliding_window
+    window_keys = seq_len / 2.0 if seq_len <= w else w - w * w / (2.0 * seq_len)
+    return (shape.layers - windowed) * seq_len / 2.0 + windowed * window_keys
+
+
 def llm_expert_params(shape: LlmShape) -> float:
     """Weights of one expert's MLP (0 for a dense model)."""
     if not shape.is_moe:
@@ -223,9 +251,11 @@ def llm_attention_flops_per_token(shape: LlmShape, seq_len: int, *, training: bo
     per layer, ~2 L h s per token. FlashAttention-2 (Dao 2023, arXiv:2307.08691, section 3.1.1 on
     causal masking) skips the key blocks above the diagonal, about half of them, and its
     benchmarks (section 4.1) count causal attention as half of the non-causal 4 s^2 d heads
-    forward FLOPs; every current LLM stack runs such a kernel. PaLM's appendix B MFU formula
+    forward FLOPs; every current LLM stack runs such a kernel. Sliding-window layers (gpt-oss)
+    count the keys inside their window (`_mean_causal_keys`); multi-head latent attention its
+    own width (`llm_attention_width`). PaLM's appendix B MFU formula
     (6 N + 12 L h s, Chowdhery et al. 2022) counts the full square; it is not used here."""
-    fwd = 2.0 * shape.layers * llm_attention_width(shape) * seq_len
+    fwd = 4.0 * llm_attention_width(shape) * _mean_causal_keys(shape, seq_len)
     return 3.0 * fwd if training else fwd
 
 
