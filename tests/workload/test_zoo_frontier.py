@@ -3,6 +3,8 @@ multi-head latent attention's KV cache and attention FLOPs, and the CLI end to e
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import replace
 
 import pytest
@@ -137,3 +139,94 @@ def test_gpt_oss_sliding_window_layers_cache_and_attend_at_most_128_tokens() -> 
     tokens = 8192 + 256
     expected = per_layer * (18 * tokens + 18 * 128) * 8 * 2
     assert mem.kv_cache_gib == pytest.approx(expected / BYTES_PER_GIB, rel=1e-9)
+
+
+def test_flux_dev_counts_follow_its_config() -> None:
+    """FLUX.1-dev: ~12 B parameters (model card); forward FLOPs of one 1024 px step dominated
+    by 57 blocks x 4608 tokens x (12 h^2 + 2 s h) multiply-adds."""
+    model = get_model("flux-dev")
+    assert model.num_params == pytest.approx(12e9, rel=0.02)
+    h, s = 3072, 4096 + 512
+    dominant = 2.0 * s * 57 * (12 * h * h + 2 * s * h)
+    assert model.forward_flops() == pytest.approx(dominant, rel=0.01)
+    assert model.forward_flops() > dominant
+    assert model.forward_flops() == pytest.approx(74.4e12, rel=0.005)
+
+
+@pytest.mark.parametrize(
+    ("model", "extra", "unit"),
+    [
+        ("deepseek-v3", ("--task", "inference", "--tp", "8", "--seq-len", "4096"), "tokens/s"),
+        ("gpt-oss-120b", ("--task", "inference", "--seq-len", "8192"), "tokens/s"),
+        ("gpt-oss-20b", ("--seq-len", "4096", "--sharding", "zero3"), "tokens/s"),
+        ("flux-dev", ("--sharding", "zero3"), "images/s"),
+    ],
+)
+def test_new_models_estimate_end_to_end_with_json(
+    model: str, extra: tuple[str, ...], unit: str
+) -> None:
+    code, out, err = run(
+        "estimate", "--model", model, "--gpu", "H200", "--gpus", "8", "--batch-size", "1",
+        *extra, "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["model"] == model and data["throughput_unit"] == unit
+    assert data["throughput"] > 0 and data["memory"]["total_gib"] > 0
+
+
+# the fewest GPUs whose memory holds the served weights (no activations, no KV cache):
+# ceil(params x bytes / (capacity - 0.8 GiB context)), the capacity the estimate reports
+@pytest.mark.parametrize(
+    ("model", "precision", "gpu", "least"),
+    [
+        ("deepseek-v3", "bf16", "H100", 16),  # 1250 GiB / 78.8
+        ("deepseek-v3", "fp8", "H100", 8),  # 625 GiB
+        ("deepseek-v3", "bf16", "H200", 9),  # / 139.6
+        ("deepseek-v3", "fp8", "H200", 5),
+        ("gpt-oss-120b", "bf16", "H100", 3),  # 217.5 GiB
+        ("gpt-oss-120b", "fp8", "H100", 2),
+    ],
+)
+def test_a_model_that_does_not_fit_says_how_many_gpus_its_weights_need(
+    model: str, precision: str, gpu: str, least: int
+) -> None:
+    code, out, err = run(
+        "estimate", "--model", model, "--gpu", gpu, "--task", "inference",
+        "--precision", precision, "--batch-size", "1", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    notes = json.loads(out)["notes"]
+    said = [n for n in notes if "alone at" in n]
+    assert said, notes
+    assert f"need at least {least} x {get_gpu(gpu).name}" in said[0]
+    assert f"at {precision}" in said[0]
+
+
+@pytest.mark.parametrize("gpu", ["H100", "H200", "B200"])
+def test_least_gpus_shrinks_with_fp8_and_capacity(gpu: str) -> None:
+    code, out, err = run(
+        "estimate", "--model", "deepseek-v3", "--gpu", gpu, "--task", "inference",
+        "--precision", "bf16", "--batch-size", "1", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    bf16 = json.loads(out)
+    code, out, err = run(
+        "estimate", "--model", "deepseek-v3", "--gpu", gpu, "--task", "inference",
+        "--precision", "fp8", "--batch-size", "1", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    fp8 = json.loads(out)
+
+    def least(est: dict[str, object]) -> int:
+        notes = est["notes"]
+        assert isinstance(notes, list)
+        line = next(n for n in notes if "alone at" in n)
+        return int(line.split("need at least ")[1].split(" x ")[0])
+
+    capacity = bf16["memory"]
+    assert isinstance(capacity, dict)
+    usable = (capacity["capacity_gib"] - 0.8) * BYTES_PER_GIB
+    params = get_model("deepseek-v3").num_params
+    assert least(bf16) == math.ceil(2 * params / usable)
+    assert least(fp8) == math.ceil(params / usable) < least(bf16)

@@ -27,6 +27,7 @@ from gpurent.estimate.memory import (
     frozen_base_bytes_per_param,
     lora_params,
     memory_breakdown,
+    min_gpus_for_model_state,
     weights_bytes_for_inference,
     zero_shard_degree,
 )
@@ -616,6 +617,16 @@ def _estimate(
         notes.append(
             f"does not fit: needs {mem.total_gib:.1f} GiB of {mem.capacity_gib:g} GiB "
             f"(short by {-mem.headroom_gib:.1f} GiB)"
+        )
+        least = min_gpus_for_model_state(workload, model, mem.capacity_gib)
+        what = (
+            "weights"
+            if workload.task is Task.INFERENCE
+            else "weights, gradients and optimizer states"
+        )
+        notes.append(
+            f"the {what} alone at {workload.precision.value} need at least {least} x "
+            f"{gpu.name} (fully sharded; activations and KV cache come on top)"
         )
     throughput = samples_per_s * units_per_sample
     eff_basis = realized_efficiency(gpu).basis

@@ -56,6 +56,7 @@ Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from gpurent.catalog.precision import Precision
 from gpurent.estimate.perf import bytes_per_value
@@ -360,6 +361,29 @@ def _training_activations(
     return acts
 
 
+def min_gpus_for_model_state(workload: Workload, model: ModelInfo, capacity_gib: float) -> int:
+    """The fewest GPUs of `capacity_gib` that can hold the model at all: its served weights
+    (inference), or its weights, gradients and optimizer states fully sharded (ZeRO-3 over every
+    GPU; training), each GPU keeping its CUDA context. Activations, the KV cache, gathered
+    layers and fragmentation come on top, so a real layout needs at least this many."""
+    if workload.task is Task.INFERENCE:
+        state = weights_bytes_for_inference(model, workload.precision)
+    else:
+        flat = replace(
+            workload,
+            sharding=Sharding.ZERO3,
+            tensor_parallel=1,
+            pipeline_parallel=1,
+            context_parallel=1,
+            expert_parallel=1,
+            cpu_offload=False,
+        )
+        m = memory_breakdown(flat, model, 1, capacity_gib, fragmentation=0.0)
+        state = (m.weights_gib + m.gradients_gib + m.optimizer_gib) * BYTES_PER_GIB
+    usable = (capacity_gib - CONTEXT_OVERHEAD_GIB) * BYTES_PER_GIB
+    return max(1, math.ceil(state / usable)) if usable > 0 else 0
+
+
 def weights_bytes_for_inference(model: ModelInfo, precision: Precision) -> float:
     """Bytes of the served weights: 1 B/param in fp8 (every fp8 recipe, MXFP8 and, counting
     its higher-precision copies conservatively, NVFP4), 2 B in a 16-bit precision, else 4 B."""
@@ -380,6 +404,7 @@ __all__ = [
     "logits_bytes",
     "lora_params",
     "memory_breakdown",
+    "min_gpus_for_model_state",
     "pipeline_in_flight",
     "zero_shard_degree",
 ]

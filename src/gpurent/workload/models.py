@@ -25,7 +25,8 @@ Fixed-shape models carry per-sample costs worked out from their reference archit
 - BERT, ViT and LLMs take their costs from their shapes (see `gpurent.workload.zoo`).
 - Issue 18's families compute theirs from their shapes in their own modules: ViT-L/H as encoders,
   DiT (`diffusion`), T5 (`encdec`, the 6 N rule), 3D U-Net (`unet3d`), RetinaNet (`retinanet`),
-  the SD-XL UNet (`sdxl`); each entry's `source` names the paper or repository path and commit.
+  the SD-XL UNet (`sdxl`), FLUX.1-dev (`flux`); each entry's `source` names the paper or
+  repository path and commit.
 """
 
 from __future__ import annotations
@@ -47,6 +48,12 @@ from gpurent.workload.encdec import (
     t5_activation_values,
     t5_forward_flops,
     t5_params,
+)
+from gpurent.workload.flux import (
+    FLUX_DEV,
+    flux_activation_values,
+    flux_forward_flops,
+    flux_params,
 )
 from gpurent.workload.retinanet import (
     retinanet_activation_values,
@@ -426,6 +433,22 @@ def _build() -> dict[str, ModelInfo]:
         calibration_key="bert-large-squad",
         source="Peebles & Xie 2023 (arXiv:2212.09748) Table 1 shape, Table 4: 675 M params, "
         "118.6 Gflops (multiply-adds) per 256 px image; see gpurent.workload.diffusion",
+    )
+    zoo["flux-dev"] = ModelInfo(
+        name="flux-dev",
+        family="encoder",  # a bidirectional (MMDiT) transformer over latent patches + prompt
+        description="FLUX.1-dev rectified-flow transformer, one denoising step at 1024 px "
+        "(4096 image + 512 text tokens; T5-XXL, CLIP-L and VAE not counted)",
+        throughput_unit="images/s",
+        default_batch_size=1,
+        params=flux_params(FLUX_DEV),
+        fixed_forward_flops=flux_forward_flops(FLUX_DEV),
+        fixed_activation_values=flux_activation_values(FLUX_DEV),
+        calibration_key="bert-large-squad",
+        source="black-forest-labs/FLUX.1-dev transformer/config.json (19 double + 38 single "
+        "blocks, 24 heads x 128, in_channels 64, joint_attention_dim 4096, pooled 768, "
+        "guidance_embeds) and model card (12 B parameters); black-forest-labs/flux "
+        "FluxParams (mlp_ratio 4); see gpurent.workload.flux",
     )
     for name, (shape, src) in LLM_SHAPES.items():
         zoo[name] = ModelInfo(
