@@ -230,3 +230,31 @@ def test_least_gpus_shrinks_with_fp8_and_capacity(gpu: str) -> None:
     params = get_model("deepseek-v3").num_params
     assert least(bf16) == math.ceil(2 * params / usable)
     assert least(fp8) == math.ceil(params / usable) < least(bf16)
+
+
+@pytest.mark.parametrize("model", ["qwen3-30b-a3b", "deepseek-v3", "gpt-oss-120b"])
+def test_serving_reads_the_kv_cache_the_shape_implies(model: str) -> None:
+    """Decode time per token = (weights + KV cache x batch) / bandwidth: its batch slope over
+    its intercept is the cache's bytes over the weights', whatever the bandwidth. Qwen3 MoE's
+    128-wide heads on a 2,048 hidden size were once counted at 64 (half the cache)."""
+    info = get_model(model)
+    shape = info.llm
+    assert shape is not None
+    prompt, out = 4096, 256
+
+    def memory_time(batch: int) -> float:
+        wl = Workload(
+            model=model,
+            task=Task.INFERENCE,
+            precision=Precision.BF16,
+            batch_size_per_gpu=batch,
+            seq_len=prompt,
+            output_tokens=out,
+        )
+        return estimate(wl, get_gpu("B200"), 1).memory_time_s
+
+    m1, m3 = memory_time(1), memory_time(3)
+    slope = (m3 - m1) / 2
+    intercept = m1 - slope
+    kv = llm_kv_cache_values(shape, prompt + out / 2)
+    assert slope / intercept == pytest.approx(kv / info.num_params, rel=1e-6)
