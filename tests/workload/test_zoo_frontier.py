@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from gpurent.catalog import Precision, get_gpu
 from gpurent.cli.main import app
 from gpurent.estimate import estimate
+from gpurent.estimate.memory import llm_layer_activation_values
 from gpurent.units import BYTES_PER_GIB
 from gpurent.workload import Task, Workload
 from gpurent.workload.models import get_model
@@ -258,3 +259,16 @@ def test_serving_reads_the_kv_cache_the_shape_implies(model: str) -> None:
     intercept = m1 - slope
     kv = llm_kv_cache_values(shape, prompt + out / 2)
     assert slope / intercept == pytest.approx(kv / info.num_params, rel=1e-6)
+
+
+def test_training_activations_count_the_experts_a_token_visits_and_the_head_widths() -> None:
+    """Per token and layer: norms 4 h, q/k/v/output by their head widths, and the MLP
+    intermediates of every expert a token runs (gpt-oss: 4 of 2,880; DeepSeek-V3: 8 routed + 1
+    shared of 2,048), not one expert's; a dense model keeps 6 h + 2 kv + 4 ffn."""
+    gpt = get_model("gpt-oss-120b")
+    assert llm_layer_activation_values(gpt) == 4 * 2880 + 2 * 64 * 64 + 2 * 8 * 64 + 4 * 4 * 2880
+    ds = get_model("deepseek-v3")
+    attn = 4 * 7168 + 2 * 128 * 192 + 2 * 128 * 128 + (1536 + 512 + 64)
+    assert llm_layer_activation_values(ds) == attn + 4 * 9 * 2048
+    llama = get_model("llama3-8b")
+    assert llm_layer_activation_values(llama) == 6 * 4096 + 2 * 8 * 128 + 4 * 14336

@@ -15,10 +15,12 @@ Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
   the optimizer states (and ZeRO-3 weights) to host memory.
 - Activations (decoder LLMs, `llm_layer_activation_values`): the tensors one transformer layer
   keeps for backward with FlashAttention/SDPA (no s^2 scores), counted from the shape: per token
-  6 h (two norm inputs and outputs, q, attention output) + 2 kv (k, v) + 4 ffn (gate, up,
-  act(gate), product; 2 ffn for a plain MLP), x bytes per value x micro-batch x seq, times a
-  fitted scale: `ACTIVATION_SCALE` for full training, `ADAPTER_ACTIVATION_SCALE` for LoRA/QLoRA.
-  The scale multiplies only this approximate per-layer count (every layer without
+  6 h (two norm inputs and outputs, q, attention output; q and output heads x head_dim where
+  that differs from h) + 2 kv (k, v) + 4 ffn (gate, up, act(gate), product; 2 ffn for a plain
+  MLP; MoE: ffn of the experts_per_token routed + shared experts; multi-head latent attention:
+  q, k of qk_nope + qk_rope and v, output of v_head_dim per head, plus its latents), x bytes
+  per value x micro-batch x seq, times a fitted scale: `ACTIVATION_SCALE` for full training,
+  `ADAPTER_ACTIVATION_SCALE` for LoRA/QLoRA. The scale multiplies only this approximate per-layer count (every layer without
   checkpointing, the one recomputed layer with it); the checkpointed layer inputs and the
   logits are exact counts and stay unscaled. GPT-2 shapes give 16 h values (32 h bytes),
   Korthikanti et al. count 34 h bytes with dropout masks. Tensor parallelism is assumed to run
@@ -268,14 +270,26 @@ def memory_breakdown(
 
 def llm_layer_activation_values(model: ModelInfo) -> float:
     """Values one decoder layer keeps for backward per token (FlashAttention, no dropout):
-    norms' inputs and outputs, q, k, v, attention output, and the MLP's intermediates."""
+    norms' inputs and outputs (4 h), q, k, v and the attention output by their head widths
+    (multi-head latent attention: its query and KV latents too), and the MLP's intermediates
+    (MoE: of the `experts_per_token` routed and the shared experts a token visits)."""
     s = model.llm
     if s is None:
         raise ValueError(f"{model.name} is not a decoder LLM")
     h = s.hidden
-    kv = (s.kv_heads or s.heads) * (h // s.heads)
-    ffn = s.ffn_hidden or 4 * h
-    return 6.0 * h + 2.0 * kv + (4.0 if s.gated_mlp else 2.0) * ffn
+    ffn = float(s.ffn_hidden or 4 * h)
+    if s.is_moe:  # the intermediates of the routed and shared experts a token runs through
+        ffn = (s.experts_per_token + s.shared_experts) * (s.expert_ffn_hidden or ffn)
+    mlp = (4.0 if s.gated_mlp else 2.0) * ffn
+    if s.mla is not None:  # q and k of qk_nope + qk_rope, v and the output of v_head_dim
+        m = s.mla
+        qk, v = s.heads * (m.qk_nope_head_dim + m.qk_rope_head_dim), s.heads * m.v_head_dim
+        latents = m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim
+        return 4.0 * h + 2.0 * qk + 2.0 * v + latents + mlp
+    head_dim = s.head_dim or h // s.heads
+    q = s.heads * head_dim
+    kv = (s.kv_heads or s.heads) * head_dim
+    return 4.0 * h + 2.0 * q + 2.0 * kv + mlp
 
 
 def _zero3_gathered_bytes(workload: Workload, model: ModelInfo, half_store: bool) -> float:
