@@ -18,9 +18,10 @@ Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
   6 h (two norm inputs and outputs, q, attention output; q and output heads x head_dim where
   that differs from h) + 2 kv (k, v) + 4 ffn (gate, up, act(gate), product; 2 ffn for a plain
   MLP; MoE: ffn of the experts_per_token routed + shared experts; multi-head latent attention:
-  q, k of qk_nope + qk_rope and v, output of v_head_dim per head, plus its latents), x bytes
-  per value x micro-batch x seq, times a fitted scale: `ACTIVATION_SCALE` for full training,
-  `ADAPTER_ACTIVATION_SCALE` for LoRA/QLoRA. The scale multiplies only this approximate per-layer count (every layer without
+  q and k of qk_nope + qk_rope, v and output of v_head_dim per head, and its latents), x bytes
+  per value x micro-batch x seq, times a
+  fitted scale: `ACTIVATION_SCALE` for full training, `ADAPTER_ACTIVATION_SCALE` for LoRA/QLoRA.
+  The scale multiplies only this approximate per-layer count (every layer without
   checkpointing, the one recomputed layer with it); the checkpointed layer inputs and the
   logits are exact counts and stay unscaled. GPT-2 shapes give 16 h values (32 h bytes),
   Korthikanti et al. count 34 h bytes with dropout masks. Tensor parallelism is assumed to run
