@@ -31,7 +31,7 @@ from gpurent.workload.zoo import (
 # embedding as the source states them)
 PUBLISHED = [
     # DeepSeek-V3 README_WEIGHTS.md: 671B total, 36.6B activated incl. the 0.9B output head;
-    # arXiv:2412.19437 section 4.2: 671B, 37B activated
+    # arXiv:2412.19437, abstract: 671B, 37B activated per token
     ("deepseek-v3", 671e9, 37e9, 36.6e9),
     # OpenAI, gpt-oss model card (arXiv:2508.10925): 116.8B total, 5.13B active; 20.9B, 3.6B.
     # The card leaves the input embedding (201088 x 2880 = 0.58B) out of its active counts

@@ -232,7 +232,7 @@ LLM_SHAPES: dict[str, tuple[LlmShape, str]] = {
         "DeepSeek-V3 config.json (deepseek-ai/DeepSeek-V3: 61 layers, hidden 7168, 128 heads, MLA "
         "q_lora_rank 1536 / kv_lora_rank 512 / qk 128+64 / v 128, first_k_dense_replace 3 with "
         "intermediate 18432, 256 routed experts top-8 + 1 shared of 2048, vocab 129280) and "
-        "its README_WEIGHTS.md; DeepSeek-AI 2024, arXiv:2412.19437, section 4.2: 671B "
+        "its README_WEIGHTS.md; DeepSeek-AI 2024, arXiv:2412.19437, abstract: 671B "
         "parameters, 37B activated (36.6B without the input embedding); MTP module left out",
     ),
 }
