@@ -29,6 +29,7 @@ from gpurent.estimate.memory import (
     frozen_base_bytes_per_param,
     lora_params,
     memory_breakdown,
+    min_gpus_for_model_state,
     weights_bytes_for_inference,
     zero_shard_degree,
 )
@@ -64,8 +65,11 @@ from gpurent.workload.spec import LlmShape, Recompute, Sharding, Stack, Task, Wo
 from gpurent.workload.zoo import (
     ModelInfo,
     llm_active_params,
+    llm_attended_keys,
+    llm_attention_width,
     llm_expert_params,
     llm_flops_per_token,
+    llm_kv_cache_values,
     llm_params,
 )
 
@@ -620,6 +624,16 @@ def _estimate(
             f"does not fit: needs {mem.total_gib:.1f} GiB of {mem.capacity_gib:g} GiB "
             f"(short by {-mem.headroom_gib:.1f} GiB)"
         )
+        least = min_gpus_for_model_state(workload, model, mem.capacity_gib)
+        what = (
+            "weights"
+            if workload.task is Task.INFERENCE
+            else "weights, gradients and optimizer states"
+        )
+        notes.append(
+            f"the {what} alone at {workload.precision.value} need at least {least} x "
+            f"{gpu.name} (fully sharded; activations and KV cache come on top)"
+        )
     throughput = samples_per_s * units_per_sample
     eff_basis = realized_efficiency(gpu).basis
     interval = interval_for(
@@ -1078,7 +1092,8 @@ def llm_comm_times(
         # tensor-parallel x expert-parallel block of consecutive ranks)
         local = local_seq * b * shape.experts_per_token * shape.hidden * act_b / tp
         ep_nodes = max(1, (tp * ep) // per_node)
-        ep_s = 4.0 * layers_here * on(ep, ep_nodes, local, 1.0)
+        moe_here = layers_here * shape.moe_layers / shape.layers  # DeepSeek: 58 of 61 layers
+        ep_s = 4.0 * moe_here * on(ep, ep_nodes, local, 1.0)
     return LlmComm(dp_s=dp_s, tp_s=tp_s, pp_s=pp_s, cp_s=cp_s, ep_s=ep_s)
 
 
@@ -1132,7 +1147,7 @@ def moe_imbalance_factor(workload: Workload, shape: LlmShape) -> float:
     1.0 for a dense model or ep 1 (each GPU then runs every expert on its own tokens)."""
     if workload.expert_parallel <= 1 or not shape.is_moe:
         return 1.0
-    experts = shape.layers * shape.experts_per_token * llm_expert_params(shape)
+    experts = shape.moe_layers * shape.experts_per_token * llm_expert_params(shape)
     share = experts / llm_active_params(shape)
     return 1.0 + (MOE_LOAD_IMBALANCE - 1.0) * share
 
@@ -1290,16 +1305,15 @@ def _llm_inference(
     peak = peak_flops(gpu, p)
     bw = bandwidth_bps(gpu) * k.decode_bw_efficiency
     wbytes = weights_bytes_for_inference(model, p) / tp
-    head_dim = shape.hidden // shape.heads
-    kv_bytes = bytes_per_value(p)
-    kv_per_token = 2.0 * shape.layers * (shape.kv_heads or shape.heads) * head_dim * kv_bytes / tp
+    kv_bytes = bytes_per_value(p) / tp  # per cached value on one tensor-parallel rank
     # the prompt attends causally (`zoo.llm_flops_per_token`); each decoded token sees it all
     prefill_flops = llm_flops_per_token(shape, prompt, training=False) * prompt * b / tp
     t_prefill = k.llm.a_gemm * prefill_flops / peak + wbytes / bw
     avg_ctx = prompt + out / 2.0
-    decode_flops = (2.0 * n + 4.0 * shape.layers * shape.hidden * avg_ctx) * b / tp
+    attended = llm_attended_keys(shape, avg_ctx)
+    decode_flops = (2.0 * n + 4.0 * llm_attention_width(shape) * attended) * b / tp
     step_c = k.llm.a_gemm * decode_flops / peak
-    step_m = (wbytes + kv_per_token * avg_ctx * b) / bw
+    step_m = (wbytes + llm_kv_cache_values(shape, avg_ctx) * kv_bytes * b) / bw
     act_bytes = bytes_per_value(p)
     tensor = workload.tensor_parallel
     per_layer = 2 * shape.layers

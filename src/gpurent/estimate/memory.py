@@ -15,8 +15,11 @@ Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
   the optimizer states (and ZeRO-3 weights) to host memory.
 - Activations (decoder LLMs, `llm_layer_activation_values`): the tensors one transformer layer
   keeps for backward with FlashAttention/SDPA (no s^2 scores), counted from the shape: per token
-  6 h (two norm inputs and outputs, q, attention output) + 2 kv (k, v) + 4 ffn (gate, up,
-  act(gate), product; 2 ffn for a plain MLP), x bytes per value x micro-batch x seq, times a
+  6 h (two norm inputs and outputs, q, attention output; q and output heads x head_dim where
+  that differs from h) + 2 kv (k, v) + 4 ffn (gate, up, act(gate), product; 2 ffn for a plain
+  MLP; MoE: ffn of the experts_per_token routed + shared experts; multi-head latent attention:
+  q and k of qk_nope + qk_rope, v and output of v_head_dim per head, and its latents), x bytes
+  per value x micro-batch x seq, times a
   fitted scale: `ACTIVATION_SCALE` for full training, `ADAPTER_ACTIVATION_SCALE` for LoRA/QLoRA.
   The scale multiplies only this approximate per-layer count (every layer without
   checkpointing, the one recomputed layer with it); the checkpointed layer inputs and the
@@ -43,7 +46,9 @@ Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
   (Korthikanti et al. 2022); pipeline stages' peak is the first stage's in-flight micro-batches
   (`pipeline_in_flight`) or the last stage's logits, whichever is larger.
 - KV cache (inference): 2 x layers x kv_heads x head_dim x (prompt + output) x batch x 2 B
-  (4 B for fp32 runs).
+  (4 B for fp32 runs); multi-head latent attention (DeepSeek-V3) caches layers x
+  (kv_lora_rank + qk_rope_head_dim) values per token instead, and a sliding-window layer
+  (gpt-oss) at most its window of tokens (`zoo.llm_kv_cache_values`).
 - Overhead: 0.8 GiB CUDA context + workspace, plus a share of the rest for the caching
   allocator (reserved minus allocated): `FRAGMENTATION` for training, `INFERENCE_FRAGMENTATION`
   (8 %, assumed) for serving. The two activation scales and `FRAGMENTATION` are fitted on
@@ -54,13 +59,19 @@ Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from gpurent.catalog.precision import Precision
 from gpurent.estimate.perf import bytes_per_value
 from gpurent.estimate.result import MemoryBreakdown
 from gpurent.units import BYTES_PER_GIB
 from gpurent.workload.spec import Optimizer, Sharding, Stack, Task, Workload
-from gpurent.workload.zoo import ModelInfo, llm_expert_params_total, llm_layer_params
+from gpurent.workload.zoo import (
+    ModelInfo,
+    llm_expert_params_total,
+    llm_kv_cache_values,
+    llm_layer_params,
+)
 
 CONTEXT_OVERHEAD_GIB = 0.8
 DEFAULT_OUTPUT_TOKENS = 256  # generated per request when the workload does not say (inference)
@@ -191,10 +202,9 @@ def memory_breakdown(
         optim = 0.0
         if model.llm is not None:
             s = model.llm
-            head_dim = s.head_dim or s.hidden // s.heads
             tokens = (seq or 0) + (workload.output_tokens or DEFAULT_OUTPUT_TOKENS)
             kv_bytes = bytes_per_value(p)  # fp32 runs keep an fp32 cache; fp8 a 16-bit one
-            kv_cache = 2.0 * s.layers * (s.kv_heads or s.heads) * head_dim * tokens * b * kv_bytes
+            kv_cache = llm_kv_cache_values(s, tokens) * b * kv_bytes
             kv_cache /= mp
             activations = 4.0 * (seq or 0) * b * max(s.hidden, (s.ffn_hidden or 4 * s.hidden))
         else:
@@ -261,14 +271,26 @@ def memory_breakdown(
 
 def llm_layer_activation_values(model: ModelInfo) -> float:
     """Values one decoder layer keeps for backward per token (FlashAttention, no dropout):
-    norms' inputs and outputs, q, k, v, attention output, and the MLP's intermediates."""
+    norms' inputs and outputs (4 h), q, k, v and the attention output by their head widths
+    (multi-head latent attention: its query and KV latents too), and the MLP's intermediates
+    (MoE: of the `experts_per_token` routed and the shared experts a token visits)."""
     s = model.llm
     if s is None:
         raise ValueError(f"{model.name} is not a decoder LLM")
     h = s.hidden
-    kv = (s.kv_heads or s.heads) * (h // s.heads)
-    ffn = s.ffn_hidden or 4 * h
-    return 6.0 * h + 2.0 * kv + (4.0 if s.gated_mlp else 2.0) * ffn
+    ffn = float(s.ffn_hidden or 4 * h)
+    if s.is_moe:  # the intermediates of the routed and shared experts a token runs through
+        ffn = (s.experts_per_token + s.shared_experts) * (s.expert_ffn_hidden or ffn)
+    mlp = (4.0 if s.gated_mlp else 2.0) * ffn
+    if s.mla is not None:  # q and k of qk_nope + qk_rope, v and the output of v_head_dim
+        m = s.mla
+        qk, v = s.heads * (m.qk_nope_head_dim + m.qk_rope_head_dim), s.heads * m.v_head_dim
+        latents = m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim
+        return 4.0 * h + 2.0 * qk + 2.0 * v + latents + mlp
+    head_dim = s.head_dim or h // s.heads
+    q = s.heads * head_dim
+    kv = (s.kv_heads or s.heads) * head_dim
+    return 4.0 * h + 2.0 * q + 2.0 * kv + mlp
 
 
 def _zero3_gathered_bytes(workload: Workload, model: ModelInfo, half_store: bool) -> float:
@@ -354,6 +376,29 @@ def _training_activations(
     return acts
 
 
+def min_gpus_for_model_state(workload: Workload, model: ModelInfo, capacity_gib: float) -> int:
+    """The fewest GPUs of `capacity_gib` that can hold the model at all: its served weights
+    (inference), or its weights, gradients and optimizer states fully sharded (ZeRO-3 over every
+    GPU; training), each GPU keeping its CUDA context. Activations, the KV cache, gathered
+    layers and fragmentation come on top, so a real layout needs at least this many."""
+    if workload.task is Task.INFERENCE:
+        state = weights_bytes_for_inference(model, workload.precision)
+    else:
+        flat = replace(
+            workload,
+            sharding=Sharding.ZERO3,
+            tensor_parallel=1,
+            pipeline_parallel=1,
+            context_parallel=1,
+            expert_parallel=1,
+            cpu_offload=False,
+        )
+        m = memory_breakdown(flat, model, 1, capacity_gib, fragmentation=0.0)
+        state = (m.weights_gib + m.gradients_gib + m.optimizer_gib) * BYTES_PER_GIB
+    usable = (capacity_gib - CONTEXT_OVERHEAD_GIB) * BYTES_PER_GIB
+    return max(1, math.ceil(state / usable)) if usable > 0 else 0
+
+
 def weights_bytes_for_inference(model: ModelInfo, precision: Precision) -> float:
     """Bytes of the served weights: 1 B/param in fp8 (every fp8 recipe, MXFP8 and, counting
     its higher-precision copies conservatively, NVFP4), 2 B in a 16-bit precision, else 4 B."""
@@ -374,6 +419,7 @@ __all__ = [
     "logits_bytes",
     "lora_params",
     "memory_breakdown",
+    "min_gpus_for_model_state",
     "pipeline_in_flight",
     "zero_shard_degree",
 ]

@@ -25,7 +25,8 @@ Fixed-shape models carry per-sample costs worked out from their reference archit
 - BERT, ViT and LLMs take their costs from their shapes (see `gpurent.workload.zoo`).
 - Issue 18's families compute theirs from their shapes in their own modules: ViT-L/H as encoders,
   DiT (`diffusion`), T5 (`encdec`, the 6 N rule), 3D U-Net (`unet3d`), RetinaNet (`retinanet`),
-  the SD-XL UNet (`sdxl`); each entry's `source` names the paper or repository path and commit.
+  the SD-XL UNet (`sdxl`), FLUX.1-dev (`flux`); each entry's `source` names the paper or
+  repository path and commit.
 """
 
 from __future__ import annotations
@@ -48,13 +49,19 @@ from gpurent.workload.encdec import (
     t5_forward_flops,
     t5_params,
 )
+from gpurent.workload.flux import (
+    FLUX_DEV,
+    flux_activation_values,
+    flux_forward_flops,
+    flux_params,
+)
 from gpurent.workload.retinanet import (
     retinanet_activation_values,
     retinanet_forward_flops,
     retinanet_params,
 )
 from gpurent.workload.sdxl import sdxl_activation_values, sdxl_forward_flops, sdxl_params
-from gpurent.workload.spec import LlmShape
+from gpurent.workload.spec import LlmShape, MlaShape
 from gpurent.workload.unet3d import unet3d_activation_values, unet3d_forward_flops, unet3d_params
 from gpurent.workload.zoo import EncoderShape, ModelInfo
 
@@ -99,6 +106,24 @@ def _llama(  # noqa: PLR0917 - a table row
         ffn_hidden=ffn,
         gated_mlp=True,
         tied_embeddings=False,
+    )
+
+
+def _gpt_oss(layers: int, experts: int) -> LlmShape:
+    return LlmShape(
+        layers=layers,
+        hidden=2880,
+        heads=64,
+        vocab=201088,
+        kv_heads=8,
+        head_dim=64,
+        ffn_hidden=2880,
+        gated_mlp=True,
+        tied_embeddings=False,
+        experts=experts,
+        experts_per_token=4,
+        sliding_window=128,
+        sliding_window_layers=layers // 2,
     )
 
 
@@ -165,6 +190,50 @@ LLM_SHAPES: dict[str, tuple[LlmShape, str]] = {
         ),
         "Qwen3-235B-A22B config.json and model card (Qwen/Qwen3-235B-A22B): 235B parameters, "
         "22B activated",
+    ),
+    # gpt-oss: attention with biases and learned sinks (a few k values, left out); experts
+    # stored in MXFP4 (quantization_config), counted here at the precision the run asks for
+    "gpt-oss-120b": (
+        _gpt_oss(36, 128),
+        "gpt-oss-120b config.json (openai/gpt-oss-120b: 36 layers, hidden 2880, 128 experts top-4 "
+        "of intermediate 2880, 64 query / 8 KV heads of head_dim 64, sliding_window 128 on "
+        "every other layer, vocab 201088, untied) and OpenAI's gpt-oss model card "
+        "(arXiv:2508.10925), parameter table: 116.8B parameters, 5.1B active (without the "
+        "input embedding)",
+    ),
+    "gpt-oss-20b": (
+        _gpt_oss(24, 32),
+        "gpt-oss-20b config.json (openai/gpt-oss-20b: 24 layers, 32 experts top-4, otherwise as "
+        "gpt-oss-120b) and the gpt-oss model card: 20.9B parameters, 3.6B active",
+    ),
+    # DeepSeek-V3 without its optional MTP module (num_nextn_predict_layers 1, 11.5B more)
+    "deepseek-v3": (
+        LlmShape(
+            layers=61,
+            hidden=7168,
+            heads=128,
+            vocab=129280,
+            ffn_hidden=18432,  # the 3 dense layers' MLP (intermediate_size)
+            gated_mlp=True,
+            tied_embeddings=False,
+            experts=256,
+            experts_per_token=8,
+            expert_ffn_hidden=2048,
+            dense_layers=3,  # first_k_dense_replace
+            shared_experts=1,
+            mla=MlaShape(
+                q_lora_rank=1536,
+                kv_lora_rank=512,
+                qk_nope_head_dim=128,
+                qk_rope_head_dim=64,
+                v_head_dim=128,
+            ),
+        ),
+        "DeepSeek-V3 config.json (deepseek-ai/DeepSeek-V3: 61 layers, hidden 7168, 128 heads, MLA "
+        "q_lora_rank 1536 / kv_lora_rank 512 / qk 128+64 / v 128, first_k_dense_replace 3 with "
+        "intermediate 18432, 256 routed experts top-8 + 1 shared of 2048, vocab 129280) and "
+        "its README_WEIGHTS.md; DeepSeek-AI 2024, arXiv:2412.19437, abstract: 671B "
+        "parameters, 37B activated (36.6B without the input embedding); MTP module left out",
     ),
 }
 
@@ -364,6 +433,22 @@ def _build() -> dict[str, ModelInfo]:
         calibration_key="bert-large-squad",
         source="Peebles & Xie 2023 (arXiv:2212.09748) Table 1 shape, Table 4: 675 M params, "
         "118.6 Gflops (multiply-adds) per 256 px image; see gpurent.workload.diffusion",
+    )
+    zoo["flux-dev"] = ModelInfo(
+        name="flux-dev",
+        family="encoder",  # a bidirectional (MMDiT) transformer over latent patches + prompt
+        description="FLUX.1-dev rectified-flow transformer, one denoising step at 1024 px "
+        "(4096 image + 512 text tokens; T5-XXL, CLIP-L and VAE not counted)",
+        throughput_unit="images/s",
+        default_batch_size=1,
+        params=flux_params(FLUX_DEV),
+        fixed_forward_flops=flux_forward_flops(FLUX_DEV),
+        fixed_activation_values=flux_activation_values(FLUX_DEV),
+        calibration_key="bert-large-squad",
+        source="black-forest-labs/FLUX.1-dev transformer/config.json (19 double + 38 single "
+        "blocks, 24 heads x 128, in_channels 64, joint_attention_dim 4096, pooled 768, "
+        "guidance_embeds) and model card (12 B parameters); black-forest-labs/flux "
+        "FluxParams (mlp_ratio 4); see gpurent.workload.flux",
     )
     for name, (shape, src) in LLM_SHAPES.items():
         zoo[name] = ModelInfo(

@@ -160,6 +160,26 @@ def parse_recompute(value: str | Recompute, where: str | None = None) -> Recompu
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class MlaShape:
+    """Multi-head latent attention (DeepSeek-V2/V3; DeepSeek-V3 technical report, arXiv:2412.19437,
+    section 2.1.1): queries through a `q_lora_rank` bottleneck (0: a direct projection), keys and
+    values from one `kv_lora_rank` latent plus a shared `qk_rope_head_dim` RoPE key. Each head
+    scores with qk_nope + qk_rope dimensions and returns `v_head_dim` values; the KV cache holds
+    only the latent and the RoPE key per token and layer."""
+
+    q_lora_rank: int
+    kv_lora_rank: int
+    qk_nope_head_dim: int
+    qk_rope_head_dim: int
+    v_head_dim: int
+
+    @property
+    def kv_cache_values_per_layer(self) -> int:
+        """Values one token keeps in the KV cache per layer: latent + RoPE key."""
+        return self.kv_lora_rank + self.qk_rope_head_dim
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LlmShape:
     """A decoder-only transformer by shape. `kv_heads` < `heads` means grouped-query attention;
     `ffn_hidden` defaults to 4 x hidden (GPT) and is set explicitly for SwiGLU models (Llama)."""
@@ -178,10 +198,24 @@ class LlmShape:
     experts: int = 0
     experts_per_token: int = 0
     expert_ffn_hidden: int | None = None
+    # DeepSeekMoE: the first `dense_layers` layers keep a dense MLP of `ffn_hidden`, and each MoE
+    # layer runs `shared_experts` experts of `expert_ffn_hidden` on every token besides the routed
+    dense_layers: int = 0
+    shared_experts: int = 0
+    mla: MlaShape | None = None  # multi-head latent attention; None: (grouped-query) attention
+    # sliding-window attention on `sliding_window_layers` of the layers (gpt-oss: every other
+    # one, window 128): a query there sees at most `sliding_window` keys (0: none windowed)
+    sliding_window: int = 0
+    sliding_window_layers: int = 0
 
     @property
     def is_moe(self) -> bool:
         return self.experts > 0
+
+    @property
+    def moe_layers(self) -> int:
+        """Layers whose MLP is experts (all of them but `dense_layers`; 0 for a dense model)."""
+        return self.layers - self.dense_layers if self.is_moe else 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

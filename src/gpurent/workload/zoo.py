@@ -113,12 +113,74 @@ def _encoder_layer_params(e: EncoderShape) -> float:
 
 
 def llm_attention_params(shape: LlmShape) -> float:
-    """Attention weights of one decoder layer: Q and O (heads x head_dim), K and V (kv_heads)."""
+    """Attention weights of one decoder layer: Q and O (heads x head_dim), K and V (kv_heads);
+    with multi-head latent attention (`LlmShape.mla`) the down- and up-projections of the query
+    and of the KV latent, the RoPE key and O (heads x v_head_dim)."""
     h = shape.hidden
+    if shape.mla is not None:
+        m = shape.mla
+        qk = m.qk_nope_head_dim + m.qk_rope_head_dim
+        q = (
+            (h * m.q_lora_rank + m.q_lora_rank * shape.heads * qk)
+            if m.q_lora_rank
+            else h * (shape.heads * qk)
+        )
+        kv = h * (m.kv_lora_rank + m.qk_rope_head_dim)
+        kv += m.kv_lora_rank * shape.heads * (m.qk_nope_head_dim + m.v_head_dim)
+        return float(q + kv + shape.heads * m.v_head_dim * h)
     head_dim = shape.head_dim or h // shape.heads
     q = shape.heads * shape.head_dim if shape.head_dim else h
     kv = (shape.kv_heads or shape.heads) * head_dim
     return 2 * h * q + 2 * h * kv
+
+
+def llm_attention_width(shape: LlmShape) -> int:
+    """The width h in the attention-score and -value FLOPs (QK^T + PV = 2 x 2 x h per query and
+    key): `hidden`, or with multi-head latent attention heads x (qk head dim + v head dim) / 2
+    (DeepSeek-V3: 128 x (192 + 128) / 2 = 20480). GQA models whose heads x head_dim differs
+    from `hidden` (Qwen3 MoE, gpt-oss) keep `hidden`, an approximation."""
+    if shape.mla is None:
+        return shape.hidden
+    m = shape.mla
+    return shape.heads * (m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim) // 2
+
+
+def llm_kv_cache_values_per_token(shape: LlmShape) -> float:
+    """Values one token keeps in the KV cache over all layers: K and V of every KV head
+    (2 x layers x kv_heads x head_dim), or with multi-head latent attention the latent and RoPE
+    key, layers x (kv_lora_rank + qk_rope_head_dim)."""
+    if shape.mla is not None:
+        return float(shape.layers * shape.mla.kv_cache_values_per_layer)
+    head_dim = shape.head_dim or shape.hidden // shape.heads
+    return 2.0 * shape.layers * (shape.kv_heads or shape.heads) * head_dim
+
+
+def _windowed_layers(shape: LlmShape) -> int:
+    return shape.sliding_window_layers if shape.sliding_window > 0 else 0
+
+
+def llm_kv_cache_values(shape: LlmShape, tokens: float) -> float:
+    """Values the KV cache holds for one sequence of `tokens` tokens: every full-attention layer
+    keeps all of them, a sliding-window layer at most `sliding_window`."""
+    per_layer = llm_kv_cache_values_per_token(shape) / shape.layers
+    windowed = _windowed_layers(shape)
+    kept = (shape.layers - windowed) * tokens + windowed * min(tokens, shape.sliding_window)
+    return per_layer * kept
+
+
+def llm_attended_keys(shape: LlmShape, context: float) -> float:
+    """Keys one query at position `context` attends to, summed over the layers (decode)."""
+    windowed = _windowed_layers(shape)
+    return (shape.layers - windowed) * context + windowed * min(context, shape.sliding_window)
+
+
+def _mean_causal_keys(shape: LlmShape, seq_len: int) -> float:
+    """Keys a query attends to on average over a causal sequence, summed over the layers: s / 2
+    per full layer; a window-w layer min(i + 1, w) averaged, w - w^2 / (2 s) when s > w."""
+    windowed = _windowed_layers(shape)
+    w = shape.sliding_window
+    window_keys = seq_len / 2.0 if seq_len <= w else w - w * w / (2.0 * seq_len)
+    return (shape.layers - windowed) * seq_len / 2.0 + windowed * window_keys
 
 
 def llm_expert_params(shape: LlmShape) -> float:
@@ -129,15 +191,28 @@ def llm_expert_params(shape: LlmShape) -> float:
     return float((3 if shape.gated_mlp else 2) * shape.hidden * ffn)
 
 
+def _dense_mlp_params(shape: LlmShape) -> float:
+    ffn = shape.ffn_hidden or 4 * shape.hidden
+    return float((3 if shape.gated_mlp else 2) * shape.hidden * ffn)
+
+
 def llm_layer_params(shape: LlmShape) -> float:
     """Weights of one decoder layer: attention (Q, O full; K, V by kv_heads) + MLP (MoE: every
-    expert and the router)."""
+    routed expert, the router and the shared experts; a model's largest layer)."""
     h = shape.hidden
     if shape.is_moe:
-        return llm_attention_params(shape) + shape.experts * (llm_expert_params(shape) + h)
-    ffn = shape.ffn_hidden or 4 * h
-    mlp_mats = 3 if shape.gated_mlp else 2
-    return llm_attention_params(shape) + mlp_mats * h * ffn
+        experts = shape.experts * (llm_expert_params(shape) + h)
+        return (
+            llm_attention_params(shape) + experts + shape.shared_experts * llm_expert_params(shape)
+        )
+    return llm_attention_params(shape) + _dense_mlp_params(shape)
+
+
+def _dense_layers_params(shape: LlmShape) -> float:
+    """Weights of the dense-MLP layers that open a DeepSeekMoE model (0 without them)."""
+    if not shape.is_moe:
+        return 0.0
+    return shape.dense_layers * (llm_attention_params(shape) + _dense_mlp_params(shape))
 
 
 def _embedding_params(shape: LlmShape) -> float:
@@ -146,23 +221,26 @@ def _embedding_params(shape: LlmShape) -> float:
 
 def llm_params(shape: LlmShape) -> float:
     """Total parameters: layers + token embedding (+ the output head when untied)."""
-    return shape.layers * llm_layer_params(shape) + _embedding_params(shape)
+    layers = shape.moe_layers if shape.is_moe else shape.layers
+    return layers * llm_layer_params(shape) + _dense_layers_params(shape) + _embedding_params(shape)
 
 
 def llm_expert_params_total(shape: LlmShape) -> float:
-    """Weights of all experts of all layers (what expert parallelism splits; 0 when dense)."""
-    return shape.layers * shape.experts * llm_expert_params(shape)
+    """Weights of all routed experts of all layers (what expert parallelism splits; shared
+    experts stay on every GPU; 0 when dense)."""
+    return shape.moe_layers * shape.experts * llm_expert_params(shape)
 
 
 def llm_active_params(shape: LlmShape) -> float:
     """Parameters one token computes with: a dense model's all; a MoE model's attention,
-    router, `experts_per_token` experts per layer and the embeddings (the convention of
-    Mixtral's 12.9B and Qwen3-30B-A3B's 3.3B "active" counts)."""
+    router, `experts_per_token` routed and the shared experts per MoE layer, the dense layers
+    and the embeddings (the convention of Mixtral's 12.9B and Qwen3-30B-A3B's 3.3B "active"
+    counts; DeepSeek-V3's 36.6B and gpt-oss-120b's 5.13B leave out the input embedding)."""
     if not shape.is_moe:
         return llm_params(shape)
     per_layer = llm_attention_params(shape) + shape.experts * shape.hidden
-    per_layer += shape.experts_per_token * llm_expert_params(shape)
-    return shape.layers * per_layer + _embedding_params(shape)
+    per_layer += (shape.experts_per_token + shape.shared_experts) * llm_expert_params(shape)
+    return shape.moe_layers * per_layer + _dense_layers_params(shape) + _embedding_params(shape)
 
 
 def llm_attention_flops_per_token(shape: LlmShape, seq_len: int, *, training: bool = True) -> float:
@@ -173,9 +251,11 @@ def llm_attention_flops_per_token(shape: LlmShape, seq_len: int, *, training: bo
     per layer, ~2 L h s per token. FlashAttention-2 (Dao 2023, arXiv:2307.08691, section 3.1.1 on
     causal masking) skips the key blocks above the diagonal, about half of them, and its
     benchmarks (section 4.1) count causal attention as half of the non-causal 4 s^2 d heads
-    forward FLOPs; every current LLM stack runs such a kernel. PaLM's appendix B MFU formula
+    forward FLOPs; every current LLM stack runs such a kernel. Sliding-window layers (gpt-oss)
+    count the keys inside their window (`_mean_causal_keys`); multi-head latent attention its
+    own width (`llm_attention_width`). PaLM's appendix B MFU formula
     (6 N + 12 L h s, Chowdhery et al. 2022) counts the full square; it is not used here."""
-    fwd = 2.0 * shape.layers * shape.hidden * seq_len
+    fwd = 4.0 * llm_attention_width(shape) * _mean_causal_keys(shape, seq_len)
     return 3.0 * fwd if training else fwd
 
 
