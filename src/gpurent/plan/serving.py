@@ -447,7 +447,8 @@ def plan_serving(
 
     Configurations (GPU, tp) are evaluated cheapest first by the price of the one instance
     each needs at least; once that floor exceeds the monthly cost of the `top_n + 1`-th
-    distinct configuration found, the rest cannot rank and are not evaluated."""
+    distinct configuration found, the rest cannot rank and are not evaluated (the guide
+    matrix's GPUs always are). The Pareto front is over the configurations evaluated."""
     opts = options or ServeOptions()
     k = constants or load_serving_constants()
     rate = opts.profile.mean_per_s if opts.profile is not None else workload.request_rate_per_s
@@ -476,8 +477,9 @@ def plan_serving(
         if len(best_by_config) >= keep:
             bar = sorted(best_by_config)[keep - 1]
             # at least one instance every hour: the floor price x 730 h is a lower bound
-            if floor[key] * HOURS_PER_MONTH > bar:
-                break
+            # (the matrix's GPUs are always compared)
+            if floor[key] * HOURS_PER_MONTH > bar and key[0] not in opts.scenario_gpus:
+                continue
         gpu_name, tp = key
         cfg = search.evaluate(ctx, gpu_name, tp)
         if cfg is None:
@@ -696,7 +698,8 @@ def _matrix(plan: ServePlan, best: ServeCandidate) -> str:
     return (
         f"the inference matrix says {text}; {best.gpu_name} serves this at "
         f"{_money(best.cost_usd_per_month)}/month, the best {alt.gpu_name} fleet "
-        f"({alt.replicas} x {alt.tensor_parallel}) costs {_money(alt.cost_usd_per_month)} "
+        f"({alt.replicas} replicas of {alt.tensor_parallel}) costs "
+        f"{_money(alt.cost_usd_per_month)} "
         f"({ratio:.2f}x)"
     )
 
