@@ -452,8 +452,6 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         float | None, typer.Option("--headroom", help=plan_serve.HELP["headroom"])
     ] = None,
 ) -> None:
-    from gpurent.plan.planner import make_plan
-
     if (emit is None) != (out is None):
         raise InputError(
             "--emit FORMAT and -o DIR go together: gpurent plan ... --emit skypilot -o job/"
@@ -499,6 +497,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
             as_json=as_json, as_csv=as_csv, markdown=markdown, html=html,
         )  # fmt: skip
         return
+    from gpurent.plan.planner import make_plan
     from gpurent.workload.spec import Task
 
     task_value = None
