@@ -76,6 +76,12 @@ def test_workload_file_with_a_serve_table(tmp_path):
     f.write_text('[serve]\nmodel = "llama3-8b"\nrequest_rate = 3\nttft_p99_ms = 1000\n')
     doc = serve_json("--workload", str(f), "--top", "2")
     assert doc["workload"]["name"] == "chat" and doc["workload"]["request_rate_per_s"] == 3
+    y = tmp_path / "chat.yaml"
+    y.write_text("serve:\n  preset: llama3-8b-chat\n  request_rate: 4\n")
+    doc = serve_json("--workload", str(y), "--top", "2")
+    assert (
+        doc["workload"]["name"] == "llama3-8b-chat" and doc["workload"]["request_rate_per_s"] == 4
+    )
 
 
 def test_an_slo_nothing_meets_exits_3_with_the_closest_in_one_line():

@@ -97,14 +97,18 @@ class OfferFilter:
 
 
 def wants_serving(workload_file: Path | None) -> bool:
-    """A workload file with a `[serve]` table is a serving workload (`plan -w chat.toml`)."""
-    if workload_file is None or workload_file.suffix.lower() != ".toml":
+    """A workload file with a `[serve]` table (TOML) or a top-level `serve:` mapping (YAML) is
+    a serving workload (`plan -w chat.toml`)."""
+    suffix = workload_file.suffix.lower() if workload_file is not None else ""
+    if workload_file is None or suffix not in (".toml", ".yaml", ".yml"):
         return False
     try:
         text = files.read_text(workload_file, limit_bytes=files.MAX_CONFIG_BYTES, what="file")
     except Exception:  # the training path reports the real error
         return False
-    return any(line.strip().replace(" ", "") == "[serve]" for line in text.splitlines())
+    if suffix == ".toml":
+        return any(line.strip().replace(" ", "") == "[serve]" for line in text.splitlines())
+    return any(line.rstrip().startswith("serve:") for line in text.splitlines())
 
 
 def resolve_serving(flags: ServeFlags, scenario: Scenario | None) -> ServingWorkload:
