@@ -234,3 +234,21 @@ def test_a_plan_needs_a_positive_rate(rate):
 
     with pytest.raises(GpurentError, match="request rate"):
         plan_serving(_with(rate), OFFERS)
+
+
+@pytest.mark.parametrize("rate", [3.0, 200.0])
+def test_the_search_cut_never_changes_the_rows_shown(rate):
+    from gpurent.catalog import bundled_offers
+
+    offers = tuple(bundled_offers())
+    wl = _with(rate)
+    cut = plan_serving(wl, offers, ServeOptions(top_n=5, spot=True))
+    full = plan_serving(wl, offers, ServeOptions(top_n=100_000, spot=True))
+    assert cut.configurations < full.configurations
+
+    def shown(plan):
+        return [(c.label, round(c.cost_usd_per_month, 6)) for c in plan.top[:5]]
+
+    assert shown(cut) == shown(full)
+    assert cut.explanation is not None and full.explanation is not None
+    assert cut.explanation.next_cost == full.explanation.next_cost

@@ -16,6 +16,7 @@ load bound needs the fewest) and so on the cost. See docs/serving-plan.md.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -446,9 +447,10 @@ def plan_serving(
     within `workload.slo`, cheapest per month first.
 
     Configurations (GPU, tp) are evaluated cheapest first by the price of the one instance
-    each needs at least; once that floor exceeds the monthly cost of the `top_n + 1`-th
-    distinct configuration found, the rest cannot rank and are not evaluated (the guide
-    matrix's GPUs always are). The Pareto front is over the configurations evaluated."""
+    each needs at least; once that floor x 730 h exceeds both the `top_n`-th ranked row's
+    monthly cost and the second configuration's, the rest cannot be shown and are not
+    evaluated (the guide matrix's GPUs always are). The Pareto front is over the
+    configurations evaluated."""
     opts = options or ServeOptions()
     k = constants or load_serving_constants()
     rate = opts.profile.mean_per_s if opts.profile is not None else workload.request_rate_per_s
@@ -472,12 +474,13 @@ def plan_serving(
     search = _Search()
     rows: list[ServeCandidate] = []
     best_by_config: list[float] = []  # each evaluated configuration's cheapest monthly cost
+    by_row: dict[tuple[str, str, str, int, float], float] = {}  # ranked rows' monthly costs
     for key in sorted(groups, key=lambda g: (floor[g], g)):
-        keep = opts.top_n + 1
-        if len(best_by_config) >= keep:
-            bar = sorted(best_by_config)[keep - 1]
-            # at least one instance every hour: the floor price x 730 h is a lower bound
-            # (the matrix's GPUs are always compared)
+        if len(by_row) >= opts.top_n and len(best_by_config) >= 2:
+            # what a configuration must beat to be shown: the top_n-th row, and the second
+            # configuration (the explanation's "next"); each of its rows costs at least one
+            # instance every hour, floor x 730 h (the matrix's GPUs are always compared)
+            bar = max(heapq.nsmallest(opts.top_n, by_row.values())[-1], sorted(best_by_config)[1])
             if floor[key] * HOURS_PER_MONTH > bar and key[0] not in opts.scenario_gpus:
                 continue
         gpu_name, tp = key
@@ -497,6 +500,7 @@ def plan_serving(
             c = _candidate(ctx, offer, tp, cfg, pricing, price, latency[needed])
             rows.append(c)
             cost = min(cost, c.cost_usd_per_month)
+            by_row.setdefault(_row_key(c), c.cost_usd_per_month)
         best_by_config.append(cost)
     ranked = _rank(rows)
     closest = search.closest
@@ -531,6 +535,17 @@ def _target(workload: ServingWorkload, name: str) -> float:
 
 def _sort_key(c: ServeCandidate) -> tuple[float, float, float, str]:
     return (c.cost_usd_per_month, c.ttft_p99_ms.value, c.num_gpus, c.label)
+
+
+def _row_key(c: ServeCandidate) -> tuple[str, str, str, int, float]:
+    """One ranked row: the same instance, pricing, layout and price in any region."""
+    return (
+        c.provider,
+        c.instance_type,
+        c.pricing,
+        c.tensor_parallel,
+        round(c.price_usd_per_hour, 6),
+    )
 
 
 def _rank(rows: list[ServeCandidate]) -> tuple[ServeCandidate, ...]:
