@@ -93,6 +93,13 @@ def test_an_slo_nothing_meets_exits_3_with_the_closest_in_one_line():
     assert "x the target" in err
 
 
+def test_a_quantization_no_offered_gpu_runs_exits_3_naming_why():
+    r = run("--serve", "--preset", "llama3-8b-chat", "--gpu", "T4")
+    assert r.exit_code == 3
+    assert "no offer can run llama3-8b-chat: bf16 weights on T4" in r.stderr
+    assert "T4 supports fp16" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
 def test_json_infeasible_document_then_exit_3():
     doc = serve_json("--serve", "--preset", "llama3-8b-chat", "--ttft-p99-ms", "2", code=3)
     assert not doc["feasible"] and doc["candidates"] == []
@@ -157,6 +164,7 @@ def test_bad_traffic_profiles_are_one_line(tmp_path, text, needle):
         (("--serve", "--preset", "nope"), "serving preset"),
         (("--serve", "--preset", "llama3-8b-chat", "--rate", "-3"), "--rate"),
         (("--serve", "--preset", "llama3-8b-chat", "--emit", "skypilot", "-o", "x"), "--emit"),
+        (("--serve", "--preset", "llama3-8b-chat", "--output-tokens", "lots"), "--output-tokens:"),
     ],
 )
 def test_bad_serving_input_is_one_line_exit_2(args, needle):

@@ -145,23 +145,20 @@ def resolve_serving(flags: ServeFlags, scenario: Scenario | None) -> ServingWork
             "say what to serve: --preset llama3-8b-chat, --model NAME or --workload FILE "
             "(a [serve] table)"
         )
-    fields: dict[str, Any] = {
-        key: value
-        for key, value in (
-            ("request_rate", flags.rate),
-            ("prompt_tokens", flags.prompt_tokens),
-            ("output_tokens", flags.output_tokens),
-            ("ttft_p50_ms", flags.ttft_p50_ms),
-            ("ttft_p99_ms", flags.ttft_p99_ms),
-            ("tpot_ms", flags.tpot_ms),
-            ("e2e_p99_s", flags.e2e_p99_s),
-            ("engine", flags.engine),
-            ("weights", flags.quantization),
-        )
-        if value is not None
-    }
-    if fields:
-        wl = from_mapping(fields, "flags", base=wl)
+    fields: tuple[tuple[str, str, Any], ...] = (
+        ("--rate", "request_rate", flags.rate),
+        ("--prompt-tokens", "prompt_tokens", flags.prompt_tokens),
+        ("--output-tokens", "output_tokens", flags.output_tokens),
+        ("--ttft-p50-ms", "ttft_p50_ms", flags.ttft_p50_ms),
+        ("--ttft-p99-ms", "ttft_p99_ms", flags.ttft_p99_ms),
+        ("--tpot-ms", "tpot_ms", flags.tpot_ms),
+        ("--e2e-p99-s", "e2e_p99_s", flags.e2e_p99_s),
+        ("--engine", "engine", flags.engine),
+        ("--quantization", "weights", flags.quantization),
+    )
+    for flag, key, value in fields:
+        if value is not None:  # one at a time, so that an error names its flag
+            wl = from_mapping({key: value}, flag, base=wl)
     if flags.sets:
         wl = from_mapping(parse_overrides(list(flags.sets)), "--set", base=wl)
     return wl

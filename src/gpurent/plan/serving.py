@@ -192,6 +192,7 @@ class ServePlan:
     explanation: ServeExplanation | None
     closest: Closest | None
     configurations: int  # (GPU, tp) pairs the serving model evaluated
+    unsupported: str = ""  # why a GPU could not run the workload (the first met), or ""
     offers_considered: int
     price_as_of: tuple[str, ...]
     assumptions: tuple[str, ...]
@@ -213,7 +214,8 @@ class ServePlan:
         c = self.closest
         name = self.workload.name or self.workload.model
         if c is None:
-            return f"no offer can run {name} (no GPU in the catalog supports its quantization)"
+            why = f": {self.unsupported}" if self.unsupported else ""
+            return f"no offer can run {name}{why}"
         if c.limiting == "memory":
             return (
                 f"{name} does not fit on any offer's GPUs (tensor parallel up to 8 in one "
@@ -407,12 +409,14 @@ class _Search:
     closest: Closest | None = None
     biggest: tuple[float, str, int] | None = None
     evaluated: int = 0
+    first_error: str = ""  # why the first GPU that cannot run the workload cannot
 
     def evaluate(self, ctx: _Ctx, gpu_name: str, tp: int) -> _Config | None:
         try:
             gpu = get_gpu(gpu_name)
             mem = serving_memory(ctx.workload, gpu, tp, constants=ctx.k)
-        except GpurentError:  # a GPU without a spec, a quantization it cannot run
+        except GpurentError as exc:  # a GPU without a spec, a quantization it cannot run
+            self.first_error = self.first_error or exc.message
             return None
         self.evaluated += 1
         size = gpu.memory_gib * tp
@@ -519,6 +523,7 @@ def plan_serving(
         explanation=None,
         closest=closest,
         configurations=search.evaluated,
+        unsupported=search.first_error,
         offers_considered=considered,
         price_as_of=tuple(sorted({c.as_of for c in ranked[: opts.top_n]})),
         assumptions=_assumptions(
