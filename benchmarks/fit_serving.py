@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from serving_rows import HOLD_EVERY, SPLIT_SEED, Row, load_rows, log_residuals
 
+from gpurent.estimate.constants import load_constants
 from gpurent.estimate.serving import EngineCoeffs, ServingConstants, parse_serving_constants
 from gpurent.workload.serving import Engine, WeightQuant
 
@@ -62,6 +63,7 @@ START = {
 # isolates them in these rows); stated in docs/serving.md
 DEQUANT = {WeightQuant.INT8: 1.15, WeightQuant.AWQ_INT4: 1.3, WeightQuant.GPTQ_INT4: 1.3}
 RUNTIME_GIB = 1.5
+COMM = load_constants().comm  # the estimator's link coefficients, as the package reads them
 
 
 def _constants(
@@ -85,6 +87,7 @@ def _constants(
         runtime_overhead_gib=RUNTIME_GIB,
         tp_allreduce_extra_s=tp_allreduce_extra_s,
         prefill_layer_s=prefill_layer_s,
+        comm=COMM,
         latency_log_interval=(0.0, 0.0),
         ttft_log_interval=(0.0, 0.0),
         throughput_log_interval=(0.0, 0.0),
@@ -241,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     k, prov = fit(load_rows())
     text = to_json(k, prov)
-    parse_serving_constants(json.loads(text))  # what the package will read
+    parse_serving_constants(json.loads(text), comm=COMM)  # what the package will read
     if args.check:
         same = OUT_FILE.read_text(encoding="utf-8") == text
         print("serving constants up to date" if same else "serving constants are stale")

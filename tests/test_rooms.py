@@ -67,7 +67,7 @@ LEAKS = [
         "gpurent.estimate is not allowed to import gpurent.report",
     ),
     (
-        "bench/report.py",
+        "bench/verdict.py",
         "from gpurent.fleet import rank",
         "gpurent.bench is not allowed to import gpurent.fleet",
     ),
@@ -75,6 +75,21 @@ LEAKS = [
         "fleet/rank.py",
         "from gpurent.monitor import rules",
         "gpurent.fleet is not allowed to import gpurent.monitor",
+    ),
+    (
+        "monitor/rules.py",
+        "from gpurent.report import monitor_live",
+        "gpurent.monitor is not allowed to import gpurent.report",
+    ),
+    (
+        "fleet/rank.py",
+        "from gpurent.report import fleet",
+        "gpurent.fleet is not allowed to import gpurent.report",
+    ),
+    (
+        "deploy/render.py",
+        "from gpurent.fleet import rank",
+        "gpurent.deploy is not allowed to import gpurent.fleet",
     ),
     ("newroom/__init__.py", "", "- gpurent.newroom"),  # every room must be placed in the layers
 ]
@@ -95,3 +110,31 @@ def test_a_leak_breaks_a_contract(tmp_path: Path, module: str, line: str, messag
     done = _lint_imports(tmp_path)
     assert done.returncode != 0
     assert message in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("module", "banned"),
+    [
+        ("monitor/leak.py", True),
+        ("bench/leak.py", True),
+        ("fleet/leak.py", True),
+        ("report/leak.py", False),
+        ("cli/leak.py", False),
+    ],
+)
+def test_rich_renders_only_in_report_and_cli(tmp_path: Path, module: str, banned: bool) -> None:
+    pytest.importorskip("ruff", reason="ruff (dev extra) is not installed")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    target = tmp_path / "src" / "gpurent" / module
+    target.parent.mkdir(parents=True)
+    target.write_text('"""A module."""\n\nfrom rich.table import Table\n\n__all__ = ["Table"]\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "--select", "TID251", "src"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode != 0) == banned, done.stdout + done.stderr
+    assert ("terminal rendering lives in gpurent.report" in done.stdout) == banned

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpurent.bench.compare import compare
-from gpurent.bench.report import compare_markdown, markdown
+from gpurent.report.bench import compare_markdown, markdown
 
 
 def test_ratio_and_missing_sides(bb) -> None:

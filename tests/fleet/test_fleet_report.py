@@ -6,8 +6,8 @@ from rich.console import Console
 
 from gpurent.fleet.rank import NodeFigures, rank_fleet
 from gpurent.fleet.ray_edge import Node
-from gpurent.fleet.report import bench_json, bench_lines, bench_table
 from gpurent.fleet.service import FleetBench
+from gpurent.report.fleet import bench_json, bench_lines, bench_table
 
 
 def test_table_and_lines_name_the_node_to_replace() -> None:

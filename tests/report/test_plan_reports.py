@@ -11,11 +11,12 @@ from pathlib import Path
 import jsonschema
 from rich.console import Console
 
-from gpurent.report.plan_html import render_html
+from gpurent.report.charts import Point
+from gpurent.report.charts import scatter as scatter_svg
+from gpurent.report.html import plan_page as render_html
 from gpurent.report.plan_json import plan_to_dict
 from gpurent.report.plan_markdown import render_markdown
 from gpurent.report.plan_terminal import render_terminal
-from gpurent.report.svg import Point, scatter_svg
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "plan.schema.json").read_text())
 

@@ -2,11 +2,10 @@
 against what the catalog and the estimator expect. torch is imported lazily (`bench` extra).
 
 Public API: `run_bench(BenchConfig(...), created_at=...)` -> `BenchResult`; `save_result`,
-`load_result`; `compare(a, b)`; `markdown(result)`.
+`load_result`; `compare(a, b)`. Rendering (terminal, Markdown) is `gpurent.report.bench`.
 """
 
 from gpurent.bench.compare import CompareRow, compare
-from gpurent.bench.report import markdown
 from gpurent.bench.result import (
     SCHEMA_VERSION,
     BenchResult,
@@ -36,7 +35,6 @@ __all__ = [
     "compare",
     "estimator_expectations",
     "load_result",
-    "markdown",
     "run_bench",
     "save_result",
 ]

@@ -148,11 +148,11 @@ def bench(
     _require_bench_extra()
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from gpurent.bench import BenchConfig, estimator_expectations, markdown, run_bench
-    from gpurent.bench.report import tables
+    from gpurent.bench import BenchConfig, estimator_expectations, run_bench
     from gpurent.bench.result import result_to_dict, save_result
     from gpurent.bench.runner import BENCHMARKS
     from gpurent.estimate.store import load_estimator
+    from gpurent.report.bench import markdown, tables
     from gpurent.userdata import data_home
 
     selected = split_list(only) if only else BENCHMARKS
@@ -212,7 +212,7 @@ def compare_cmd(
     Example: gpurent bench compare vendor1.json vendor2.json --markdown
     """
     from gpurent.bench import compare, load_result
-    from gpurent.bench.report import compare_markdown, compare_table
+    from gpurent.report.bench import compare_markdown, compare_table
 
     mode = _output_mode(json_, markdown_)
     rows = compare(load_result(a), load_result(b))

@@ -365,8 +365,12 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         bool, typer.Option("--list-presets", help="List presets and exit.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
-    serve: Annotated[str | None, typer.Option("--serve", help=SERVE_HELP)] = None,
-    serve_set: Annotated[list[str] | None, typer.Option("--set", help=SET_HELP)] = None,
+    serve: Annotated[
+        str | None, typer.Option("--serve", help=SERVE_HELP, metavar="PRESET|FILE|MODEL")
+    ] = None,
+    serve_set: Annotated[
+        list[str] | None, typer.Option("--set", help=SET_HELP, metavar="KEY=VALUE")
+    ] = None,
     html: Annotated[
         Path | None, typer.Option("--html", help="With --serve: also write an HTML report.")
     ] = None,

@@ -110,8 +110,8 @@ def bench_cmd(
 
     Example: gpurent fleet bench --address 10.0.0.1:6379 --only matmul,membw
     """
-    from gpurent.fleet import report
     from gpurent.fleet.service import fleet_bench
+    from gpurent.report import fleet as report
 
     bench_args = ["--max-seconds", f"{max_seconds:g}"]
     if only:
@@ -178,8 +178,8 @@ def health_cmd(
 
     Example: gpurent fleet health --address auto --path /mnt/ckpt --endpoint s3.amazonaws.com:443
     """
-    from gpurent.fleet import report
     from gpurent.fleet.service import fleet_health
+    from gpurent.report import fleet as report
 
     result = fleet_health(
         address,
@@ -226,8 +226,8 @@ def allreduce_cmd(
 
     Example: gpurent fleet allreduce --address 10.0.0.1:6379 --sizes-mib 64,256
     """
-    from gpurent.fleet import report
     from gpurent.fleet.service import fleet_allreduce
+    from gpurent.report import fleet as report
 
     result = fleet_allreduce(
         address, sizes_mib=_sizes(sizes_mib), repeats=repeats, timeout_s=timeout

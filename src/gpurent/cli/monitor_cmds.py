@@ -362,7 +362,7 @@ def _run(session: Any, interval_s: float, duration_s: float | None, json_out: bo
         return
     from rich.live import Live
 
-    from gpurent.monitor.live import render
+    from gpurent.report.monitor_live import render
 
     with Live(console=console, auto_refresh=False, transient=False) as live:
 
@@ -485,15 +485,16 @@ def _emit(
     json_out: bool,
 ) -> None:
     from gpurent.monitor.cost import meter
-    from gpurent.monitor.report import Report, to_html, to_markdown
+    from gpurent.monitor.report import Report, to_markdown
     from gpurent.monitor.rules import diagnose
+    from gpurent.report.html import monitor_page
 
     report = Report(
         diagnosis=diagnose(samples, thresholds),
         cost=meter(samples, price, thresholds) if price is not None else None,
     )
     if html_file is not None:
-        files.write_text(html_file, to_html(report, samples, thresholds))
+        files.write_text(html_file, monitor_page(report, samples, thresholds))
         err_console.print(f"wrote {html_file}", highlight=False)
     if json_out:
         print_json(report)

@@ -603,9 +603,9 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     result = make_plan(workload, offers, constraints, assumptions, _estimator(), scenario=scenario)
     stale = price_warnings(result, now_utc())  # raw in JSON; `clean` for the terminal
     if html is not None:
-        from gpurent.report.plan_html import render_html
+        from gpurent.report.html import plan_page
 
-        files.write_text(html, render_html(result))
+        files.write_text(html, plan_page(result))
     if as_json:
         from gpurent.report.plan_json import plan_to_dict
 

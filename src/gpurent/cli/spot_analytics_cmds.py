@@ -438,8 +438,9 @@ def history_cmd(
     Example: gpurent spot history --trace us-east-1a_v100_1.csv --prices v100_spot_prices.json
     --utc-offset -5
     """
+    from gpurent.report.html import spot_history_page
     from gpurent.spot.history import build_series
-    from gpurent.spot.history_report import analyse_history, render_html
+    from gpurent.spot.history_report import analyse_history
     from gpurent.spot.price_io import load_price_history, records_from_traces
 
     records: list[PriceRecord] = []
@@ -468,7 +469,7 @@ def history_cmd(
         horizon_h=horizon,
     )
     if html_out is not None:
-        write_text(html_out, render_html(report))
+        write_text(html_out, spot_history_page(report))
     if as_json:
         print_json(report)
         return

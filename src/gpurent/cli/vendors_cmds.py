@@ -18,4 +18,8 @@ vendors_app = typer.Typer(
 
 def register(app: typer.Typer) -> None:
     """Attach `gpurent vendors` and its verbs to the root app."""
+    from gpurent.cli import vendors_bill_cmds, vendors_net_cmds
+
+    vendors_net_cmds.register(vendors_app)
+    vendors_bill_cmds.register(vendors_app)
     app.add_typer(vendors_app, name="vendors")

@@ -42,7 +42,6 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -99,10 +98,11 @@ class ServingConstants:
     latency_log_interval: tuple[float, float]  # TPOT and step times
     ttft_log_interval: tuple[float, float]  # TTFT (queueing included) and e2e
     throughput_log_interval: tuple[float, float]
+    comm: CommCoeffs  # the estimator's link coefficients (`perf.tp_allreduce_time_s`)
     provenance: Mapping[str, Any] = field(default_factory=dict)
 
 
-def parse_serving_constants(raw: Mapping[str, Any]) -> ServingConstants:
+def parse_serving_constants(raw: Mapping[str, Any], *, comm: CommCoeffs) -> ServingConstants:
     try:
         engines = {
             Engine(name): EngineCoeffs(
@@ -132,22 +132,19 @@ def parse_serving_constants(raw: Mapping[str, Any]) -> ServingConstants:
                 float(raw["intervals"]["throughput"][0]),
                 float(raw["intervals"]["throughput"][1]),
             ),
+            comm=comm,
             provenance=dict(raw.get("provenance", {})),
         )
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise DataError(f"{_FILE}: malformed ({exc}): rerun benchmarks/fit_serving.py") from None
 
 
-@cache
 def load_serving_constants() -> ServingConstants:
-    """The bundled, fitted constants (`benchmarks/fit_serving.py` writes them)."""
+    """The bundled, fitted constants (`benchmarks/fit_serving.py` writes them) with the
+    estimator's communication coefficients. Read on every call (the core keeps no module
+    state): load once and pass `constants=` where many estimates are made (the planner)."""
     text = resources.files("gpurent.estimate.data").joinpath(_FILE).read_text(encoding="utf-8")
-    return parse_serving_constants(json.loads(text))
-
-
-@cache
-def _comm() -> CommCoeffs:
-    return load_constants().comm
+    return parse_serving_constants(json.loads(text), comm=load_constants().comm)
 
 
 # ------------------------------------------------------------------------------ result types
@@ -347,6 +344,7 @@ class _Replica:
     comm_fixed_s: float  # per decode step: 2 L x (all-reduce latency + extra)
     comm_per_token_s: float  # per decode step and token: 2 L x the all-reduce's volume time
     prefill_chunk_s: float  # per prefill chunk: L x the fitted per-layer prefill time
+    comm: CommCoeffs
 
 
 def _replica(
@@ -387,8 +385,8 @@ def _replica(
     ar_bytes = shape.hidden * 2.0
     layers2 = 2 * shape.layers
     extra = k.tp_allreduce_extra_s if tp > 1 else 0.0
-    one = tp_allreduce_time_s(ar_bytes, gpu, tp, _comm(), None)
-    two = tp_allreduce_time_s(2.0 * ar_bytes, gpu, tp, _comm(), None)
+    one = tp_allreduce_time_s(ar_bytes, gpu, tp, k.comm, None)
+    two = tp_allreduce_time_s(2.0 * ar_bytes, gpu, tp, k.comm, None)
     r = _Replica(
         shape=shape,
         tp=tp,
@@ -412,6 +410,7 @@ def _replica(
         comm_fixed_s=layers2 * (2.0 * one - two + extra),
         comm_per_token_s=layers2 * (two - one),
         prefill_chunk_s=shape.layers * k.prefill_layer_s,
+        comm=k.comm,
     )
     return r, _memory(workload, gpu, shape, r, weights, k)
 
@@ -483,7 +482,7 @@ def _prefill_compute_s(r: _Replica, prompt: float, cached: float) -> float:
         * 2
         * r.shape.layers
         * tp_allreduce_time_s(
-            min(new, r.chunk_tokens) * r.allreduce_bytes_per_token, r.gpu, r.tp, _comm(), None
+            min(new, r.chunk_tokens) * r.allreduce_bytes_per_token, r.gpu, r.tp, r.comm, None
         )
     )
     return flops / (r.peak * r.coeffs.prefill_efficiency) + comm + chunks * r.prefill_chunk_s

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import csv
 import io
-from html import escape
 
 from gpurent.plan.serving import ServeCandidate, ServePlan
-from gpurent.report.svg import Point, scatter_svg
 
 HEADERS = (
     "#",
@@ -187,50 +185,52 @@ def render_csv(plan: ServePlan) -> str:
     return buf.getvalue()
 
 
-def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{escape(x)}</td>" for x in r) + "</tr>" for r in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
-
-
 def render_html(plan: ServePlan) -> str:
-    """A self-contained page: the explanation, the table, the cost vs p99 TTFT chart (the
-    Pareto front highlighted, the pick marked) and the schedule when a profile was given."""
-    head = escape(title(plan))
+    """One page (report/templates/serve_plan.html.j2): the explanation, the ranked table, the
+    cost per hour vs p99 TTFT chart with each candidate's 80 % intervals (the Pareto front
+    joined, the pick marked) and the pick's schedule when a profile was given."""
+    from markupsafe import Markup
+
+    from gpurent.report import charts
+    from gpurent.report.html import render_page
+
     pareto = {c.label for c in plan.pareto}
     best = plan.best
     shown = {c.label: c for c in (*plan.top, *plan.pareto)}
     points = [
-        Point(
+        charts.Point(
             x=c.ttft_p99_ms.value,
             y=c.cost_usd_per_hour,
-            label=f"{c.label}: ${_usd(c.cost_usd_per_hour)}/h, {c.ttft_p99_ms.value:.0f} ms",
+            x_low=c.ttft_p99_ms.low,
+            x_high=c.ttft_p99_ms.high,
+            y_low=c.cost_low_usd_per_hour,
+            y_high=c.cost_high_usd_per_hour,
+            label=f"{label}: ${_usd(c.cost_usd_per_hour)}/h, {c.ttft_p99_ms.value:.0f} ms",
             highlight=label in pareto,
             best=best is not None and label == best.label,
         )
         for label, c in shown.items()
     ]
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'>",
-        f"<title>{head}</title>",
-        "<style>body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;"
-        "color:#222}table{border-collapse:collapse;font-size:13px;margin:1em 0}"
-        "th,td{border:1px solid #ddd;padding:4px 8px;text-align:right}th{background:#f3f3f3}"
-        "</style></head><body>",
-        f"<h1>{head}</h1>",
-        "<ul>" + "".join(f"<li>{escape(x)}</li>" for x in explanation_lines(plan)) + "</ul>",
-    ]
+    tables: list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]] = []
+    figures = []
     if plan.candidates:
-        parts.append(_table(HEADERS, [row(c) for c in plan.top]))
-        parts.append("<h2>cost per hour vs p99 TTFT (Pareto front highlighted)</h2>")
-        parts.append(scatter_svg(points, x_label="p99 TTFT at the rate (ms)", y_label="USD/h"))
+        tables.append(("cheapest per month first", HEADERS, [row(c) for c in plan.top]))
         if best is not None and best.schedule is not None:
-            parts.append("<h2>replica schedule of the pick</h2>")
-            parts.append(_table(SCHEDULE_HEADERS, schedule_rows(best)))
-    parts.append("<h2>assumptions</h2><ul>")
-    parts += [f"<li>{escape(a)}</li>" for a in plan.assumptions]
-    parts.append("</ul></body></html>")
-    return "\n".join(parts)
+            tables.append(("replica schedule of the pick", SCHEDULE_HEADERS, schedule_rows(best)))
+        chart = charts.scatter(points, x_label="p99 TTFT at the rate (ms)", y_label="USD/h")
+        figures.append(("cost per hour vs p99 TTFT (Pareto front joined)", Markup(chart)))
+    heading = title(plan)
+    return render_page(
+        "serve_plan.html.j2",
+        title=heading,
+        kind="plan --serve",
+        provenance="prices dated " + (", ".join(plan.price_as_of) or "-"),
+        heading=heading,
+        lines=explanation_lines(plan),
+        tables=tables,
+        figures=figures,
+        assumptions=list(plan.assumptions),
+    )
 
 
 __all__ = [

@@ -4,12 +4,10 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from html import escape
 from typing import Any
 
 from gpurent.estimate.serving import Figure, ServingEstimate, ServingPoint
-from gpurent.report.svg import Point, scatter_svg
+from gpurent.report import charts
 
 CURVE_HEADERS = (
     "clients",
@@ -249,57 +247,50 @@ def serving_json(est: ServingEstimate) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True, slots=True)
-class _Series:
-    name: str
-    attr: str
-
-
-_PLOTS = (
-    _Series("TTFT p99 (ms)", "ttft_p99_ms"),
-    _Series("TPOT p99 (ms)", "tpot_p99_ms"),
-)
+_PLOTS = (("TTFT p99 (ms)", "ttft_p99_ms"), ("TPOT p99 (ms)", "tpot_p99_ms"))
 
 
 def serving_html(est: ServingEstimate) -> str:
-    """One self-contained HTML page: the summary, the curve table and two SVG plots of
-    latency against output throughput (one point per concurrency, joined)."""
-    head = escape(title(est))
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'>",
-        f"<title>{head}</title>",
-        "<style>body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;"
-        "color:#222}table{border-collapse:collapse;font-size:13px;margin:1em 0}"
-        "th,td{border:1px solid #ddd;padding:4px 8px;text-align:right}th{background:#f3f3f3}"
-        "</style></head><body>",
-        f"<h1>{head}</h1>",
-        "<ul>" + "".join(f"<li>{escape(line)}</li>" for line in summary_lines(est)) + "</ul>",
-        "<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in CURVE_HEADERS) + "</tr>",
-    ]
-    parts += [
-        "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>"
-        for row in curve_rows(est)
-    ]
-    parts.append("</table>")
-    parts.append(f"<p>{escape(interval_caption(est))}</p>")
-    for series in _PLOTS:
+    """One page (report/templates/serving.html.j2): the summary, the curve table and two
+    plots of latency against output throughput, one point per concurrency with its 80 %
+    intervals, joined in order."""
+    from markupsafe import Markup
+
+    from gpurent.report.html import render_page
+
+    figures = []
+    for name, attr in _PLOTS:
         points = [
-            Point(
+            charts.Point(
                 x=p.output_tokens_per_s.value,
-                y=getattr(p, series.attr).value,
+                y=getattr(p, attr).value,
+                x_low=p.output_tokens_per_s.low,
+                x_high=p.output_tokens_per_s.high,
+                y_low=getattr(p, attr).low,
+                y_high=getattr(p, attr).high,
                 label=f"{p.concurrency:g} clients: {_num(p.output_tokens_per_s.value)} tok/s, "
-                f"{series.name} {_num(getattr(p, series.attr).value)}",
+                f"{name} {_num(getattr(p, attr).value)}",
                 highlight=True,
             )
             for p in est.curve.rows
             if p.stable
-            and math.isfinite(getattr(p, series.attr).value)
+            and math.isfinite(getattr(p, attr).value)
             and p.output_tokens_per_s.value > 0
         ]
-        parts.append(f"<h2>{escape(series.name)} vs output throughput</h2>")
-        parts.append(scatter_svg(points, x_label="output tokens/s", y_label=series.name))
-    parts.append("</body></html>")
-    return "\n".join(parts)
+        chart = charts.scatter(points, x_label="output tokens/s", y_label=name)
+        figures.append((f"{name} vs output throughput (one replica)", Markup(chart)))
+    return render_page(
+        "serving.html.j2",
+        title=title(est),
+        kind="estimate --serve",
+        provenance=f"serving model constants: {est.curve.engine_basis}",
+        heading=title(est),
+        lines=summary_lines(est),
+        headers=CURVE_HEADERS,
+        rows=curve_rows(est),
+        caption=interval_caption(est),
+        figures=figures,
+    )
 
 
 __all__ = [

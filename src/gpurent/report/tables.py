@@ -67,6 +67,25 @@ def _share(natural: list[int], least: list[int], room: int) -> list[int]:
     return widths
 
 
+def _overhead(table: Table, count: int) -> int:
+    """The cells a rich table adds around `count` columns: its borders and cell padding.
+
+    Mirrors rich's own accounting (the box's edge and column separators, each cell's left and
+    right padding less what `pad_edge=False` or `collapse_padding` remove), so that widths chosen
+    here are the widths rich draws and it never squeezes a column below its readable width.
+    """
+    if count == 0:
+        return 0
+    borders = (2 if table.box and table.show_edge else 0) + (count - 1 if table.box else 0)
+    _, right, _, left = table.padding
+    if table.collapse_padding:
+        left, right = 0, abs(left - right)
+    pads = count * (left + right)
+    if not table.pad_edge:
+        pads -= left + right  # the first column's left and the last column's right padding
+    return borders + pads
+
+
 def fit_table(
     columns: Sequence[Column],
     rows: Sequence[Sequence[Cell]],
@@ -75,13 +94,18 @@ def fit_table(
     caption_hidden: bool = True,
     **table_options: Any,
 ) -> tuple[Table, tuple[str, ...]]:
-    """A table of `rows` that fits `width` terminal cells, and the headers it had to drop."""
-    edge = 2 if table_options.get("show_edge", True) else 0  # the outer border (or its space)
+    """A table of `rows` that fits `width` terminal cells, and the headers it had to drop.
+
+    Columns go by priority until the rest fit at their readable widths; when even the columns
+    that never go do not fit, the cells lose their side padding (the box's lines, or one space
+    where there is no box, still part them) before rich would have to break words.
+    """
+    table = Table(**table_options)
     mins = [_min_width(c, [r[i] for r in rows]) for i, c in enumerate(columns)]
     kept = list(range(len(columns)))
 
     def needed(idx: list[int]) -> int:
-        return sum(mins[i] for i in idx) + 3 * len(idx) - 1 + edge
+        return sum(mins[i] for i in idx) + _overhead(table, len(idx))
 
     droppable = sorted(
         (i for i, c in enumerate(columns) if c.priority > 0),
@@ -91,18 +115,20 @@ def fit_table(
         if needed(kept) <= width:
             break
         kept.remove(i)
+    if needed(kept) > width and "padding" not in table_options:
+        top, _, bottom, _ = table.padding
+        # the box's lines still part the cells; without a box, one space on the right does
+        table.padding = (top, 0 if table.box else 1, bottom, 0)
     hidden = tuple(columns[i].header for i in range(len(columns)) if i not in kept)
     widths = _share(
         [_natural(columns[i], [r[i] for r in rows]) for i in kept],
         [mins[i] for i in kept],
-        width - (needed(kept) - sum(mins[i] for i in kept)),
+        width - _overhead(table, len(kept)),
     )
-    if hidden and caption_hidden:
-        table_options.setdefault(
-            "caption",
-            f"not shown at {width} columns: {', '.join(hidden)} (widen the terminal or use --json)",
+    if hidden and caption_hidden and table.caption is None:
+        table.caption = (
+            f"not shown at {width} columns: {', '.join(hidden)} (widen the terminal or use --json)"
         )
-    table = Table(**table_options)
     for i, w in zip(kept, widths, strict=True):
         c = columns[i]
         table.add_column(c.header, justify=c.justify, width=w, no_wrap=not c.wrap, overflow="fold")

@@ -2,12 +2,11 @@
 
 `analyse_history` ties the pieces together (step functions -> hour-of-week profiles -> the
 weekday-evening test for price, and for availability when traces are given -> forecast
-back-test); `render_html` draws it as a self-contained page with inline SVG (no dependency).
+back-test); `gpurent.report.html.spot_history_page` draws it as a page.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -94,88 +93,3 @@ def analyse_history(
         backtest=bt,
         answer=answer,
     )
-
-
-def _svg_profile(profile: Profile, title: str, y_label: str) -> str:
-    """A 168-bin line chart with day separators; gaps where a bin has no data."""
-    w, h, pad = 840, 220, 40
-    values = [m for m in profile.means if m is not None]
-    if not values:
-        return f"<p>{html.escape(title)}: no data</p>"
-    lo, hi = min(values), max(values)
-    if hi - lo < 1e-12:
-        lo, hi = lo - 0.5 * abs(lo or 1) * 0.01, hi + 0.5 * abs(hi or 1) * 0.01
-
-    def xy(b: int, v: float) -> tuple[float, float]:
-        return pad + b * (w - 2 * pad) / 167, h - pad - (v - lo) * (h - 2 * pad) / (hi - lo)
-
-    paths: list[list[tuple[float, float]]] = []
-    current: list[tuple[float, float]] = []
-    for b, m in enumerate(profile.means):
-        if m is None:
-            if current:
-                paths.append(current)
-            current = []
-        else:
-            current.append(xy(b, m))
-    if current:
-        paths.append(current)
-    lines = "".join(
-        '<polyline fill="none" stroke="#1f77b4" stroke-width="1.5" points="'
-        + " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
-        + '"/>'
-        for pts in paths
-    )
-    days = "".join(
-        f'<line x1="{xy(d * 24, lo)[0]:.1f}" y1="{pad}" x2="{xy(d * 24, lo)[0]:.1f}" '
-        f'y2="{h - pad}" stroke="#ddd"/>'
-        f'<text x="{xy(d * 24 + 12, lo)[0]:.1f}" y="{h - pad + 15}" font-size="11" '
-        f'text-anchor="middle">{name}</text>'
-        for d, name in enumerate(("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"))
-    )
-    return (
-        f"<figure><figcaption>{html.escape(title)}</figcaption>"
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" role="img">'
-        f"{days}{lines}"
-        f'<text x="4" y="{pad - 8}" font-size="11">{html.escape(y_label)}: {hi:.4g}</text>'
-        f'<text x="4" y="{h - pad + 30}" font-size="11">{lo:.4g}</text></svg></figure>'
-    )
-
-
-def render_html(report: HistoryReport) -> str:
-    """A self-contained HTML page: the answer, the profiles as inline SVG, the back-test."""
-    off = report.price_profile.utc_offset_hours
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>gpurent spot history</title>",
-        "<style>body{font-family:sans-serif;max-width:900px;margin:2em auto}"
-        "td,th{padding:2px 8px;text-align:right}</style></head><body>",
-        "<h1>Spot price history</h1>",
-        f"<p>{report.series} series, {report.start:%Y-%m-%d %H:%M} to {report.end:%Y-%m-%d %H:%M} "
-        f"UTC ({report.days_of_data:.2f} days); hours shown at UTC{off:+d}.</p>",
-        f"<p><b>{html.escape(report.answer)}</b></p>",
-        _svg_profile(
-            report.price_profile,
-            "Price by hour of week (relative to each series' mean)",
-            "relative price",
-        ),
-    ]
-    if report.availability_profile is not None:
-        parts.append(
-            _svg_profile(
-                report.availability_profile,
-                "Availability by hour of week (share of time with capacity)",
-                "availability",
-            )
-        )
-    parts.append(
-        "<h2>Forecast back-test</h2><table><tr><th>method</th><th>MAE $/h</th>"
-        "<th>mean rel. error</th><th>forecasts</th></tr>"
-    )
-    for s in report.backtest.scores:
-        mae = "-" if s.mae_usd_per_hour is None else f"{s.mae_usd_per_hour:.5f}"
-        rel = "-" if s.mean_relative_error is None else f"{s.mean_relative_error * 100:.3f}%"
-        parts.append(
-            f"<tr><td>{s.method}</td><td>{mae}</td><td>{rel}</td><td>{s.forecasts}</td></tr>"
-        )
-    parts.append("</table></body></html>")
-    return "\n".join(parts)

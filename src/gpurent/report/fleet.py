@@ -1,5 +1,6 @@
-"""Tables and JSON of the fleet results (pure: result objects in, rich tables and dicts out).
-Node host names come from the nodes, so they pass through `textsafe` before a terminal."""
+"""Tables and JSON of the fleet results (pure: `gpurent.fleet` result objects in, rich tables
+and dicts out). Node host names come from the nodes, so they pass through `textsafe` before a
+terminal."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Rendering of bench results and comparisons: rich tables for the terminal, Markdown text.
 
-Pure functions of result objects; the CLI prints what they return.
+Pure functions of `gpurent.bench` result objects; the CLI prints what they return.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The live terminal view (rich): one row per GPU, the host line, cost, and current findings."""
+"""`gpurent monitor`'s live terminal view (rich): one row per GPU, the host line, cost, and the
+current findings, from a monitor sample and diagnosis."""
 
 from __future__ import annotations
 
