@@ -15,13 +15,13 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
-from gpurent.spot.history import build_series
+from gpurent.spot.analytics.history import build_series
+from gpurent.spot.analytics.survival import lifetimes_from_trace
+from gpurent.spot.analytics.zones import analyse_zones
 from gpurent.spot.history_report import analyse_history
 from gpurent.spot.interval import interval_from_lifetimes_s
-from gpurent.spot.price_io import load_price_history, records_from_traces
-from gpurent.spot.survival import lifetimes_from_trace
-from gpurent.spot.trace_io import attach_prices, load_trace
-from gpurent.spot.zones import analyse_zones
+from gpurent.spot.io.price_io import load_price_history, records_from_traces
+from gpurent.spot.io.trace_io import attach_prices, load_trace
 
 
 def main() -> None:

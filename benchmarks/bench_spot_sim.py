@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-from gpurent.spot.evaluate import run_policy
-from gpurent.spot.model import JobSpec, build_market, run_starts
-from gpurent.spot.policies import ONLINE_POLICIES, OPTIMAL
-from gpurent.spot.trace import Trace, align_zones
-from gpurent.spot.trace_io import load_trace
+from gpurent.spot.io.trace import Trace, align_zones
+from gpurent.spot.io.trace_io import load_trace
+from gpurent.spot.sim.evaluate import run_policy
+from gpurent.spot.sim.job_market import JobSpec, build_market, run_starts
+from gpurent.spot.sim.policies import ONLINE_POLICIES, OPTIMAL
 
 
 def _synthetic(gap_hours: float, zones: int, days: int = 60) -> list[Trace]:

@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from tune_spot_policy import synthetic_sets
 
-from gpurent.spot.evaluate import run_policy
-from gpurent.spot.model import JobSpec, build_market, run_starts
-from gpurent.spot.trace import align_zones
+from gpurent.spot.io.trace import align_zones
+from gpurent.spot.sim.evaluate import run_policy
+from gpurent.spot.sim.job_market import JobSpec, build_market, run_starts
 
 
 def main() -> None:

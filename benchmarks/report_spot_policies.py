@@ -23,10 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from gpurent.spot.evaluate import run_policy
-from gpurent.spot.model import JobSpec, build_market, run_starts
-from gpurent.spot.trace import Trace, align_zones
-from gpurent.spot.trace_io import attach_prices, load_trace
+from gpurent.spot.io.trace import Trace, align_zones
+from gpurent.spot.io.trace_io import attach_prices, load_trace
+from gpurent.spot.sim.evaluate import run_policy
+from gpurent.spot.sim.job_market import JobSpec, build_market, run_starts
 
 POLICIES = ("on-demand", "greedy", "uniform-progress", "lifetime-up", "optimal")
 TARGET_3Z = 0.60

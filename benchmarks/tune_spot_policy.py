@@ -28,13 +28,13 @@ from pathlib import Path
 
 import numpy as np
 
-from gpurent.spot.lifetimes import ZoneSpells, residual_bounds_ticks
-from gpurent.spot.model import JobSpec, build_market, run_starts
-from gpurent.spot.policies import LifetimeUniformProgressPolicy, Policy, UniformProgressPolicy
-from gpurent.spot.policies.base import first_zone
-from gpurent.spot.simulator import simulate
-from gpurent.spot.trace import Trace, align_zones
-from gpurent.spot.trace_io import attach_prices, load_trace
+from gpurent.spot.io.trace import Trace, align_zones
+from gpurent.spot.io.trace_io import attach_prices, load_trace
+from gpurent.spot.sim.job_market import JobSpec, build_market, run_starts
+from gpurent.spot.sim.lifetimes import ZoneSpells, residual_bounds_ticks
+from gpurent.spot.sim.policies import LifetimeUniformProgressPolicy, Policy, UniformProgressPolicy
+from gpurent.spot.sim.policies.base import first_zone
+from gpurent.spot.sim.simulator import simulate
 
 GAP_H = 195 / 3600
 TICKS = int(45 * 24 / GAP_H)

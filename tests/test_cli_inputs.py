@@ -55,11 +55,11 @@ def test_plan_numbers_are_finite_and_in_range(flags: list[str], needle: str) -> 
 @pytest.mark.parametrize(
     ("line", "needle"),
     [
-        ("batch_size = -8", "batch_size_per_gpu must be >= 1, got -8"),
-        ("batch_size = 0", "batch_size_per_gpu must be >= 1, got 0"),
-        ("batch_size = 3.7", "batch_size_per_gpu must be a whole number, got 3.7"),
-        ("batch_size = true", "batch_size_per_gpu must be a whole number, got True"),
-        ("batch_size = inf", "batch_size_per_gpu must be a whole number, got inf"),
+        ("batch_size = -8", ": batch_size must be >= 1, got -8"),
+        ("batch_size = 0", ": batch_size must be >= 1, got 0"),
+        ("batch_size = 3.7", ": batch_size must be a whole number, got 3.7"),
+        ("batch_size = true", ": batch_size must be a whole number, got True"),
+        ("batch_size = inf", ": batch_size must be a whole number, got inf"),
         ("epochs = nan", "epochs must be a finite number"),
         ("epochs = -2", "epochs must be > 0, got -2"),
         ("token_budget = nan", "token_budget must be a finite number"),

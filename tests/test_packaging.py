@@ -53,3 +53,41 @@ def test_pre_commit_runs_the_same_checks_as_make_lint_and_typecheck() -> None:
         command = entry.replace(".venv/bin/", "$(BIN)/")
         assert command in makefile, f"hook {entry!r} is no step of make lint/typecheck"
     assert len(entries) == 4
+
+
+# The module each extra's distribution is imported as, where the names differ.
+_MODULE_OF = {
+    "nvidia-ml-py": "pynvml",
+    "prometheus-client": "prometheus_client",
+    "pillow": "PIL",
+}
+# Distributions an extra installs for another library's sake, not imported by gpurent itself.
+_NOT_IMPORTED = {
+    "accelerate": "transformers.Trainer (what the HF callback runs under) needs it",
+}
+
+
+def _imported_in_src(module: str) -> bool:
+    import re
+
+    pattern = re.compile(
+        rf"^\s*(import|from) {re.escape(module)}\b|require\(\s*[\"']{re.escape(module)}[\"']",
+        re.MULTILINE,
+    )
+    return any(pattern.search(p.read_text(encoding="utf-8")) for p in PACKAGE.rglob("*.py"))
+
+
+def test_every_extra_installs_only_what_gpurent_uses() -> None:
+    import re
+
+    extras: dict[str, list[str]] = _pyproject()["project"]["optional-dependencies"]
+    unused = []
+    for extra, requirements in extras.items():
+        if extra in {"all", "dev"}:
+            continue
+        for requirement in requirements:
+            dist = re.split(r"[\[<>=!~ ;]", requirement, maxsplit=1)[0].lower()
+            module = _MODULE_OF.get(dist, dist.replace("-", "_"))
+            if dist not in _NOT_IMPORTED and not _imported_in_src(module):
+                unused.append(f"{extra}: {dist}")
+    assert unused == [], f"extras installing packages nothing in src/gpurent imports: {unused}"

@@ -47,14 +47,14 @@ LEAKS = [
         "gpurent.monitor is not allowed to import gpurent.runtime",
     ),
     (
-        "spot/trace.py",
+        "spot/io/trace.py",
         "from gpurent.catalog import offers",
         "gpurent.spot is not allowed to import gpurent.catalog",
     ),
     (
         "runtime/redact.py",
-        "from gpurent.spot import trace",
-        "gpurent.runtime is not allowed to import gpurent.spot.trace",
+        "from gpurent.spot.io import trace",
+        "gpurent.runtime is not allowed to import gpurent.spot.io",
     ),
     (
         "bench/verdict.py",
@@ -90,6 +90,16 @@ LEAKS = [
         "deploy/render.py",
         "from gpurent.fleet import rank",
         "gpurent.deploy is not allowed to import gpurent.fleet",
+    ),
+    (
+        "spot/io/trace.py",
+        "from gpurent.spot.sim import job_market",
+        "gpurent.spot.io is not allowed to import gpurent.spot.sim",
+    ),
+    (
+        "spot/sim/lifetimes.py",
+        "from gpurent.spot.analytics import survival",
+        "gpurent.spot.sim is not allowed to import gpurent.spot.analytics",
     ),
     ("newroom/__init__.py", "", "- gpurent.newroom"),  # every room must be placed in the layers
 ]

@@ -7,5 +7,6 @@ result objects; I/O lives at the edges (catalog sources, bench, monitor probes, 
 from gpurent.errors import GpurentError
 
 __version__ = "0.1.0"  # the only place the version is written (pyproject reads it)
+"""The package version (PEP 440); pyproject.toml reads it from here."""
 
 __all__ = ["GpurentError", "__version__"]

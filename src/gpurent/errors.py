@@ -31,12 +31,24 @@ class InputError(GpurentError):
 class NotFoundError(InputError):
     """A name (GPU, model, preset, offer, policy) is unknown; the message lists the closest ones."""
 
-    def __init__(self, kind: str, name: str, known: Iterable[str]) -> None:
+    def __init__(
+        self,
+        kind: str,
+        name: str,
+        known: Iterable[str],
+        *,
+        where: str | None = None,
+        choices: Iterable[str] | None = None,
+    ) -> None:
+        """`where` (a flag, `file:line: field`) starts the message; `choices` (the canonical
+        names of a small closed set) end it as "(one of ...)"."""
         self.kind = kind
         self.name = name
         self.suggestions = closest(name, known)
         hint = f"; did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
-        super().__init__(f"unknown {kind} {name!r}{hint}")
+        listed = f" (one of {', '.join(choices)})" if choices is not None else ""
+        head = f"{where}: " if where else ""
+        super().__init__(f"{head}unknown {kind} {name!r}{hint}{listed}")
 
 
 class DataError(GpurentError):

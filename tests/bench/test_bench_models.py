@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gpurent.bench.models import CPU_SMALL, FULL, build
+from gpurent.bench.networks import CPU_SMALL, FULL, build
 from gpurent.bench.train import run_model
 
 

@@ -90,7 +90,7 @@ def test_malformed_rows_are_skipped_with_line_and_reason(data: Path) -> None:
     reasons = {s.line: s.reason for s in table.skipped}
     assert set(reasons) == {3, 4, 5, 6, 7, 8}
     assert "could not convert" in reasons[3] or "abc" in reasons[3]
-    assert "bad price '-1'" in reasons[4]
+    assert "Price must be >= 0, got -1" in reasons[4]  # the inputs.values message
     assert "bad AcceleratorCount '0'" in reasons[5]
     assert "no Price or SpotPrice" in reasons[6]
     assert "expected 9 cells, got 3" in reasons[7]

@@ -11,7 +11,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from gpurent.catalog.sources import load_offers, read_meta, update_catalogs
-from gpurent.catalog.sources.store import cloud_file
+from gpurent.catalog.sources.snapshot import cloud_file
 from gpurent.cli.main import app
 from gpurent.errors import InputError
 from gpurent.userdata import data_home

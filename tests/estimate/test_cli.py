@@ -130,7 +130,10 @@ def test_csv_rows_with_a_bad_sharding_or_stack_report_it_and_the_others_run(tmp_
     code, out, err = run("estimate", "--from-csv", str(f), "--json")
     assert code == 0, err
     lines = [json.loads(line) for line in out.splitlines()]
-    assert "rows.csv:2: sharding 'zero9'" in lines[0]["error"] and "zero3" in lines[0]["error"]
+    assert (
+        "rows.csv:2: sharding: unknown sharding 'zero9'" in lines[0]["error"]
+        and "zero3" in lines[0]["error"]
+    )
     assert "rows.csv:3: stack" in lines[1]["error"] and "ngc-24" in lines[1]["error"]
     assert lines[2]["throughput"] > 0
 

@@ -45,7 +45,7 @@ def test_calibrate_clear_removes_a_store_it_cannot_parse() -> None:
     that command must then work instead of failing on the same parse."""
     from tests.conftest import run_cli
 
-    from gpurent.estimate.store import store_path
+    from gpurent.estimate.calibration_file import store_path
 
     path = store_path()
     path.parent.mkdir(parents=True, exist_ok=True)

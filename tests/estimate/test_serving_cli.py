@@ -127,3 +127,18 @@ def test_an_slo_nothing_meets_exits_3_with_the_miss() -> None:
 def test_a_model_that_does_not_fit_exits_3() -> None:
     code, _, err = run_cli("estimate", "--serve", "llama3-70b", "--gpu", "L4")
     assert code == 3 and "does not fit" in err
+
+
+def test_bench_serve_reads_the_estimate_json_as_its_expected_curve(tmp_path: Path) -> None:
+    """`gpurent bench serve --expect FILE` takes the document `estimate --serve --json`
+    writes: every curve row parses, in concurrency order, with the estimate's values."""
+    from gpurent.bench.serve_verdict import parse_curve
+
+    code, out, err = run_cli("estimate", "--serve", "llama3-8b-chat", "--gpu", "A100", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    points = parse_curve(doc, "estimate.json")
+    assert [p.concurrency for p in points] == [row["concurrency"] for row in doc["curve"]]
+    first = doc["curve"][0]
+    assert points[0].values["ttft_p50_ms"] == first["ttft_p50_ms"]["value"]
+    assert points[0].values["output_tok_s"] == first["output_tokens_per_s"]["value"]

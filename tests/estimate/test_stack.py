@@ -84,7 +84,7 @@ def test_parse_stack_aliases_and_errors() -> None:
     assert parse_stack("NGC-22.09") is Stack.NGC_22_09
     assert parse_stack("24.03") is Stack.NGC_24
     assert parse_stack("dle") is Stack.NVIDIA_DLE
-    with pytest.raises(ValueError, match=r"one of ngc-22\.09, ngc-24, nvidia-dle"):
+    with pytest.raises(InputError, match=r"one of ngc-22\.09, ngc-24, nvidia-dle"):
         parse_stack("tensorflow")
 
 

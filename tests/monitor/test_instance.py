@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from gpurent.catalog.sources import load_offers
 from gpurent.cli.main import app
 from gpurent.errors import InputError
+from gpurent.http import FakeHttp, HttpError
 from gpurent.monitor.instance import (
     DetectedInstance,
     detect_instance,
@@ -95,20 +96,15 @@ def test_no_metadata_service_returns_none_fast() -> None:
 
 def test_an_unreachable_server_is_asked_once() -> None:
     """AWS and Azure share 169.254.169.254: a laptop waits one timeout for both, not two."""
-    calls: list[str] = []
-
-    def http(
-        method: str,
-        url: str,
-        headers: Mapping[str, str],
-        timeout_s: float,
-        body: bytes | None = None,
-    ) -> tuple[int, bytes]:
-        calls.append(url)
-        raise TimeoutError("timed out")
-
+    timed_out = HttpError("timed out", url="", reason="timeout")
+    http = FakeHttp(
+        {
+            "http://169.254.169.254/latest/api/token": timed_out,
+            "http://g/computeMetadata/v1/instance/machine-type": timed_out,
+        }
+    )
     assert detect_instance(http=http, base_urls={"gcp": "http://g"}) is None  # AWS, Azure: default
-    assert calls == [
+    assert [r.url for r in http.requests] == [
         "http://169.254.169.254/latest/api/token",
         "http://g/computeMetadata/v1/instance/machine-type",
     ]

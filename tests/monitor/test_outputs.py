@@ -126,7 +126,7 @@ def test_diagnose_bad_input(tmp_path: Path) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text("timestamp,gpu,sm_util_pct\n1,0,lots\n")
     r = runner.invoke(app, ["monitor", "diagnose", str(bad)])
-    assert r.exit_code == 1 and "bad.csv:2: bad value" in r.stderr
+    assert r.exit_code == 1 and "bad.csv:2: sm_util_pct must be a number, got 'lots'" in r.stderr
     nohdr = tmp_path / "nohdr.csv"
     nohdr.write_text("a,b\n1,2\n")
     r = runner.invoke(app, ["monitor", "diagnose", str(nohdr)])

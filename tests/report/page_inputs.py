@@ -13,9 +13,9 @@ from gpurent.monitor.cost import CostReport, InstancePrice, meter
 from gpurent.monitor.rules import Diagnosis, Thresholds, diagnose
 from gpurent.monitor.sample import HostSample, Sample
 from gpurent.monitor.scenarios import SCENARIOS
-from gpurent.spot.history import build_series
+from gpurent.spot.analytics.history import build_series
 from gpurent.spot.history_report import HistoryReport, analyse_history
-from gpurent.spot.price_io import parse_archive_tsv
+from gpurent.spot.io.price_io import parse_archive_tsv
 from tests.monitor.conftest import Clock, run_probe
 from tests.spot.test_history_analytics import _tsv
 

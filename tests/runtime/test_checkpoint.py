@@ -374,3 +374,14 @@ def test_save_for_exit_still_saves_the_current_step_when_the_in_flight_save_fail
     with pytest.raises(DeviceError):
         mgr.save_for_exit({"w": torch.ones(1000)}, 7)
     assert [c.step for c in mgr.committed()] == [5]
+
+
+def test_auto_interval_is_an_enum_and_its_name_reads_the_same(tmp_path: Path) -> None:
+    from gpurent.runtime import Interval
+
+    by_enum = CheckpointManager(tmp_path, interval=Interval.AUTO, mtti_s=3600.0)
+    by_name = CheckpointManager(tmp_path, interval=" Auto ", mtti_s=3600.0)
+    assert by_enum.interval is by_name.interval is Interval.AUTO
+    assert by_enum.interval_s == by_name.interval_s == 900.0
+    with pytest.raises(InputError, match="needs mtti_s"):
+        CheckpointManager(tmp_path, interval=Interval.AUTO)

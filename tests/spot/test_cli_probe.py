@@ -105,7 +105,7 @@ def test_probe_bad_bounds_are_exit_2(
 
 
 def test_a_round_that_overruns_starts_the_next_at_once() -> None:
-    from gpurent.spot.probe import ProbeLimits, run_probe
+    from gpurent.spot.io.probe import ProbeLimits, run_probe
 
     clock = FakeClock()
 

@@ -138,13 +138,13 @@ def test_non_numeric_value(tmp_path: Path) -> None:
     path = tmp_path / "bad.csv"
     path.write_text("date,availability\n2023-01-01 00:00:00,1\n2023-01-01 00:06:00,yes\n")
     code, _, err = run_cli("spot", "simulate", "--trace", str(path), *ARGS, "--price-ratio", "3")
-    assert code != 0 and "bad.csv:3" in err and "not a number" in err
+    assert code != 0 and "bad.csv:3" in err and "must be a number" in err
 
 
 def test_policy_help_names_every_registered_policy() -> None:
     """The CLI spells the policy list out (so it need not import numpy to start); keep it true."""
     from gpurent.cli.spot_cmds import POLICY_HELP
-    from gpurent.spot.policies import DEFAULT_POLICY, ONLINE_POLICIES, OPTIMAL
+    from gpurent.spot.sim.policies import DEFAULT_POLICY, ONLINE_POLICIES, OPTIMAL
 
     for name in (*ONLINE_POLICIES, OPTIMAL, "auto", "all"):
         assert name in POLICY_HELP
@@ -158,13 +158,13 @@ def test_cli_start_imports_no_spot_module_a_spot_command_does_not_need() -> None
 
     lazy = (
         "numpy",
-        "gpurent.spot.trace_io",
-        "gpurent.spot.price_io",
-        "gpurent.spot.history",
+        "gpurent.spot.io.trace_io",
+        "gpurent.spot.io.price_io",
+        "gpurent.spot.analytics.history",
         "gpurent.spot.history_report",
-        "gpurent.spot.forecast",
-        "gpurent.spot.zones",
-        "gpurent.spot.simulator",
+        "gpurent.spot.analytics.forecast",
+        "gpurent.spot.analytics.zones",
+        "gpurent.spot.sim.simulator",
     )
     code = f"import sys, gpurent.cli.main; print([m for m in {lazy!r} if m in sys.modules])"
     env = {**os.environ, "PYTHONPATH": str(Path(gpurent.__file__).parents[1])}

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpurent.spot.evaluate import run_policy
-from gpurent.spot.model import JobSpec, Market, build_market
-from gpurent.spot.trace import Trace, align_zones
+from gpurent.spot.io.trace import Trace, align_zones
+from gpurent.spot.sim.evaluate import run_policy
+from gpurent.spot.sim.job_market import JobSpec, Market, build_market
 
 GAP = 1 / 6  # 10-minute ticks
 

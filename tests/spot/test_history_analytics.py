@@ -12,14 +12,14 @@ from typer.testing import CliRunner
 
 from gpurent.cli.spot_analytics_cmds import register_spot_analytics
 from gpurent.errors import DataError
-from gpurent.spot.forecast import backtest
-from gpurent.spot.history import (
+from gpurent.spot.analytics.forecast import backtest
+from gpurent.spot.analytics.history import (
     build_series,
     is_weekday_evening,
     price_profile,
     weekday_evening_test,
 )
-from gpurent.spot.price_io import PriceRecord, parse_archive_tsv, parse_aws_json
+from gpurent.spot.io.price_io import PriceRecord, parse_archive_tsv, parse_aws_json
 
 spot = typer.Typer()
 register_spot_analytics(spot)
@@ -97,7 +97,7 @@ def test_parsers_accept_formats_and_reject_bad_values() -> None:
     (rec,) = parse_aws_json(json.dumps(page), "p.json")
     assert rec.price_usd_per_hour == 0.918 and rec.time.tzinfo is not None
     assert len(parse_aws_json(json.dumps([page, page]), "p.json")) == 2
-    with pytest.raises(DataError, match="not a number"):
+    with pytest.raises(DataError, match="must be a number"):
         bad = json.loads(json.dumps(page))
         bad["SpotPriceHistory"][0]["SpotPrice"] = "cheap"
         parse_aws_json(json.dumps(bad), "p.json")

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from gpurent.cli.spot_analytics_cmds import register_spot_analytics
 from gpurent.errors import DataError, InputError
+from gpurent.spot.analytics.survival import Lifetime, kaplan_meier
 from gpurent.spot.interval import (
     daly_interval_s,
     interval_exponential_s,
@@ -21,7 +22,6 @@ from gpurent.spot.interval import (
     overhead_exponential,
     young_interval_s,
 )
-from gpurent.spot.survival import Lifetime, kaplan_meier
 
 spot = typer.Typer()
 register_spot_analytics(spot)
@@ -136,7 +136,7 @@ def test_cli_interval_bad_inputs(tmp_path) -> None:
     bad = tmp_path / "b.csv"
     bad.write_text("date,availability\n2023-01-01 00:00:00,1\n2023-01-01 00:10:00,yes\n")
     r = runner.invoke(spot, ["interval", str(bad)])
-    assert r.exit_code != 0 and "not a number" in r.stderr
+    assert r.exit_code != 0 and "must be a number" in r.stderr
     never = _trace_csv(tmp_path / "n.csv", [0] * 10)
     r = runner.invoke(spot, ["interval", str(never)])
     assert r.exit_code != 0 and "no lifetimes" in r.stderr

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from gpurent.spot.lifetimes import residual_bounds_ticks, zone_spells
+from gpurent.spot.sim.lifetimes import residual_bounds_ticks, zone_spells
 
 
 def _series(spell_lengths: list[int], tail: int) -> np.ndarray:

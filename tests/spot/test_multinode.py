@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from tests.conftest import run_cli
 
-from gpurent.spot.evaluate import run_policy
-from gpurent.spot.model import JobSpec, build_market
-from gpurent.spot.trace import Trace, align_zones, combine_nodes
-from gpurent.spot.trace_io import load_trace
+from gpurent.spot.io.trace import Trace, align_zones, combine_nodes
+from gpurent.spot.io.trace_io import load_trace
+from gpurent.spot.sim.evaluate import run_policy
+from gpurent.spot.sim.job_market import JobSpec, build_market
 
 GAP = 0.1
 JOB = JobSpec(job_hours=1.0, deadline_hours=3.0, changeover_hours=0.1, nodes=2)

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpurent.spot.evaluate import run_policy
-from gpurent.spot.model import JobSpec, build_market, tick_plan
-from gpurent.spot.policies import ONLINE_POLICIES
-from gpurent.spot.trace import Trace, align_zones
+from gpurent.spot.io.trace import Trace, align_zones
+from gpurent.spot.sim.evaluate import run_policy
+from gpurent.spot.sim.job_market import JobSpec, build_market, tick_plan
+from gpurent.spot.sim.policies import ONLINE_POLICIES
 
 GAP = 0.1
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from tests.spot.cbl_reference import run_reference
 
-from gpurent.spot.evaluate import run_policy
-from gpurent.spot.model import JobSpec, build_market, run_starts
-from gpurent.spot.trace import Trace, align_zones
+from gpurent.spot.io.trace import Trace, align_zones
+from gpurent.spot.sim.evaluate import run_policy
+from gpurent.spot.sim.job_market import JobSpec, build_market, run_starts
 
 K = 3.0
 DEADLINE_H = 48.0

@@ -11,11 +11,11 @@ import pytest
 from rich.console import Console
 from tests.conftest import run_cli
 
-from gpurent.spot.evaluate import run_policy
-from gpurent.spot.model import JobSpec, build_market, run_starts
-from gpurent.spot.policies import ONLINE_POLICIES, OPTIMAL
-from gpurent.spot.trace import align_zones
-from gpurent.spot.trace_io import load_traces
+from gpurent.spot.io.trace import align_zones
+from gpurent.spot.io.trace_io import load_traces
+from gpurent.spot.sim.evaluate import run_policy
+from gpurent.spot.sim.job_market import JobSpec, build_market, run_starts
+from gpurent.spot.sim.policies import ONLINE_POLICIES, OPTIMAL
 
 ARGS = ["--job-hours", "1", "--deadline-hours", "2", "--price-ratio", "3", "--starts", "20"]
 

@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 
 from gpurent.errors import InputError
-from gpurent.spot.evaluate import run_policy
-from gpurent.spot.lifetimes import mean_residual_ticks, zone_spells
-from gpurent.spot.model import JobSpec, Market, build_market, run_starts, tick_plan
-from gpurent.spot.policies import LifetimeUniformProgressPolicy
-from gpurent.spot.simulator import simulate
-from gpurent.spot.trace import Trace, align_zones
+from gpurent.spot.io.trace import Trace, align_zones
+from gpurent.spot.sim.evaluate import run_policy
+from gpurent.spot.sim.job_market import JobSpec, Market, build_market, run_starts, tick_plan
+from gpurent.spot.sim.lifetimes import mean_residual_ticks, zone_spells
+from gpurent.spot.sim.policies import LifetimeUniformProgressPolicy
+from gpurent.spot.sim.simulator import simulate
 
 GAP = 0.1
 
@@ -196,8 +196,8 @@ def test_optimal_equals_brute_force_over_every_schedule(changeover_hours: float)
     recorded schedule replayed through the simulator)."""
     import itertools
 
-    from gpurent.spot import optimal
-    from gpurent.spot.simulator import simulate_run
+    from gpurent.spot.sim import optimal
+    from gpurent.spot.sim.simulator import simulate_run
 
     z0 = [1, 1, 0, 1, 1, 1, 0, 0, 1, 1, 1, 1]
     z1 = [0, 1, 1, 1, 0, 1, 1, 1, 1, 0, 1, 1]

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from gpurent.errors import DataError, InputError
-from gpurent.spot.trace import Trace, align_zones
-from gpurent.spot.trace_io import load_prices, load_trace, load_trace_with_notes, load_traces
+from gpurent.spot.io.trace import Trace, align_zones
+from gpurent.spot.io.trace_io import load_prices, load_trace, load_trace_with_notes, load_traces
 
 
 def test_csv_with_header_and_prices(write_csv) -> None:
@@ -108,11 +108,11 @@ def test_price_json(tmp_path: Path) -> None:
     ("content", "needle"),
     [
         ("date,availability\n", "no ticks"),
-        ("date,availability\n2023-01-01 00:00:00,x\n2023-01-01 00:01:00,1\n", "not a number"),
+        ("date,availability\n2023-01-01 00:00:00,x\n2023-01-01 00:01:00,1\n", "must be a number"),
         ("date,availability\nyesterday,1\nnow,1\n", "bad timestamp"),
         ('{"metadata": {"gap_seconds": 60}, "data": []}', "no ticks"),
         ('{"metadata": {}, "data": [1]}', "gap_seconds"),
-        ('{"metadata": {"gap_seconds": 60}, "data": [1, "a"]}', "not a number"),
+        ('{"metadata": {"gap_seconds": 60}, "data": [1, "a"]}', "must be a number"),
     ],
 )
 def test_bad_files(tmp_path: Path, content: str, needle: str) -> None:

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from gpurent.cli.spot_analytics_cmds import register_spot_analytics
 from gpurent.errors import InputError
-from gpurent.spot.trace import Trace
-from gpurent.spot.zones import _mask, analyse_zones, phi_coefficient
+from gpurent.spot.analytics.zones import _mask, analyse_zones, phi_coefficient
+from gpurent.spot.io.trace import Trace
 
 spot = typer.Typer()
 register_spot_analytics(spot)

@@ -86,7 +86,7 @@ def test_speculation_from_tokens_per_step() -> None:
     [
         ({"model": "llama3-8b", "request_rate": 1, "concurrency": 2}, "not both"),
         ({"model": "llama3-8b", "prefix_cache_hit_rate": 1.5}, "between 0 and 1"),
-        ({"model": "llama3-8b", "weights": "int3"}, "unknown 'int3'"),
+        ({"model": "llama3-8b", "weights": "int3"}, "unknown weight quantization 'int3'"),
         ({"model": "llama3-9b"}, "did you mean"),
         ({"engine": "vllm"}, "needs a model"),
         ({"model": "llama3-8b", "ttft_p99": 1}, "did you mean ttft_p99_ms"),

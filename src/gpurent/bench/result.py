@@ -19,6 +19,7 @@ from gpurent.errors import DataError
 from gpurent.inputs import files
 
 SCHEMA_VERSION = 1
+"""The version of the bench result JSON written by `save_result`."""
 
 
 class Status(StrEnum):
@@ -149,6 +150,7 @@ def result_to_dict(result: BenchResult) -> dict[str, Any]:
 
 
 def save_result(result: BenchResult, path: Path) -> None:
+    """Write `result` as JSON to `path`, creating its folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result_to_dict(result), indent=2) + "\n", encoding="utf-8")
 

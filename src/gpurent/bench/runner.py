@@ -23,7 +23,7 @@ from gpurent.bench.expect import MODEL_MIN, Expectation, ModelExpectFn, build_ex
 from gpurent.bench.hostdev import run_hostdev
 from gpurent.bench.matmul import CPU_PRECISIONS, GPU_PRECISIONS, run_matmul
 from gpurent.bench.membw import run_membw
-from gpurent.bench.models import CPU_SMALL, FULL, MODEL_NAMES, ModelConfig
+from gpurent.bench.networks import CPU_SMALL, FULL, MODEL_NAMES, ModelConfig
 from gpurent.bench.result import BenchResult, CalibrationRow, Measurement, ModelRun
 from gpurent.bench.timing import THROTTLE_ENV, throttle_factor
 from gpurent.bench.torchdep import import_torch, resolve_device
@@ -33,6 +33,7 @@ from gpurent.catalog import GpuSpec, Precision, find_gpu
 from gpurent.errors import DeviceError, GpurentError, InputError
 
 BENCHMARKS = ("matmul", "membw", "hostdev", "allreduce", "disk", "dataload", "models", "scaling")
+"""The benchmark names `gpurent bench --only` takes, in the order they run."""
 Progress = Callable[[str, int, int], None]  # (label, done, total)
 
 

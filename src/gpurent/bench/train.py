@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gpurent.bench.models import ModelConfig, build, samples_to_throughput, synthetic_batch
+from gpurent.bench.networks import ModelConfig, build, samples_to_throughput, synthetic_batch
 from gpurent.bench.result import Measurement, ModelRun
 from gpurent.bench.spawn import process_group, run_spawned
 from gpurent.bench.timing import spread, time_calls

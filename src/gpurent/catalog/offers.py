@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
 from gpurent.catalog.offer import Offer
 from gpurent.catalog.specs import find_gpu
-from gpurent.errors import DataError
+from gpurent.errors import DataError, InputError
+from gpurent.inputs import values
 
 BUNDLED_AS_OF = "2026-H1 (approximate)"
 """What to show users as the age of the bundled skypilot-catalog prices (see data/README.md)."""
@@ -75,15 +75,6 @@ class OfferTable:
     format: str = ""  # "plain" or "skypilot" for one parsed file; "" for a merged table
 
 
-def _float(value: str | None) -> float | None:
-    if value is None or not value.strip():
-        return None
-    number = float(value)
-    if not math.isfinite(number) or number < 0:
-        raise ValueError(f"not a usable number: {value!r}")
-    return number
-
-
 def gpu_interconnect(gpu_name: str, gpu_count: int) -> str | None:
     """GPU-GPU link inside an instance of `gpu_count` GPUs: the spec's fabric for SXM/OAM boards,
     "PCIe" for cards (a bridge, when present, joins pairs only); None for one GPU or an unknown one.
@@ -104,8 +95,14 @@ def billing_granularity_s(provider: str) -> int:
     return _BILLING_S.get(provider.lower(), _DEFAULT_BILLING_S)
 
 
+def _cell(row: dict[str, str], column: str) -> float | None:
+    """A number cell of the offers CSV: blank -> None, else a finite number >= 0."""
+    return values.optional_non_negative(row.get(column), column)
+
+
 def offer_from_row(row: dict[str, str], *, default_as_of: str = BUNDLED_AS_OF) -> Offer:
-    """One offer from a row of the project's CSV format; raises ValueError/KeyError if unusable.
+    """One offer from a row of the project's CSV format; raises ValueError/KeyError/InputError
+    if unusable.
 
     `default_as_of` dates rows whose `as_of` cell is empty.
     """
@@ -120,12 +117,12 @@ def offer_from_row(row: dict[str, str], *, default_as_of: str = BUNDLED_AS_OF) -
     gpu_count = int(float(row["gpu_count"]))
     if gpu_count < 1:
         raise ValueError(f"gpu_count must be >= 1, got {gpu_count}")
-    price = _float(row.get("price_hour_usd"))
-    spot = _float(row.get("spot_price_hour_usd"))
+    price = _cell(row, "price_hour_usd")
+    spot = _cell(row, "spot_price_hour_usd")
     if price is None and spot is None:
         raise ValueError("no on-demand or spot price")
-    memory = _float(row.get("gpu_memory_gib"))
-    zones = _float(row.get("zones_seen"))
+    memory = _cell(row, "gpu_memory_gib")
+    zones = _cell(row, "zones_seen")
     source = "/".join(part for part in (row.get("source_repo"), row.get("source_path")) if part)
     commit = (row.get("source_commit") or "").strip()
     return Offer(
@@ -135,11 +132,11 @@ def offer_from_row(row: dict[str, str], *, default_as_of: str = BUNDLED_AS_OF) -
         gpu_name=spec.name if spec else raw_gpu,
         gpu_count=gpu_count,
         gpu_memory_gib=memory if memory is not None else (spec.memory_gib if spec else 0.0),
-        vcpus=_float(row.get("vcpus")),
-        memory_gib=_float(row.get("memory_gib")),
+        vcpus=_cell(row, "vcpus"),
+        memory_gib=_cell(row, "memory_gib"),
         price_usd_per_hour=price,
         spot_price_usd_per_hour=spot,
-        spot_price_max_usd_per_hour=_float(row.get("spot_price_max_hour_usd")),
+        spot_price_max_usd_per_hour=_cell(row, "spot_price_max_hour_usd"),
         zone_count=int(zones) if zones is not None else None,
         network_gbps=network_gbps(instance_type),
         gpu_interconnect=gpu_interconnect(raw_gpu, gpu_count),
@@ -166,7 +163,7 @@ def parse_offers_csv(
     for i, row in enumerate(reader):
         try:
             offers.append(offer_from_row(row, default_as_of=default_as_of))
-        except (KeyError, ValueError, TypeError) as exc:
+        except (KeyError, ValueError, TypeError, InputError) as exc:
             skipped.append(SkippedRow(file=file, line=i + 2, reason=str(exc)))
     if not offers:
         raise DataError(f"{file}: no usable offer row ({len(skipped)} rows skipped)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from gpurent.errors import NotFoundError
+from gpurent.inputs.choices import parse_choice
 
 
 class Precision(StrEnum):
@@ -87,12 +87,7 @@ PRECISION_ALIASES: dict[str, Precision] = {
 }
 
 
-def parse_precision(name: str | Precision) -> Precision:
-    """Resolve a precision name or alias (case-insensitive) or raise `NotFoundError`."""
-    if isinstance(name, Precision):
-        return name
-    key = name.strip().lower()
-    try:
-        return PRECISION_ALIASES[key]
-    except KeyError:
-        raise NotFoundError("precision", name, PRECISION_ALIASES) from None
+def parse_precision(name: str | Precision, where: str | None = None) -> Precision:
+    """Resolve a precision name or alias (case-insensitive) or raise `NotFoundError` (an
+    `InputError`) with "did you mean" (`gpurent.inputs.choices.parse_choice`)."""
+    return parse_choice(Precision, name, what="precision", where=where, aliases=PRECISION_ALIASES)

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.offer import Offer
 from gpurent.catalog.specs import find_gpu, known_gpu_names, normalize_name
 from gpurent.errors import InputError, NotFoundError
@@ -38,6 +39,40 @@ class OfferQuery:
     max_price_usd_per_hour: float | None = None  # instance on-demand (or spot with spot_only)
     spot_only: bool = False
     min_gpu_memory_gib: float | None = None  # per GPU
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuQuery:
+    """Conditions a GPU spec must meet (`gpurent gpus`); None means no condition."""
+
+    min_memory_gib: float | None = None
+    architecture: str | None = None  # whole name, case-insensitive ("hopper")
+    vendor: str | None = None  # "nvidia" or "amd", case-insensitive
+    name: str | None = None  # substring of the name or of an alias, case-insensitive
+
+
+def select_gpus(specs: Iterable[GpuSpec], query: GpuQuery) -> tuple[GpuSpec, ...]:
+    """The specs meeting `query`, in the order given."""
+
+    def keep(g: GpuSpec) -> bool:
+        q = query
+        return (
+            (q.min_memory_gib is None or g.memory_gib >= q.min_memory_gib)
+            and (q.architecture is None or g.architecture.lower() == q.architecture.lower())
+            and (q.vendor is None or g.vendor.lower() == q.vendor.lower())
+            and (q.name is None or any(q.name.lower() in n.lower() for n in (g.name, *g.aliases)))
+        )
+
+    return tuple(g for g in specs if keep(g))
+
+
+def find_offer(key: str, offers: Iterable[Offer]) -> Offer:
+    """An offer by `provider/instance/region` (case-insensitive); NotFoundError lists close keys."""
+    listed = tuple(offers)
+    hit = {o.key.lower(): o for o in listed}.get(key.strip().lower())
+    if hit is None:
+        raise NotFoundError("offer", key, [o.key for o in listed])
+    return hit
 
 
 def resolve_gpu_filter(names: Iterable[str], offers: Sequence[Offer]) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ from importlib import resources
 
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.errors import DataError, InputError, NotFoundError
+from gpurent.inputs import values
 
 _TABLE = "gpus.csv"
 
@@ -29,9 +30,9 @@ def normalize_name(name: str) -> str:
     return re.sub(r"[\s\-_()]+", "", name.strip().lower())
 
 
-def _opt_float(value: str) -> float | None:
-    value = value.strip()
-    return float(value) if value else None
+def _opt_float(value: str | None, column: str) -> float | None:
+    """An optional number cell of the spec table: blank -> None, else a finite number."""
+    return values.optional_finite(value, column)
 
 
 def _opt_int(value: str) -> int | None:
@@ -51,23 +52,23 @@ def _row_to_spec(row: dict[str, str], line: int) -> GpuSpec:
             memory_type=row["memory_type"],
             memory_bandwidth_gbps=float(row["memory_bandwidth_gbps"]),
             fp32_tflops=float(row["fp32_tflops"]),
-            tf32_tflops=_opt_float(row["tf32_tflops"]),
+            tf32_tflops=_opt_float(row["tf32_tflops"], "tf32_tflops"),
             fp16_tflops=float(row["fp16_tflops"]),
             bf16_supported=row["bf16_supported"].strip().lower() == "yes",
-            fp8_tflops=_opt_float(row["fp8_tflops"]),
+            fp8_tflops=_opt_float(row["fp8_tflops"], "fp8_tflops"),
             interconnect=row["interconnect"],
-            interconnect_gbps=_opt_float(row["interconnect_gbps"]),
+            interconnect_gbps=_opt_float(row["interconnect_gbps"], "interconnect_gbps"),
             pcie_gen=int(row["pcie_gen"]),
             tdp_w=float(row["tdp_w"]),
             confidence=row["confidence"],
             source=row["source"],
             notes=row.get("notes") or "",
             sm_count=_opt_int(row.get("sm_count") or ""),
-            boost_clock_mhz=_opt_float(row.get("boost_clock_mhz") or ""),
-            usable_memory_gib=_opt_float(row.get("usable_memory_gib") or ""),
+            boost_clock_mhz=_opt_float(row.get("boost_clock_mhz"), "boost_clock_mhz"),
+            usable_memory_gib=_opt_float(row.get("usable_memory_gib"), "usable_memory_gib"),
             scale_up_domain_gpus=_opt_int(row.get("scale_up_domain_gpus") or ""),
         )
-    except (KeyError, ValueError) as exc:
+    except (KeyError, ValueError, InputError) as exc:
         raise DataError(f"{_TABLE} line {line}: bad GPU row ({exc})") from None
 
 
@@ -75,6 +76,12 @@ def _row_to_spec(row: dict[str, str], line: int) -> GpuSpec:
 def all_gpus() -> tuple[GpuSpec, ...]:
     """Every GPU in the bundled table, in table order."""
     text = resources.files("gpurent.catalog.data").joinpath(_TABLE).read_text(encoding="utf-8")
+    return parse_gpu_table(text)
+
+
+def parse_gpu_table(text: str) -> tuple[GpuSpec, ...]:
+    """The rows of a GPU spec table in the bundled table's CSV format; `DataError` naming the
+    line for a bad row."""
     reader = csv.DictReader(io.StringIO(text))
     return tuple(_row_to_spec(row, i + 2) for i, row in enumerate(reader))
 

@@ -27,7 +27,8 @@ bench_app = typer.Typer(
         "  gpurent bench --quick                      # every benchmark, small, < 60 s\n\n"
         "  gpurent bench --only matmul,membw --json   # two benchmarks, JSON on stdout\n\n"
         "  gpurent bench --path /mnt/ckpt --out a.json\n\n"
-        "  gpurent bench compare a.json b.json"
+        "  gpurent bench compare a.json b.json\n\n"
+        "  gpurent bench serve --url http://127.0.0.1:8000   # a live LLM endpoint"
     ),
     invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -151,7 +152,7 @@ def bench(
     from gpurent.bench import BenchConfig, estimator_expectations, run_bench
     from gpurent.bench.result import result_to_dict, save_result
     from gpurent.bench.runner import BENCHMARKS
-    from gpurent.estimate.store import load_estimator
+    from gpurent.estimate.calibration_file import load_estimator
     from gpurent.report.bench import markdown, tables
     from gpurent.userdata import data_home
 
@@ -222,6 +223,15 @@ def compare_cmd(
         typer.echo(compare_markdown(rows, str(a), str(b)), nl=False)
     else:
         console.print(compare_table(rows, str(a), str(b)))
+
+
+def _attach_serve() -> None:
+    from gpurent.cli.bench_serve_cmds import EXAMPLES, serve_cmd
+
+    bench_app.command("serve", epilog=EXAMPLES)(serve_cmd)
+
+
+_attach_serve()
 
 
 def register(app: typer.Typer) -> None:

@@ -22,7 +22,14 @@ from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.offer import Offer
 from gpurent.catalog.offers import BUNDLED_AS_OF, OfferTable, bundled_table
 from gpurent.catalog.offers_csv import offers_csv
-from gpurent.catalog.query import OfferQuery, OfferSort, resolve_gpu_filter, select_offers
+from gpurent.catalog.query import (
+    GpuQuery,
+    OfferQuery,
+    OfferSort,
+    resolve_gpu_filter,
+    select_gpus,
+    select_offers,
+)
 from gpurent.catalog.sources import (
     DEFAULT_CLOUDS,
     DEFAULT_URL_BASE,
@@ -34,7 +41,7 @@ from gpurent.catalog.sources import (
     update_catalogs,
 )
 from gpurent.catalog.sources.gpuhunt import GPUHUNT_URL_ENV
-from gpurent.catalog.sources.store import catalog_dir, check_cloud_name
+from gpurent.catalog.sources.snapshot import catalog_dir, check_cloud_name
 from gpurent.cli.common import (
     checked,
     cli_errors,
@@ -140,14 +147,8 @@ def gpus(  # noqa: PLR0917 - typer maps parameters to options
     """List GPU specs (dense rates, no sparsity; GeForce tensor rates at fp32 accumulate)."""
     if ctx.invoked_subcommand is not None:
         return
-    specs = [
-        g
-        for g in all_gpus()
-        if (min_memory is None or g.memory_gib >= min_memory)
-        and (arch is None or g.architecture.lower() == arch.lower())
-        and (vendor is None or g.vendor.lower() == vendor.lower())
-        and (name is None or any(name.lower() in n.lower() for n in (g.name, *g.aliases)))
-    ]
+    query = GpuQuery(min_memory_gib=min_memory, architecture=arch, vendor=vendor, name=name)
+    specs = select_gpus(all_gpus(), query)
     if as_json:
         print_json({"count": len(specs), "gpus": [_gpu_row(g) for g in specs]})
         return

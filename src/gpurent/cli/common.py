@@ -126,6 +126,16 @@ def _flag_names() -> dict[str, str]:
     return names
 
 
+def given_flags(
+    values: Mapping[str, tuple[str, object]],
+) -> tuple[dict[str, object], dict[str, str]]:
+    """The values given (not None) of `{key: (parameter name, value)}`, and the flag as typed
+    for each key (`--batch-size`), for messages that name the flag."""
+    names = _flag_names()
+    given = {key: value for key, (_, value) in values.items() if value is not None}
+    return given, {key: names.get(param, param) for key, (param, _) in values.items()}
+
+
 def _check_finite_flags(kwargs: Mapping[str, object]) -> None:
     bad = [
         name

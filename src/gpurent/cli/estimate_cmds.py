@@ -8,10 +8,16 @@ from typing import Annotated, Any
 
 import typer
 
-from gpurent.cli.common import checked, cli_errors, console, print_json, print_json_line
+from gpurent.cli.common import (
+    checked,
+    cli_errors,
+    console,
+    given_flags,
+    print_json,
+    print_json_line,
+)
 from gpurent.cli.serve_estimate import SERVE_EXAMPLES, SERVE_HELP, SET_HELP, serve_estimate
 from gpurent.inputs import values as v
-from gpurent.workload.loader import FIELD_CHECKS
 
 EXAMPLES = """
 Examples:
@@ -41,145 +47,18 @@ slow), nvidia-dle (NVIDIA's tuned DeepLearningExamples: DALI, channels-last), tu
 (MLPerf-grade code, fitted on MLPerf Training results; the one stack LLMs also read).
 """
 
-CSV_REQUIRED = ("model", "gpu", "num_gpus", "precision", "batch_size")
-# columns about the machine rather than the workload (every other known column is a field of a
-# workload file, `gpurent.workload.workload_from_mapping`)
-CSV_MACHINE = ("gpu", "num_gpus", "nodes", "inter_node_gbps", "interconnect")
-_CSV_BOOL = ("activation_checkpointing", "cpu_offload", "sequence_parallel", "sp", "fused_loss")
-
-
-def _truthy(value: str, where: str) -> bool:
-    """A CSV cell as a bool; `where` names the row and column ("file:3: cpu_offload")."""
-    v = value.strip().lower()
-    if v in ("", "0", "false", "no", "n"):
-        return False
-    if v in ("1", "true", "yes", "y"):
-        return True
-    raise ValueError(f"{where} must be true or false, got {value!r}")
-
-
-def _stack(value: str, where: str) -> Any:
-    from gpurent.errors import InputError
-    from gpurent.workload.spec import parse_stack
-
-    try:
-        return parse_stack(value)
-    except ValueError as exc:
-        raise InputError(f"{where}: {exc}") from None
-
-
-def _sharding(value: str, where: str) -> Any:
-    """`Sharding` from a flag or CSV value (`workload.parse_sharding`), errors naming `where`."""
-    from gpurent.errors import InputError
-    from gpurent.workload.spec import Sharding, parse_sharding
-
-    try:
-        return parse_sharding(value)
-    except ValueError:
-        raise InputError(
-            f"{where} {value!r}: one of {', '.join(s.value for s in Sharding)}"
-        ) from None
-
-
-def _workload_columns() -> set[str]:
-    """CSV columns that are workload-file fields (the Workload's fields and the loader's short
-    names)."""
-    from dataclasses import fields
-
-    from gpurent.workload.spec import Workload
-
-    names = {f.name for f in fields(Workload)} - {"shape", "name"}
-    return names | {"batch_size", "batch", "tp", "pp", "vp", "cp", "ep", "sp", "grad_accum"}
-
-
-def _row_result(row: dict[str, str], where: str, cache: dict[str, Any]) -> dict[str, Any]:
-    from dataclasses import replace
-
-    from gpurent.catalog import get_gpu
-    from gpurent.errors import InputError
-    from gpurent.workload.loader import workload_from_mapping
-    from gpurent.workload.models import get_model
-
-    missing = [c for c in CSV_REQUIRED if not (row.get(c) or "").strip()]
-    if missing:
-        raise InputError(f"{where}: missing {', '.join(missing)}")
-    num_gpus = v.positive_int(row["num_gpus"], f"{where}: num_gpus", most=v.MAX_GPUS)
-    nodes_raw = (row.get("nodes") or "").strip()
-    nodes = v.positive_int(nodes_raw, f"{where}: nodes", most=v.MAX_NODES) if nodes_raw else 1
-    net_raw = (row.get("inter_node_gbps") or "").strip()
-    net = v.positive(net_raw, f"{where}: inter_node_gbps", most=1e6) if net_raw else None
-    link = (row.get("interconnect") or "").strip().lower() or None
-    if link is not None and link not in ("nvlink", "pcie"):
-        raise InputError(f"{where}: interconnect {link!r}: nvlink or pcie")
-    fields: dict[str, Any] = {}
-    for key in _workload_columns():
-        value = (row.get(key) or "").strip()
-        if not value:
-            continue
-        fields[key] = _truthy(value, f"{where}: {key}") if key in _CSV_BOOL else value
-    stack = _stack(fields["stack"], f"{where}: stack") if "stack" in fields else cache["stack"]
-    fields["stack"] = stack.value
-    wl = workload_from_mapping(fields, where)
-    model = get_model(row["model"])
-    if model.llm is not None and model.name not in cache["zoo"]:
-        wl = replace(wl, shape=model.llm)
-    gpu = get_gpu(row["gpu"])
-    est = cache["estimator"].estimate(
-        wl, gpu, num_gpus, nodes=nodes, inter_node_gbps=net, intra_node_interconnect=link
-    )
-    out: dict[str, Any] = {k: (row.get(k) or "").strip() for k in row if k}
-    out.update(
-        model=row["model"],
-        gpu=row["gpu"],
-        num_gpus=num_gpus,
-        nodes=est.nodes,
-        precision=row["precision"],
-        batch_size=wl.batch_size_per_gpu,
-        seq_len=est.seq_len,
-        throughput=est.throughput,
-        throughput_unit=est.throughput_unit,
-        throughput_low=est.throughput_low,
-        throughput_high=est.throughput_high,
-        interval_class=est.interval_class,
-        step_time_s=est.step_time_s,
-        memory_per_gpu_gib=est.memory_per_gpu_gib,
-        fits=est.fits,
-        bottleneck=est.bottleneck.value,
-        mfu=est.mfu,
-        samples_per_s=est.samples_per_s,
-        scaling_efficiency=est.scaling_efficiency,
-        communication_time_s=est.communication_time_s,
-        basis=est.basis,
-        efficiency_basis=est.efficiency_basis,
-        stack=None if model.is_llm and wl.stack.value != "tuned" else wl.stack.value,
-    )
-    return out
-
 
 def _from_csv(path: Path, as_json: bool, stack: Any) -> None:
-    from gpurent.errors import GpurentError
-    from gpurent.estimate.store import load_estimator
+    from gpurent.estimate.calibration_file import load_estimator
+    from gpurent.estimate.rows import check_header, estimate_rows
     from gpurent.inputs import files
-    from gpurent.workload.models import MODELS
 
-    cache: dict[str, Any] = {"estimator": load_estimator(), "zoo": MODELS, "stack": stack}
+    estimator = load_estimator()
     shown = files.shown(path)
     header, records = files.csv_records(files.read_text(path, what="CSV file"), shown)
-    lacking = [c for c in CSV_REQUIRED if c not in header]
-    if lacking:
-        from gpurent.errors import InputError
-
-        raise InputError(f"{shown}: CSV header lacks {', '.join(lacking)}")
+    check_header(header, shown)
     results = []
-    for line, row in records:
-        where = f"{shown}:{line}"
-        try:
-            res: dict[str, Any] = _row_result(row, where, cache)
-        except GpurentError as exc:
-            msg = exc.message if exc.message.startswith(shown) else f"{where}: {exc.message}"
-            res = {"error": msg}
-        except ValueError as exc:
-            res = {"error": str(exc)}
+    for res in estimate_rows(records, shown, estimator, default_stack=stack):
         if as_json:
             print_json_line(res)
         else:
@@ -221,11 +100,6 @@ def _from_csv(path: Path, as_json: bool, stack: Any) -> None:
 @checked(
     gpus=v.bounded(v.positive_int, most=v.MAX_GPUS),
     nodes=v.bounded(v.positive_int, most=v.MAX_NODES),
-    batch_size=FIELD_CHECKS["batch_size_per_gpu"],
-    seq_len=FIELD_CHECKS["seq_len"],
-    tensor_parallel=FIELD_CHECKS["tensor_parallel"],
-    pipeline_parallel=FIELD_CHECKS["pipeline_parallel"],
-    expert_parallel=FIELD_CHECKS["expert_parallel"],
     inter_node_gbps=v.bounded(v.positive, most=1e6),
 )
 def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
@@ -386,11 +260,12 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
     """
     from dataclasses import replace
 
-    from gpurent.catalog import get_gpu, parse_precision
+    from gpurent.catalog import get_gpu
     from gpurent.errors import InputError
     from gpurent.workload import get_model, list_models, list_presets, load_workload, preset
+    from gpurent.workload.fields import workload_fields
     from gpurent.workload.models import default_precision
-    from gpurent.workload.spec import Recompute, Stack, Task, Workload, parse_recompute
+    from gpurent.workload.spec import Recompute, Stack, Workload, parse_stack
 
     if list_models_flag:
         names = list_models()
@@ -413,7 +288,7 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         return
     if serve_set or html is not None:
         raise InputError("--set and --html go with --serve (a serving estimate)")
-    stack_v = _stack(stack, "--stack") if stack is not None else None
+    stack_v = parse_stack(stack, "--stack") if stack is not None else None
     if from_csv is not None:
         _from_csv(from_csv, as_json, stack_v or Stack.NGC_24)
         return
@@ -427,53 +302,41 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         info = get_model(model)
         wl = Workload(
             model=info.name,
-            precision=parse_precision(precision) if precision else default_precision(info),
+            precision=default_precision(info),  # --precision, if given, replaces it below
             batch_size_per_gpu=info.default_batch_size,
             shape=info.llm if model.lower().startswith("custom:") else None,
         )
     else:
         raise InputError("give --model, --preset or --workload (see --list-models)")
-    changes: dict[str, Any] = {}
+    raw, flags = given_flags(
+        {  # Workload field: (parameter, value given)
+            "precision": ("precision", precision),
+            "batch_size_per_gpu": ("batch_size", batch_size),
+            "seq_len": ("seq_len", seq_len),
+            "task": ("task", task),
+            "sharding": ("sharding", sharding),
+            "activation_checkpointing": ("checkpointing", checkpointing),
+            "recompute": ("recompute", recompute),
+            "tensor_parallel": ("tensor_parallel", tensor_parallel),
+            "pipeline_parallel": ("pipeline_parallel", pipeline_parallel),
+            "virtual_pipeline_stages": ("virtual_stages", virtual_stages),
+            "context_parallel": ("context_parallel", context_parallel),
+            "expert_parallel": ("expert_parallel", expert_parallel),
+            "sequence_parallel": ("sequence_parallel", sequence_parallel),
+            "fused_loss": ("fused_loss", fused_loss),
+            "gradient_accumulation": ("grad_accum", grad_accum),
+            "stack": ("stack", stack_v),
+        }
+    )
+    changes = workload_fields(raw, "flags", flags=flags)
     if model is not None and (workload_file or preset_name):
         changes["model"] = get_model(model).name
-    if precision is not None:
-        changes["precision"] = parse_precision(precision)
-    if batch_size is not None:
-        changes["batch_size_per_gpu"] = batch_size
-    if seq_len is not None:
-        changes["seq_len"] = seq_len
-    if task is not None:
-        try:
-            changes["task"] = Task(task.lower())
-        except ValueError:
-            raise InputError(
-                f"--task {task!r}: one of {', '.join(t.value for t in Task)}"
-            ) from None
-    if sharding is not None:
-        changes["sharding"] = _sharding(sharding, "--sharding")
-    if checkpointing is not None:
-        changes["activation_checkpointing"] = checkpointing
-        if not checkpointing:
-            changes["recompute"] = Recompute.NONE
-    if recompute is not None:
-        try:
-            changes["recompute"] = parse_recompute(recompute)
-        except ValueError as exc:
-            raise InputError(f"--{exc}") from None
+    # a flag overrides the file's or preset's recomputation whole: --no-activation-checkpointing
+    # turns off recompute too, --recompute sets activation_checkpointing to match
+    if changes.get("activation_checkpointing") is False:
+        changes.setdefault("recompute", Recompute.NONE)
+    if "recompute" in changes:
         changes["activation_checkpointing"] = changes["recompute"] is Recompute.FULL
-    # the flags given, by the Workload field each one sets
-    given = {
-        "virtual_pipeline_stages": virtual_stages,
-        "context_parallel": context_parallel,
-        "expert_parallel": expert_parallel,
-        "sequence_parallel": sequence_parallel,
-        "fused_loss": fused_loss,
-        "gradient_accumulation": grad_accum,
-        "stack": stack_v,
-        "tensor_parallel": tensor_parallel,
-        "pipeline_parallel": pipeline_parallel,
-    }
-    changes.update({field: v for field, v in given.items() if v is not None})
     wl = replace(wl, **changes)
     _single(
         wl,
@@ -503,12 +366,11 @@ def _single(
     no_measured: bool,
     as_json: bool,
 ) -> None:
-    from gpurent.errors import InputError
-    from gpurent.estimate.store import load_estimator
+    from gpurent.catalog.links import parse_estimated_link
+    from gpurent.estimate.calibration_file import load_estimator
     from gpurent.units import format_duration
 
-    if interconnect is not None and interconnect.lower() not in ("nvlink", "pcie"):
-        raise InputError(f"--interconnect {interconnect!r}: nvlink or pcie")
+    link = parse_estimated_link(interconnect, "--interconnect") if interconnect else None
     estimator = load_estimator(use_calibration=not no_measured)
     est = estimator.estimate(
         wl,
@@ -516,23 +378,10 @@ def _single(
         gpus,
         nodes=nodes,
         inter_node_gbps=inter_node_gbps,
-        intra_node_interconnect=interconnect,
+        intra_node_interconnect=link,
     )
     if as_json:
-        from gpurent.cli.common import to_jsonable
-
-        doc = to_jsonable(est)
-        doc["fits"] = est.fits
-        doc["throughput_low"] = est.throughput_low
-        doc["throughput_high"] = est.throughput_high
-        doc["step_time_low_s"] = est.step_time_low_s
-        doc["step_time_high_s"] = est.step_time_high_s
-        doc["time_to_finish_low_s"] = est.time_to_finish_low_s
-        doc["time_to_finish_high_s"] = est.time_to_finish_high_s
-        doc["memory_per_gpu_gib"] = est.memory_per_gpu_gib
-        doc["fused_loss"] = wl.fused_loss_on
-        doc["memory"]["total_gib"] = est.memory.total_gib
-        doc["memory"]["headroom_gib"] = est.memory.headroom_gib
+        doc = est.to_json()
         print_json(doc)
         return
     m = est.memory
@@ -625,14 +474,23 @@ def calibrate_add(
         Path,
         typer.Argument(
             help="CSV (model,gpu,num_gpus,precision,batch_size,"
-            "throughput[,seq_len,throughput_unit]) or `gpurent bench` JSON."
+            "throughput[,seq_len,throughput_unit]), `gpurent bench` JSON, or `gpurent bench "
+            "serve` JSON (to the serving store)."
         ),
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the added rows as JSON.")] = False,
 ) -> None:
     """Add measurements, e.g. `gpurent calibrate add my_runs.csv`."""
-    from gpurent.estimate.store import add_measurements, store_path
+    from gpurent.estimate.calibration_file import add_measurements, store_path
+    from gpurent.estimate.serve_calibration import add_bench_serve_file
 
+    served = add_bench_serve_file(file)  # a `gpurent bench serve` result: the serving store
+    if served is not None:
+        if as_json:
+            print_json({"added": served[0], "store": str(served[1])})
+        else:
+            console.print(f"added {len(served[0])} serving measurement(s) to {served[1]}")
+        return
     rows = add_measurements(file)
     if as_json:
         print_json({"added": rows, "store": str(store_path())})
@@ -648,7 +506,7 @@ def calibrate_list(
     """Show stored measurements."""
     from rich.table import Table
 
-    from gpurent.estimate.store import load_calibration
+    from gpurent.estimate.calibration_file import load_calibration
 
     rows = load_calibration().rows
     if as_json:
@@ -677,7 +535,7 @@ def calibrate_clear(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Delete every stored measurement."""
-    from gpurent.estimate.store import clear_calibration
+    from gpurent.estimate.calibration_file import clear_calibration
 
     n = clear_calibration()
     if as_json:

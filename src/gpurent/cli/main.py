@@ -34,6 +34,7 @@ app = typer.Typer(
     cls=OneLineErrorsGroup,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+"""The `gpurent` Typer app; every verb group attaches to it."""
 
 
 def _version(value: bool) -> None:

@@ -569,7 +569,7 @@ def diagnose_cmd(
 
     Example: gpurent monitor diagnose samples.csv --instance p4d.24xlarge
     """
-    from gpurent.monitor.records import read_samples
+    from gpurent.monitor.sample_files import read_samples
 
     thresholds = _thresholds(sm_util_low_pct, disk_util_high_pct, idle_pct)
     price = _price(instance, provider, region, price_usd_per_hour)

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.text import Text
 
+from gpurent.catalog.links import Interconnect
 from gpurent.cli import deploy_cmds, plan_serve
 from gpurent.cli.common import (
     checked,
     cli_errors,
     console,
     err_console,
+    given_flags,
     print_json,
     read_duration_s,
     split_list,
@@ -23,12 +26,12 @@ from gpurent.cloud.billing import EgressTo
 from gpurent.errors import InputError, NotFoundError
 from gpurent.inputs import files
 from gpurent.inputs import values as v
+from gpurent.inputs.choices import parse_choices
 from gpurent.plan.constraints import (
     DEFAULT_MAX_GPUS,
     DEFAULT_MAX_NODES,
     DEFAULT_TOP_N,
     Constraints,
-    Interconnect,
     Objective,
     PricingModel,
     Risk,
@@ -40,19 +43,17 @@ from gpurent.pricing.costs import (
     DEFAULT_STORAGE_GB_PER_NODE,
     CostAssumptions,
 )
-from gpurent.pricing.models import parse_term_hours
+from gpurent.pricing.payment_options import parse_term_hours
 from gpurent.textsafe import clean
 from gpurent.userdata import now_utc
-from gpurent.workload.loader import FIELD_CHECKS
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     from gpurent.catalog.offer import Offer
-    from gpurent.catalog.precision import Precision
     from gpurent.plan.layouts import EstimatorFn
     from gpurent.plan.result import Plan
-    from gpurent.workload.spec import Task, Workload
+    from gpurent.workload.spec import Workload
 
 EXIT_INFEASIBLE = 3
 
@@ -108,13 +109,7 @@ E = TypeVar("E", Objective, PricingModel, Interconnect, Risk, EgressTo)
 
 
 def _enum_list(kind: type[E], text: str, flag: str) -> tuple[E, ...]:
-    out = []
-    for part in split_list(text):
-        try:
-            out.append(kind(part.lower()))
-        except ValueError:
-            raise NotFoundError(flag.lstrip("-"), part, [e.value for e in kind]) from None
-    return tuple(out)
+    return parse_choices(kind, text, what=flag.removeprefix("--"), where=flag)
 
 
 def _enum_one(kind: type[E], text: str, flag: str) -> E:
@@ -142,25 +137,15 @@ def load_offers(catalog: Path | None) -> tuple[Offer, ...]:
     return table.offers
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Overrides:
-    """Workload fields given as flags (None: keep the preset's or file's value)."""
-
-    task: Task | None = None
-    token_budget: float | None = None
-    epochs: float | None = None
-    batch_size_per_gpu: int | None = None
-    precision: Precision | None = None
-
-
 def resolve_workload(
     preset: str | None,
     workload_file: Path | None,
     model: str | None,
     scenario: Scenario | None,
-    overrides: Overrides,
+    changes: Mapping[str, Any],
 ) -> Workload:
-    """The workload from exactly one of --preset, --workload, --model (or the scenario's)."""
+    """The workload from exactly one of --preset, --workload, --model (or the scenario's), with
+    the workload flags given (`changes`: typed fields, `gpurent.workload.fields`) applied."""
     from gpurent import workload as wl
 
     given = [
@@ -186,22 +171,12 @@ def resolve_workload(
                 "--model NAME or --scenario training|inference|cost-sensitive"
             )
         base = wl.preset(name)
-    if overrides.task is not None:
-        base = replace(base, task=overrides.task)
-    if overrides.token_budget is not None:
-        base = replace(base, token_budget=overrides.token_budget)
-    if overrides.epochs is not None:
-        base = replace(base, epochs=overrides.epochs)
-    if overrides.batch_size_per_gpu is not None:
-        base = replace(base, batch_size_per_gpu=overrides.batch_size_per_gpu)
-    if overrides.precision is not None:
-        base = replace(base, precision=overrides.precision)
-    return base
+    return replace(base, **changes)
 
 
 def _estimator() -> EstimatorFn:
     """The command's one estimator, with the user's calibration (as `gpurent estimate`)."""
-    from gpurent.estimate.store import load_estimator
+    from gpurent.estimate.calibration_file import load_estimator
 
     return load_estimator()
 
@@ -283,9 +258,6 @@ _H = {
 @cli_errors
 @checked(
     candidate=v.bounded(v.positive_int, most=v.MAX_TOP),
-    tokens=FIELD_CHECKS["token_budget"],
-    epochs=FIELD_CHECKS["epochs"],
-    batch_size=FIELD_CHECKS["batch_size_per_gpu"],
     budget=v.positive,
     max_price=v.positive,
     max_cluster_price=v.positive,
@@ -498,24 +470,19 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         )  # fmt: skip
         return
     from gpurent.plan.planner import make_plan
-    from gpurent.workload.spec import Task
+    from gpurent.workload.fields import workload_fields
 
-    task_value = None
-    if task is not None:
-        try:
-            task_value = Task(task.lower())
-        except ValueError:
-            raise NotFoundError("task", task, [t.value for t in Task]) from None
-    from gpurent.catalog import parse_precision
-
-    overrides = Overrides(
-        task=task_value,
-        token_budget=tokens,
-        epochs=epochs,
-        batch_size_per_gpu=batch_size,
-        precision=parse_precision(precision) if precision else None,
+    raw, flags = given_flags(
+        {  # Workload field: (parameter, value given)
+            "task": ("task", task),
+            "token_budget": ("tokens", tokens),
+            "epochs": ("epochs", epochs),
+            "batch_size_per_gpu": ("batch_size", batch_size),
+            "precision": ("precision", precision or None),
+        }
     )
-    workload = resolve_workload(preset, workload_file, model, scenario, overrides)
+    changes = workload_fields(raw, "flags", flags=flags)
+    workload = resolve_workload(preset, workload_file, model, scenario, changes)
     deadline_s = parse_duration_s(deadline) if deadline else None
     if objective:
         goal = _enum_one(Objective, objective, "--objective")

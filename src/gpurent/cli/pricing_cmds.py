@@ -9,16 +9,16 @@ import typer
 from rich.table import Table
 
 from gpurent.catalog import Offer
+from gpurent.catalog.query import find_offer
 from gpurent.cli.common import checked, cli_errors, console, print_json
 from gpurent.cloud.billing import OTHERS as BILLING_OTHERS
 from gpurent.cloud.billing import BillingRule, billing_rule
 from gpurent.cloud.commitments import term_for_hours, terms_for
 from gpurent.cloud.spot_defaults import spot_default
-from gpurent.errors import InputError, NotFoundError
+from gpurent.errors import InputError
 from gpurent.inputs import values as v
 from gpurent.pricing import (
     ADVISOR_BANDS,
-    GUIDE_COMMIT_DISCOUNT,
     Comparison,
     HybridPart,
     Prices,
@@ -29,8 +29,9 @@ from gpurent.pricing import (
     cost_hybrid,
     parse_hybrid,
 )
+from gpurent.pricing.commit import committed_price
 from gpurent.pricing.hybrid import HybridResult, parse_price_ref
-from gpurent.pricing.models import parse_term_hours
+from gpurent.pricing.payment_options import parse_term_hours
 from gpurent.units import HOURS_PER_MONTH, format_usd
 
 pricing_app = typer.Typer(
@@ -43,47 +44,6 @@ pricing_app = typer.Typer(
 def register(app: typer.Typer) -> None:
     """Attach the `pricing` group to the root app."""
     app.add_typer(pricing_app, name="pricing")
-
-
-def find_offer(key: str, offers: tuple[Offer, ...]) -> Offer:
-    """An offer by `provider/instance/region` (case-insensitive); NotFoundError lists close keys."""
-    by_key = {o.key.lower(): o for o in offers}
-    hit = by_key.get(key.strip().lower())
-    if hit is None:
-        raise NotFoundError("offer", key, [o.key for o in offers])
-    return hit
-
-
-def _committed(
-    od: float,
-    offer: Offer | None,
-    committed: float | None,
-    discount: float | None,
-    term_hours: float,
-) -> tuple[float, str]:
-    if committed is not None:
-        return committed, "committed price from --committed"
-    if offer is not None:
-        for term in offer.reserved:
-            if term.term_months * HOURS_PER_MONTH == term_hours:
-                return term.price_usd_per_hour, f"committed price from the offer ({offer.source})"
-    if discount is not None:
-        if not 0 <= discount < 1:
-            raise InputError(f"--commit-discount must be in [0, 1), got {discount}")
-        return od * (
-            1 - discount
-        ), f"committed = on-demand x (1 - {discount:g}) from --commit-discount"
-    published = term_for_hours(offer.provider if offer else None, term_hours)
-    if published is not None and published.discount is not None:
-        return od * (1 - published.discount), (
-            f"committed = on-demand x (1 - {published.discount:g}), the discount "
-            f"{published.provider} publishes for a {published.name} ({published.source})"
-        )
-    return (
-        od * (1 - GUIDE_COMMIT_DISCOUNT),
-        "ASSUMPTION: committed = on-demand / 1.4 (the guide's 'on-demand costs 30-50% more'; "
-        "give --committed or --commit-discount for real terms)",
-    )
 
 
 def _term(provider: str | None, commit_months: int, commit_term: str | None) -> tuple[float, str]:
@@ -141,7 +101,7 @@ def _offer_prices(
 ) -> Prices:
     if offer.price_usd_per_hour is None:
         raise InputError(f"offer {offer.key} has no on-demand price; pass --on-demand")
-    c, source = _committed(offer.price_usd_per_hour, offer, committed, discount, term_hours)
+    c, source = committed_price(offer.price_usd_per_hour, offer, committed, discount, term_hours)
     published = term_for_hours(offer.provider, term_hours)
     return Prices(
         on_demand_usd_per_hour=offer.price_usd_per_hour,
@@ -260,7 +220,7 @@ def compare_cmd(
         raise InputError("give --offer provider/instance/region or --on-demand PRICE")
     spot_price = spot if spot is not None else (offer.spot_price_usd_per_hour if offer else None)
     term_hours, term_name = _term(offer.provider if offer else None, commit_months, commit_term)
-    c, source = _committed(od, offer, committed, commit_discount, term_hours)
+    c, source = committed_price(od, offer, committed, commit_discount, term_hours)
     prices = Prices(
         on_demand_usd_per_hour=od,
         spot_usd_per_hour=spot_price,

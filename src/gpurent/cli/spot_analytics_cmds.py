@@ -31,12 +31,12 @@ from gpurent.inputs.files import write_text
 from gpurent.units import format_duration
 
 if TYPE_CHECKING:
-    from gpurent.spot.dollars import Prices
+    from gpurent.spot.analytics.zones import ZoneReport
     from gpurent.spot.history_report import HistoryReport
     from gpurent.spot.interval import Overhead
-    from gpurent.spot.price_io import PriceRecord
-    from gpurent.spot.trace import Trace
-    from gpurent.spot.zones import ZoneReport
+    from gpurent.spot.io.price_io import PriceRecord
+    from gpurent.spot.io.trace import Trace
+    from gpurent.spot.sim.dollars import Prices
 
 
 def register_spot_analytics(spot_app: typer.Typer) -> None:
@@ -47,7 +47,7 @@ def register_spot_analytics(spot_app: typer.Typer) -> None:
 
 
 def _load_traces(paths: list[Path], prices: Path | None = None) -> list[Trace]:
-    from gpurent.spot.trace_io import attach_prices, load_traces
+    from gpurent.spot.io.trace_io import attach_prices, load_traces
 
     traces, notes = load_traces(paths)
     for note in notes:
@@ -118,6 +118,7 @@ def interval_cmd(
 
     Example: gpurent spot interval --mtti-hours 6 --checkpoint-cost-s 30
     """
+    from gpurent.spot.analytics.survival import lifetimes_from_trace
     from gpurent.spot.interval import (
         GUIDE_FIXED_INTERVAL_S,
         daly_interval_s,
@@ -125,7 +126,6 @@ def interval_cmd(
         overhead_exponential,
         young_interval_s,
     )
-    from gpurent.spot.survival import lifetimes_from_trace
 
     pair = choose_prices(offer, prices)
     if provider is None and offer is not None:
@@ -227,7 +227,7 @@ def _interval_dollars(
 ) -> dict[str, object]:
     """{"dollars": per rule, $ per hour of useful work on spot (overhead billed) vs on-demand},
     or {} without prices."""
-    from gpurent.spot.dollars import overhead_dollars
+    from gpurent.spot.sim.dollars import overhead_dollars
 
     if prices is None:
         return {}
@@ -241,7 +241,7 @@ def _interval_dollars(
 
 
 def _print_interval_dollars(rules: dict[str, Overhead], prices: Prices | None, nodes: int) -> None:
-    from gpurent.spot.dollars import overhead_dollars
+    from gpurent.spot.sim.dollars import overhead_dollars
 
     if prices is None:
         return
@@ -310,7 +310,7 @@ def zones_cmd(
     Example: gpurent spot zones --instance p5.48xlarge   (ranked by stored signals)
     """
     from gpurent.cli.spot_zone_signals import render_signal_zones, zone_money
-    from gpurent.spot.zones import analyse_zones
+    from gpurent.spot.analytics.zones import analyse_zones
 
     pair = choose_prices(offer, prices)
     if not traces:
@@ -439,9 +439,9 @@ def history_cmd(
     --utc-offset -5
     """
     from gpurent.report.html import spot_history_page
-    from gpurent.spot.history import build_series
+    from gpurent.spot.analytics.history import build_series
     from gpurent.spot.history_report import analyse_history
-    from gpurent.spot.price_io import load_price_history, records_from_traces
+    from gpurent.spot.io.price_io import load_price_history, records_from_traces
 
     records: list[PriceRecord] = []
     for f in files or []:

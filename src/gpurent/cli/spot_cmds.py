@@ -18,9 +18,9 @@ from gpurent.errors import InputError
 from gpurent.inputs import values as v
 
 if TYPE_CHECKING:
-    from gpurent.spot.dollars import JobDollars, Prices
-    from gpurent.spot.model import JobSpec, Market
-    from gpurent.spot.simulator import SimSummary
+    from gpurent.spot.sim.dollars import JobDollars, Prices
+    from gpurent.spot.sim.job_market import JobSpec, Market
+    from gpurent.spot.sim.simulator import SimSummary
 
 # The simulator pulls in numpy; the CLI imports it only when a spot command runs, so every
 # other command starts fast. tests/spot checks this help text against the policy registry.
@@ -60,9 +60,9 @@ def _load_market(
     *,
     node_traces: bool = False,
 ) -> Market:
-    from gpurent.spot.model import build_market
-    from gpurent.spot.trace import align_zones, combine_nodes
-    from gpurent.spot.trace_io import attach_prices, load_traces
+    from gpurent.spot.io.trace import align_zones, combine_nodes
+    from gpurent.spot.io.trace_io import attach_prices, load_traces
+    from gpurent.spot.sim.job_market import build_market
 
     traces, notes = load_traces(trace_files)
     if node_traces:
@@ -156,8 +156,8 @@ def simulate_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Replay traces with a deadline policy; cost normalised by all-on-demand (k x C)."""
-    from gpurent.spot.model import JobSpec, run_starts, tick_plan
-    from gpurent.spot.policies import ONLINE_POLICIES, OPTIMAL, resolve
+    from gpurent.spot.sim.job_market import JobSpec, run_starts, tick_plan
+    from gpurent.spot.sim.policies import ONLINE_POLICIES, OPTIMAL, resolve
 
     key = resolve(policy)
     job = JobSpec(
@@ -210,7 +210,7 @@ def _money(pair: Prices | None, market: Market, ratio: float | None) -> tuple[fl
 
 
 def _dollars(s: SimSummary, money: tuple[float, str] | None, job: JobSpec) -> JobDollars | None:
-    from gpurent.spot.dollars import job_dollars
+    from gpurent.spot.sim.dollars import job_dollars
 
     if money is None:
         return None
@@ -227,7 +227,7 @@ def _run_all(
     names: list[str], market: Market, job: JobSpec, start_ticks: list[int]
 ) -> dict[str, SimSummary]:
     """Every policy's summary; on a terminal, a progress bar on stderr counts the runs."""
-    from gpurent.spot.evaluate import run_policy
+    from gpurent.spot.sim.evaluate import run_policy
 
     if not err_console.is_terminal:
         return {name: run_policy(name, market, job, start_ticks) for name in names}
@@ -248,7 +248,7 @@ def _json(
     money: tuple[float, str] | None = None,
     job: JobSpec | None = None,
 ) -> dict[str, object]:
-    from gpurent.spot.evaluate import gap_to_optimal
+    from gpurent.spot.sim.evaluate import gap_to_optimal
 
     out = summary.as_json()
     if optimal is not None:
@@ -266,7 +266,7 @@ def _render(
     job: JobSpec,
     money: tuple[float, str] | None = None,
 ) -> None:
-    from gpurent.spot.evaluate import gap_to_optimal
+    from gpurent.spot.sim.evaluate import gap_to_optimal
 
     title = (
         f"{len(market.zone_names)} zone(s): {', '.join(market.zone_names)}; C={job.job_hours:g} h, "

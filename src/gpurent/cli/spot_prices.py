@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from gpurent.errors import InputError
 
 if TYPE_CHECKING:
-    from gpurent.spot.dollars import Prices
+    from gpurent.spot.sim.dollars import Prices
 
 OFFER_HELP = "Take spot and on-demand $/h from this catalog offer (provider/instance/region)."
 PRICES_HELP = "Prices as spot=USD_PER_HOUR,ondemand=USD_PER_HOUR (per instance)."
@@ -20,9 +20,9 @@ def is_price_pair(text: str | None) -> bool:
 
 def offer_prices(key: str) -> Prices:
     """The spot and on-demand prices of a catalog offer."""
+    from gpurent.catalog.query import find_offer
     from gpurent.cli.plan_cmds import load_offers
-    from gpurent.cli.pricing_cmds import find_offer
-    from gpurent.spot.dollars import Prices
+    from gpurent.spot.sim.dollars import Prices
 
     offer = find_offer(key, load_offers(None))
     if offer.price_usd_per_hour is None or offer.spot_price_usd_per_hour is None:
@@ -41,7 +41,7 @@ def offer_prices(key: str) -> Prices:
 
 def choose_prices(offer: str | None, prices: str | None) -> Prices | None:
     """Prices from --offer or a --prices pair (not both), or None."""
-    from gpurent.spot.dollars import parse_price_pair
+    from gpurent.spot.sim.dollars import parse_price_pair
 
     if offer is not None and is_price_pair(prices):
         raise InputError("give --offer or --prices spot=..,ondemand=.., not both")

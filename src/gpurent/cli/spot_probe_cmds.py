@@ -24,7 +24,7 @@ from gpurent.inputs import values as v
 from gpurent.inputs.files import write_text
 
 if TYPE_CHECKING:
-    from gpurent.spot.probe import ProbeRow
+    from gpurent.spot.io.probe import ProbeRow
 
 ZONE_ENV = "GPURENT_ZONE"
 
@@ -91,7 +91,7 @@ def probe_cmd(
     Example: gpurent spot probe --command ./try-p5.sh --zone us-east-1a --zone us-east-1b
     --interval 600 --max-duration 86400 -o p5.csv
     """
-    from gpurent.spot.probe import ProbeLimits, probe_csv, run_probe
+    from gpurent.spot.io.probe import ProbeLimits, probe_csv, run_probe
 
     limits = ProbeLimits(
         interval_s=interval, max_attempts=max_attempts, max_duration_s=max_duration

@@ -12,15 +12,15 @@ from gpurent.errors import InputError
 from gpurent.textsafe import cells, clean
 
 if TYPE_CHECKING:
-    from gpurent.spot.dollars import HourlyDollars, Prices
+    from gpurent.spot.analytics.zones import ZoneReport
     from gpurent.spot.signals.base import SpotSignal
-    from gpurent.spot.zones import ZoneReport
+    from gpurent.spot.sim.dollars import HourlyDollars, Prices
 
 
 def zone_money(report: ZoneReport, prices: Prices | None) -> tuple[list[str], HourlyDollars | None]:
     """The recommended zones in the order to try them (most available first, then longer
     median lifetime), and the set's $/h when prices are known."""
-    from gpurent.spot.dollars import fallback_dollars
+    from gpurent.spot.sim.dollars import fallback_dollars
 
     stats = {z.name: z for z in report.zones}
 

@@ -18,7 +18,11 @@ vendors_app = typer.Typer(
 
 def register(app: typer.Typer) -> None:
     """Attach `gpurent vendors` and its verbs to the root app."""
-    from gpurent.cli import vendors_bill_cmds, vendors_net_cmds
+    from gpurent.cli import (
+        vendors_bill_cmds,
+        vendors_net_cmds,
+        vendors_score_cmds,  # noqa: F401  (its import attaches `score`)
+    )
 
     vendors_net_cmds.register(vendors_app)
     vendors_bill_cmds.register(vendors_app)

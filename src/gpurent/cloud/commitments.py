@@ -117,6 +117,7 @@ def terms_for(provider: str | None) -> tuple[CommitmentTerm, ...]:
 
 
 def shortest_term(provider: str | None) -> CommitmentTerm | None:
+    """The provider's shortest commitment term, or None when it sells none."""
     terms = terms_for(provider)
     return terms[0] if terms else None
 

@@ -31,6 +31,7 @@ _RENDERERS: dict[str, Renderer] = {
 }
 
 FORMATS: tuple[str, ...] = tuple(_RENDERERS)
+"""The engine formats `deploy render --format` and `plan --emit` accept."""
 
 
 def render(spec: DeploySpec, fmt: str) -> tuple[RenderedFile, ...]:

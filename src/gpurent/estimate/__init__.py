@@ -1,7 +1,7 @@
 """How fast, how big and how costly a job is on a GPU.
 
 Public API: `Estimator` (the estimator as one object: constants, calibration, GPU specs, its own
-memo; `gpurent.estimate.store.load_estimator()` builds it with the user's calibration),
+memo; `gpurent.estimate.calibration_file.load_estimator()` builds it with the user's calibration),
 `bundled_estimator`, `estimate(workload, gpu, num_gpus, ...) -> Estimate` (one-shot),
 `Calibration`, `MeasuredRow`, `parse_measurements`, `Estimate`, `MemoryBreakdown`, `Bottleneck`,
 `load_constants`.

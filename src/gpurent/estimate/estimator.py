@@ -3,7 +3,7 @@
 `Estimator` is the estimator as one object (fitted constants, user calibration, GPU specs, its
 own memo); `estimate()` is a one-shot convenience on the bundled constants and GPU table. Pure:
 takes the workload, the GPU spec and the layout; returns a frozen `Estimate`. No I/O, no
-module-level state (the edge builds the object: `gpurent.estimate.store.load_estimator`).
+module-level state (the edge builds the object: `gpurent.estimate.calibration_file.load_estimator`).
 See docs/estimator.md for the method and its measured accuracy.
 """
 
@@ -12,8 +12,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from gpurent.catalog.gpu import GpuSpec
+from gpurent.catalog.links import Interconnect, parse_estimated_link
 from gpurent.catalog.precision import Precision
 from gpurent.errors import DataError, InputError
 from gpurent.estimate.constants import CommCoeffs, Constants, StackCoeffs, load_constants
@@ -47,7 +49,7 @@ from gpurent.estimate.perf import (
     tp_allreduce_time_s,
 )
 from gpurent.estimate.precisions import Recipe, check_precision, recipe_of
-from gpurent.estimate.result import Bottleneck, Estimate
+from gpurent.estimate.result import Basis, Bottleneck, Estimate
 from gpurent.estimate.uncertainty import (
     COVERAGE,
     WIDEN,
@@ -276,7 +278,7 @@ def estimate(
     *,
     nodes: int = 1,
     inter_node_gbps: float | None = None,
-    intra_node_interconnect: str | None = None,
+    intra_node_interconnect: Interconnect | None = None,
     measurements: Calibration | None = None,
     constants: Constants | None = None,
 ) -> Estimate:
@@ -284,8 +286,8 @@ def estimate(
 
     Estimate `workload` on `num_gpus` GPUs `gpu` spread over `nodes` nodes. `inter_node_gbps` is
     the network bandwidth per node in Gbit/s (default from the constants, 100 Gbit/s);
-    `intra_node_interconnect` ("nvlink" | "pcie") overrides the spec's link. `measurements` are
-    user calibration rows: a matching one anchors the estimate ("measured").
+    `intra_node_interconnect` (`Interconnect.NVLINK` or `.PCIE`) overrides the spec's link.
+    `measurements` are user calibration rows: a matching one anchors the estimate ("measured").
 
     Each call builds a fresh `Estimator` (no state survives the call); code that asks for many
     estimates builds one `Estimator` and reuses it (its memo, one constants parse)."""
@@ -319,7 +321,7 @@ class Estimator:
     """The estimator as one object: the fitted constants, the user's calibration rows, the GPU
     specs it knows and its own memo of estimates.
 
-    Build it once at the edge (`gpurent.estimate.store.load_estimator` reads the bundled
+    Build it once at the edge (`gpurent.estimate.calibration_file.load_estimator` reads the bundled
     constants, the bundled GPU table and the user's calibration) and hand the same object to
     everything that needs figures: `gpurent estimate`, the planner (it is the planner's
     `EstimatorFn`), bench verdicts. Nothing here reads files, the environment or a module-level
@@ -430,10 +432,12 @@ class Estimator:
         *,
         nodes: int = 1,
         inter_node_gbps: float | None = None,
-        intra_node_interconnect: str | None = None,
+        intra_node_interconnect: Interconnect | None = None,
     ) -> Estimate:
         """Estimate `workload` on `num_gpus` GPUs `gpu` over `nodes` nodes (see `estimate`); a
         calibration row of this estimator for the same GPU, model and precision anchors it."""
+        if intra_node_interconnect is not None:  # a name ("pcie") is read as the enum
+            intra_node_interconnect = parse_estimated_link(intra_node_interconnect)
         key = (workload, gpu, num_gpus, nodes, inter_node_gbps, intra_node_interconnect)
         hit = self._estimates.get(key)
         if hit is not None:
@@ -497,15 +501,15 @@ def _estimate(
         notes.append(eff_note)
 
     if model.is_llm and workload.task is Task.INFERENCE:
-        t_c, t_m, t_comm, step, samples_per_step, mfu = _llm_inference(
-            workload, model, gpu, seq, k, interconnect=intra_node_interconnect
-        )
+        serve = _llm_inference(workload, model, gpu, seq, k, interconnect=intra_node_interconnect)
+        t_c, t_m, t_comm, step = serve.compute_s, serve.memory_s, serve.comm_s, serve.request_s
+        samples_per_step, mfu = serve.requests_per_step, serve.mfu
         # every data-parallel replica (tensor x pipeline GPUs) serves its own request batch
         samples_per_step *= data_parallel_degree(workload, num_gpus)
         units_per_sample = float(workload.output_tokens or DEFAULT_OUTPUT_TOKENS)
         scaling = 1.0
     elif model.is_llm:
-        t_c, t_m, t_comm, step, mfu, scaling = _llm_training(
+        tr = _llm_training(
             workload,
             model,
             gpu,
@@ -516,6 +520,8 @@ def _estimate(
             inter_node_gbps=inter_node_gbps,
             interconnect=intra_node_interconnect,
         )
+        t_c, t_m, t_comm, step = tr.compute_s, tr.memory_s, tr.exposed_comm_s, tr.step_s
+        mfu, scaling = tr.mfu, tr.scaling_efficiency
         samples_per_step = float(b * data_parallel_degree(workload, num_gpus))
         units_per_sample = model.units_per_sample(seq)
     else:
@@ -550,7 +556,7 @@ def _estimate(
     elif recipe is not None:
         notes.append(f"{p.value}: timed as fp8 (its measurements are decoder-LLM training only)")
     samples_per_s = samples_per_step / step
-    basis = "calibrated"
+    basis = Basis.CALIBRATED
     exact = False
     measurements = engine.calibration
     if anchor and len(measurements):
@@ -574,7 +580,7 @@ def _estimate(
             step /= ratio
             if mfu is not None:
                 mfu *= ratio
-            basis = "measured"
+            basis = Basis.MEASURED
             notes.append(
                 f"anchored on your measurement ({ref.num_gpus}x {ref.gpu}, batch {ref.batch_size}: "
                 f"{ref.throughput:g} {model.throughput_unit})"
@@ -626,9 +632,9 @@ def _estimate(
         exact_measurement=exact,
     )
     interval = _tuned_interval(workload, model, gpu, k, basis) or interval
-    if recipe is not None and basis != "measured":
+    if recipe is not None and basis is not Basis.MEASURED:
         interval = _recipe_interval(interval, recipe)
-    if model.llm is not None and model.llm.is_moe and basis != "measured":
+    if model.llm is not None and model.llm.is_moe and basis is not Basis.MEASURED:
         interval = widened_interval(
             interval, WIDEN, f"x{WIDEN:g} width: mixture of experts, no MoE measurement fitted"
         )
@@ -643,7 +649,7 @@ def _estimate(
         gpu=gpu.name,
         num_gpus=num_gpus,
         nodes=nodes,
-        precision=p.value,
+        precision=p,
         batch_size_per_gpu=b,
         seq_len=seq,
         throughput=throughput,
@@ -665,6 +671,7 @@ def _estimate(
         interval_high=interval.high,
         interval_coverage=interval.coverage,
         interval_class=interval.label,
+        fused_loss=workload.fused_loss_on,
     )
 
 
@@ -688,7 +695,7 @@ def _tuned_interval(
     out residuals for the model's speed key (None: another stack, no such residuals, or an
     estimate anchored on the user's measurement, which keeps its own interval)."""
     sk = tuned_llm_coeffs(workload, k) if workload.task.trains else None
-    if sk is None or basis == "measured":
+    if sk is None or basis is Basis.MEASURED:
         return None
     base = tuned_llm_key(workload.task) if model.is_llm else model.key
     key = sk.speed_key(base, gpu.architecture)
@@ -1142,6 +1149,28 @@ def tuned_llm_coeffs(workload: Workload, k: Constants) -> StackCoeffs | None:
     return k.stack(Stack.TUNED.value)
 
 
+class _LlmTraining(NamedTuple):
+    """One decoder-LLM training step (per micro-batch)."""
+
+    compute_s: float
+    memory_s: float
+    exposed_comm_s: float  # communication not hidden behind compute
+    step_s: float  # with the pipeline bubble
+    mfu: float
+    scaling_efficiency: float  # single-GPU step time / this step time
+
+
+class _LlmInference(NamedTuple):
+    """One batch of LLM requests on one replica: prefill, then decode token by token."""
+
+    compute_s: float
+    memory_s: float
+    comm_s: float
+    request_s: float  # the whole batch, prefill + every output token
+    requests_per_step: float  # the batch of requests served together
+    mfu: float
+
+
 def _llm_training(
     workload: Workload,
     model: ModelInfo,
@@ -1153,8 +1182,8 @@ def _llm_training(
     engine: Estimator,
     inter_node_gbps: float | None,
     interconnect: str | None,
-) -> tuple[float, float, float, float, float, float]:
-    """Decoder LLM training: (compute s, memory s, exposed comm s, step s, MFU, scaling)."""
+) -> _LlmTraining:
+    """Decoder LLM training: one step's times, MFU and scaling."""
     assert model.llm is not None
     shape = model.llm
     p = workload.precision
@@ -1222,7 +1251,14 @@ def _llm_training(
     # pipeline bubble: the step (per micro-batch) stretches by 1 / (1 - bubble share)
     step /= 1.0 - pipeline_bubble_fraction(pp, ga, workload.virtual_pipeline_stages)
     mfu = model_flops / (step * peak_flops(gpu, p))
-    return t_c, t_m, exposed, step, mfu, single / step
+    return _LlmTraining(
+        compute_s=t_c,
+        memory_s=t_m,
+        exposed_comm_s=exposed,
+        step_s=step,
+        mfu=mfu,
+        scaling_efficiency=single / step,
+    )
 
 
 def _llm_inference(
@@ -1233,7 +1269,7 @@ def _llm_inference(
     k: Constants,
     *,
     interconnect: str | None = None,
-) -> tuple[float, float, float, float, float, float]:
+) -> _LlmInference:
     """Prefill (compute bound) + decode (bandwidth bound: weights + KV cache per token step).
 
     With tensor parallelism every layer all-reduces its attention and MLP outputs (Megatron):
@@ -1277,7 +1313,14 @@ def _llm_inference(
     total = t_prefill + comm_prefill + t_decode
     flops = prefill_flops + decode_flops * out
     t_comm = comm_prefill + out * comm_token
-    return (t_prefill + out * step_c, out * step_m, t_comm, total, float(b), flops / (total * peak))
+    return _LlmInference(
+        compute_s=t_prefill + out * step_c,
+        memory_s=out * step_m,
+        comm_s=t_comm,
+        request_s=total,
+        requests_per_step=float(b),
+        mfu=flops / (total * peak),
+    )
 
 
 def _time_to_finish(

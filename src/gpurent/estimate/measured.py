@@ -4,7 +4,8 @@ A row says: model M on `num_gpus` GPUs G in precision P at per-GPU batch B ran a
 (total, in the model's unit). When an estimate asks for the same (gpu, model, precision), the
 closest row (same GPU count and batch first) anchors it: the estimate becomes
 measured x model(asked) / model(measured), so the model only carries the ratio between the two
-configurations. Parsing is pure (text in, rows out); `gpurent.estimate.store` does the file I/O.
+configurations. Parsing is pure (text in, rows out); `gpurent.estimate.calibration_file` does
+the file I/O.
 """
 
 from __future__ import annotations

@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import StrEnum
+import math
+from dataclasses import dataclass, fields
+from enum import Enum, StrEnum
+from typing import Any
+
+from gpurent.catalog.precision import Precision
+
+
+class Basis(StrEnum):
+    """Where an estimate's efficiency came from."""
+
+    CALIBRATED = "calibrated"  # the estimator's constants, fitted on public measurements
+    MEASURED = "measured"  # anchored on the user's own measurement (`gpurent calibrate add`)
 
 
 class Bottleneck(StrEnum):
+    """What limits a step: compute, memory bandwidth, communication, or memory capacity (no fit)."""
+
     COMPUTE = "compute"
     MEMORY_BANDWIDTH = "memory-bandwidth"
     COMMUNICATION = "communication"
@@ -54,7 +67,7 @@ class Estimate:
     gpu: str  # canonical GpuSpec name
     num_gpus: int
     nodes: int
-    precision: str
+    precision: Precision
     batch_size_per_gpu: int
     seq_len: int | None
     throughput: float  # total across GPUs, in `throughput_unit`
@@ -69,7 +82,7 @@ class Estimate:
     bottleneck: Bottleneck
     mfu: float | None  # model FLOPs utilisation, LLMs only
     time_to_finish_s: float | None  # total work / throughput, when the workload gives the work
-    basis: str  # "measured" | "calibrated" | "roofline": where the efficiency came from
+    basis: Basis
     notes: tuple[str, ...] = ()
     # where the architecture's realized efficiency comes from (`gpurent.estimate.efficiency`):
     # "reference" (the constants were fitted on it), "checked" (public measurements check the
@@ -83,6 +96,31 @@ class Estimate:
     interval_high: float = 1.0
     interval_coverage: float = 0.8
     interval_class: str = ""
+    # whether the estimate assumed the loss fused with the output layer (`Workload.fused_loss_on`)
+    fused_loss: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """The estimate as plain JSON values (`gpurent estimate --json`): every field but
+        `fused_loss`, then the interval bounds and memory totals, then `fused_loss`."""
+        doc: dict[str, Any] = {
+            f.name: _plain(getattr(self, f.name)) for f in fields(self) if f.name != "fused_loss"
+        }
+        doc["memory"] |= {
+            "total_gib": _plain(self.memory.total_gib),
+            "headroom_gib": _plain(self.memory.headroom_gib),
+        }
+        derived = {
+            "fits": self.fits,
+            "throughput_low": self.throughput_low,
+            "throughput_high": self.throughput_high,
+            "step_time_low_s": self.step_time_low_s,
+            "step_time_high_s": self.step_time_high_s,
+            "time_to_finish_low_s": self.time_to_finish_low_s,
+            "time_to_finish_high_s": self.time_to_finish_high_s,
+            "memory_per_gpu_gib": self.memory_per_gpu_gib,
+            "fused_loss": self.fused_loss,
+        }
+        return doc | {k: _plain(v) for k, v in derived.items()}
 
     @property
     def fits(self) -> bool:
@@ -119,3 +157,17 @@ class Estimate:
     @property
     def memory_per_gpu_gib(self) -> float:
         return self.memory.total_gib
+
+
+def _plain(value: object) -> Any:
+    """A field's value as JSON: enums by value, dataclasses as objects, tuples as lists,
+    non-finite floats as null."""
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, MemoryBreakdown):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
-from gpurent.errors import InputError
+from gpurent.errors import DataError, InputError
+
+T = TypeVar("T")
 
 # The largest magnitude any gpurent quantity may have in its unit (tokens, GB, hours, USD...):
 # beyond it floats lose the integer precision the estimator and the cost sums rely on, and
@@ -116,6 +118,23 @@ def integer(value: object, where: str, *, least: int = 0, most: int = MAX_INT) -
     return _in_range(int(v), where, least, most)
 
 
+_TRUE = frozenset({"true", "yes", "y", "1"})
+_FALSE = frozenset({"false", "no", "n", "0"})
+
+
+def boolean(value: object, where: str, *, text: bool = False) -> bool:
+    """True or false. With `text` (a CSV cell, where every value is a string) the words
+    true/false, yes/no, y/n, 1/0 (any case) pass too; in a typed file (TOML, YAML, JSON) only
+    the file's own booleans do."""
+    if isinstance(value, bool):
+        return value
+    if text and isinstance(value, str):
+        word = value.strip().lower()
+        if word in _TRUE or word in _FALSE:
+            return word in _TRUE
+    raise InputError(f"{where} must be true or false, got {_show(value)}")
+
+
 def _shown_int(n: int) -> str:
     return str(n) if abs(n) <= MAX_INT else f"{float(n):g}" if abs(n) < 1e300 else "a huge number"
 
@@ -152,6 +171,37 @@ MAX_HOURS = 87_600.0  # ten years: job, deadline and trace lengths in hours
 MAX_SECONDS = MAX_HOURS * 3600.0  # timeouts, intervals, checkpoint and restart times
 MAX_STARTS = 10_000  # runs of `spot simulate`
 MAX_TOP = 10_000  # rows of a ranked table
+
+
+def blank(value: object) -> bool:
+    """True for a missing cell: None, or a string of whitespace only."""
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def optional_finite(value: object, where: str, *, most: float = MAX_FLOAT) -> float | None:
+    """None for a blank cell (`blank`), else `finite`."""
+    return None if blank(value) else finite(value, where, most=most)
+
+
+def optional_non_negative(value: object, where: str, *, most: float = MAX_FLOAT) -> float | None:
+    """None for a blank cell (`blank`), else `non_negative`."""
+    return None if blank(value) else non_negative(value, where, most=most)
+
+
+def finite_list(values: object, where: str) -> tuple[float, ...]:
+    """A non-empty list of finite numbers; the bad item is named `where[i]`."""
+    if not isinstance(values, Sequence) or isinstance(values, str | bytes) or not values:
+        raise InputError(f"{where} must be a non-empty list of numbers, got {_show(values)}")
+    return tuple(finite(v, f"{where}[{i}]") for i, v in enumerate(values))
+
+
+def in_data_file(check: Callable[..., T], value: object, where: str, **limits: Any) -> T:
+    """`check(value, where, **limits)` for a cell of a data file (a trace, recorded samples):
+    the same one-line message, raised as `DataError` (exit 1) rather than `InputError`."""
+    try:
+        return check(value, where, **limits)
+    except InputError as exc:
+        raise DataError(exc.message) from None
 
 
 def bounded(check: Callable[..., Any], **limits: Any) -> Validator:

@@ -30,6 +30,8 @@ def _run_shell(command: str) -> int:
 
 
 class IdleWatcher:
+    """Runs a command once the GPUs have been idle for `idle_minutes` (`monitor --idle-action`)."""
+
     def __init__(
         self,
         command: str,

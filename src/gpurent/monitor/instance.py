@@ -15,14 +15,14 @@ Asked in order, each with a short timeout; the first that answers wins:
 Network errors, HTTP errors and answers that do not parse never raise: that provider is
 skipped, and a machine without any metadata service (a laptop) gets None. A base URL whose
 server could not be reached is not asked again (AWS and Azure share 169.254.169.254), so a
-laptop waits about two timeouts, plus the name lookup of GCP's host. HTTP goes through
-`gpurent.cloud.metadata.urllib_http` (proxies ignored), base URLs default to the constants
-there and `base_urls_from_env` reads the same variables as `gpurent run`.
+laptop waits about two timeouts, plus the name lookup of GCP's host. HTTP goes through the
+one seam, `gpurent.http` (`DIRECT_HTTP` by default: proxies ignored), base URLs default to the
+constants of `gpurent.cloud.metadata` and `base_urls_from_env` reads the same variables as
+`gpurent run`.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
 import re
@@ -34,10 +34,10 @@ from gpurent.cloud.metadata import (
     AWS_BASE_URL,
     AZURE_BASE_URL,
     GCP_BASE_URL,
-    Http,
-    urllib_http,
+    MAX_BODY_BYTES,
 )
 from gpurent.errors import InputError, NotFoundError
+from gpurent.http import DIRECT_HTTP, Http, HttpError
 from gpurent.monitor.cost import InstancePrice, price_from_catalog
 
 log = logging.getLogger("gpurent.monitor")
@@ -65,7 +65,7 @@ class _UnreachableError(Exception):
 
 
 class _Client:
-    """`Http` with the errors turned into (status 0) or `_UnreachableError`."""
+    """`Http` with its errors turned into `_UnreachableError`."""
 
     def __init__(self, http: Http, timeout_s: float) -> None:
         self._http = http
@@ -74,12 +74,17 @@ class _Client:
     def text(self, method: str, url: str, headers: Mapping[str, str]) -> str | None:
         """The body of a 200 answer as text; None for any other answer or an undecodable body."""
         try:
-            status, body = self._http(method, url, headers, self._timeout_s)
-        except (OSError, ValueError) as exc:  # refused, timed out, no route, bad URL
-            raise _UnreachableError(f"{url}: {exc}") from None
-        except http.client.HTTPException as exc:  # not HTTP at all
-            log.debug("metadata %s %s: not HTTP (%r)", method, url, exc)
-            return None
+            answer = self._http.request(
+                method,
+                url,
+                headers=headers,
+                timeout_s=self._timeout_s,
+                deadline_s=self._timeout_s,
+                max_bytes=MAX_BODY_BYTES,
+            )
+        except HttpError as exc:  # refused, timed out, no route, bad URL, not HTTP, too big
+            raise _UnreachableError(exc.message) from None
+        status, body = answer.status, answer.body
         if status != 200:
             log.debug("metadata %s %s: HTTP %s", method, url, status)
             return None
@@ -169,7 +174,7 @@ _PROBES: tuple[tuple[str, str, Callable[[_Client, str], DetectedInstance | None]
 
 def detect_instance(
     *,
-    http: Http = urllib_http,
+    http: Http = DIRECT_HTTP,
     base_urls: Mapping[str, str] | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> DetectedInstance | None:

@@ -28,6 +28,8 @@ def check_retention_days(days: float) -> float:
 
 
 class Recorder:
+    """Buffers sample rows and writes them to the store in bulk, with retention."""
+
     def __init__(
         self,
         target: str | Path,

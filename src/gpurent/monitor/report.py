@@ -29,6 +29,7 @@ def _fmt(value: float | None, unit: str = "%") -> str:
 
 
 def to_markdown(report: Report) -> str:
+    """The report as Markdown: diagnosis, findings and the cost of the waste."""
     d = report.diagnosis
     lines = [
         "# gpurent monitor report",

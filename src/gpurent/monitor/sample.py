@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpurent.inputs import values as checks
 from gpurent.sample_columns import GPU_FLOAT_COLUMNS, GPU_INT_COLUMNS, HOST_COLUMNS
 
 
@@ -180,15 +181,14 @@ def to_rows(sample: Sample) -> list[dict[str, Any]]:
 
 
 def _host_from_row(row: Mapping[str, Any], sources: tuple[tuple[str, str], ...]) -> HostSample:
-    values: dict[str, Any] = {name: _float_or_none(row.get(name)) for name in HOST_COLUMNS}
+    values: dict[str, Any] = {name: _float_or_none(row.get(name), name) for name in HOST_COLUMNS}
     host_keys = set(HOST_COLUMNS)
     return HostSample(**values, sources=tuple(p for p in sources if p[0] in host_keys))
 
 
-def _float_or_none(value: Any) -> float | None:
-    if value is None or value == "":
-        return None
-    return float(value)
+def _float_or_none(value: Any, column: str) -> float | None:
+    """A metric cell: blank -> None (not measured), else a finite number (`InputError`)."""
+    return checks.optional_finite(value, column)
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -202,7 +202,9 @@ def gpu_from_row(row: Mapping[str, Any], sources: tuple[tuple[str, str], ...]) -
     gpu_keys = set(GPU_FLOAT_COLUMNS) | set(GPU_INT_COLUMNS)
     xid_text = str(row.get("xid") or "").replace(",", " ")
     lost = str(row.get("lost", "")).strip().lower() in {"1", "true", "yes"}
-    values: dict[str, Any] = {name: _float_or_none(row.get(name)) for name in GPU_FLOAT_COLUMNS}
+    values: dict[str, Any] = {
+        name: _float_or_none(row.get(name), name) for name in GPU_FLOAT_COLUMNS
+    }
     values.update({name: _int_or_none(row.get(name)) for name in GPU_INT_COLUMNS})
     return GpuSample(
         index=int(float(row["gpu"])),

@@ -30,6 +30,9 @@ class SessionState:
 
 
 class MonitorSession:
+    """The monitor loop: polls the probes into samples, then rules, cost, recorder, exporter
+    and the idle action on each."""
+
     def __init__(
         self,
         *,

@@ -4,7 +4,7 @@ Public API: `make_plan(workload, offers, constraints, assumptions, estimator, sc
 returns a frozen `Plan`; `Constraints`, `Objective`, `PricingModel`, `Interconnect` describe the
 request; `SCENARIOS`/`get_scenario` hold the guide's scenario matrix. The estimator is passed
 in: a `gpurent.estimate.Estimator` (built once at the edge, with the user's calibration, by
-`gpurent.estimate.store.load_estimator`) or any `EstimatorFn`.
+`gpurent.estimate.calibration_file.load_estimator`) or any `EstimatorFn`.
 
 The planner proper (and through it the estimator) is imported on first use, so that importing
 the constraints (as every `gpurent` start-up does, for the CLI's defaults) stays cheap.
@@ -15,7 +15,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from gpurent.plan.constraints import Constraints, Interconnect, Objective, PricingModel
+from gpurent.catalog.links import Interconnect
+from gpurent.plan.constraints import Constraints, Objective, PricingModel
 from gpurent.plan.scenarios import SCENARIOS, Scenario, get_scenario
 
 if TYPE_CHECKING:

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from gpurent.catalog.links import Interconnect
 from gpurent.errors import InputError
 
 
@@ -35,23 +36,6 @@ class PricingModel(StrEnum):
     ON_DEMAND = "on-demand"
     SPOT = "spot"
     RESERVED = "reserved"  # a committed-use price (offer terms or a user discount)
-
-
-class Interconnect(StrEnum):
-    """Required link between the GPUs of one instance (multi-GPU candidates only)."""
-
-    ANY = "any"
-    NVLINK = "nvlink"  # NVLink/NVSwitch inside the node; >= 100 Gbit/s known network across nodes
-    PCIE = "pcie"  # PCIe only (e.g. to match a PCIe fleet); an unnamed link counts as PCIe
-    INFINITY_FABRIC = "infinity-fabric"  # AMD's xGMI between Instinct OAM GPUs
-
-    def matches(self, link: str | None) -> bool:
-        """Whether a catalog link name ("NVLink4", "PCIe", "Infinity Fabric"; None for an
-        unnamed link, taken as PCIe) is this kind."""
-        if self is Interconnect.ANY:
-            return True
-        name = (link or "PCIe").lower().replace(" ", "-")
-        return name.startswith(self.value)
 
 
 def region_matches(region: str, patterns: Iterable[str]) -> bool:

@@ -17,14 +17,15 @@ import difflib
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from gpurent.catalog.gpu import GpuSpec
+from gpurent.catalog.links import Interconnect
 from gpurent.catalog.offer import Offer
 from gpurent.cloud.commitments import DEFAULT_TERM_HOURS, shortest_term, terms_for
 from gpurent.estimate.result import Estimate
 from gpurent.plan.constraints import (
     Constraints,
-    Interconnect,
     PricingModel,
     join_names,
     region_matches,
@@ -47,8 +48,16 @@ from gpurent.workload.spec import Workload
 NVLINK_MIN_NETWORK_GBPS = 100.0
 UNSPECIFIED_WORK_S = 3600.0  # priced when the workload gives no amount of work (as SkyPilot does)
 
-Row = tuple[float, float, int, int, float]
-"""(cost_usd, wall_s, offer index, context index, price_usd_per_hour) of one candidate."""
+
+class Row(NamedTuple):
+    """One candidate: an offer in a context (layout, pricing model, nodes). A tuple, so rows
+    sort by cost, then time, without a key and cost little to build by the hundred thousand."""
+
+    cost_usd: float
+    wall_s: float
+    offer_index: int  # into `Enumeration.offers`
+    context_index: int  # into `Enumeration.contexts`
+    price_usd_per_hour: float  # the price paid per instance for the row's pricing model
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -556,7 +565,7 @@ def enumerate_candidates(
                     idx = len(contexts)
                     contexts.append(ctx)
                     a, b, wall = ctx.coef_a, ctx.coef_b, ctx.wall_s
-                    new = [(a * p + b, wall, i, idx, p) for i, p in priced]
+                    new = [Row(a * p + b, wall, i, idx, p) for i, p in priced]
                     rows.extend(new)
                     context_best.append(min(new))
     return Enumeration(

@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 from operator import itemgetter
+from typing import NamedTuple
 
 from gpurent.catalog.offer import Offer
 from gpurent.cloud.spot_defaults import spot_default
@@ -36,7 +37,7 @@ from gpurent.plan.rank import (
     risk_key,
     within,
 )
-from gpurent.plan.result import Candidate, Plan, WorkloadSummary
+from gpurent.plan.result import Candidate, Explanation, Plan, WorkloadSummary
 from gpurent.plan.scenarios import Scenario
 from gpurent.pricing.costs import CostAssumptions, cost_breakdown
 from gpurent.units import SECONDS_PER_HOUR, format_duration
@@ -112,23 +113,23 @@ class _Builder:
         self.assumptions = assumptions
 
     def offer(self, row: Row) -> Offer:
-        return self.en.offers[row[2]]
+        return self.en.offers[row.offer_index]
 
     def ctx(self, row: Row) -> Context:
-        return self.en.contexts[row[3]]
+        return self.en.contexts[row.context_index]
 
     def nodes(self, row: Row) -> int:
-        return self.en.contexts[row[3]].config.nodes
+        return self.en.contexts[row.context_index].config.nodes
 
     def identity(self, row: Row) -> tuple[tuple[str, str], PricingModel]:
         """Rows of one instance type and pricing model collapse into their best (any region,
         any node count) in the ranked table."""
-        o = self.en.offers[row[2]]  # looked up per row read (a few hundred), not per offer
-        return ((o.provider, o.instance_type), self.ctx_pricing[row[3]])
+        o = self.en.offers[row.offer_index]  # looked up per row read (a few hundred), not per offer
+        return ((o.provider, o.instance_type), self.ctx_pricing[row.context_index])
 
     def other_regions(self, row: Row) -> int:
         """In how many other regions the catalog (after filters) lists this instance type."""
-        o = self.en.offers[row[2]]
+        o = self.en.offers[row.offer_index]
         return self.region_count[(o.provider, o.instance_type)] - 1
 
     def work_per_usd(self, row: Row) -> float:
@@ -136,12 +137,13 @@ class _Builder:
         storage, slowed by any spot overhead); one-off costs (setup, egress, billing rounding)
         excluded."""
         c = self.ctx(row)
-        usd_per_h = (row[4] * c.config.nodes + c.storage_usd_per_hour) * (c.run_s / c.compute_s)
+        per_h = row.price_usd_per_hour * c.config.nodes + c.storage_usd_per_hour
+        usd_per_h = per_h * (c.run_s / c.compute_s)
         return c.work_units_per_s * SECONDS_PER_HOUR / usd_per_h if usd_per_h > 0 else math.inf
 
     def cost_high(self, row: Row) -> float:
         """The row's 90th-percentile cost (at its estimate's low throughput bound)."""
-        return self.ctx(row).cost_range_usd(row[4])[1]
+        return self.ctx(row).cost_range_usd(row.price_usd_per_hour)[1]
 
     def wall_high(self, row: Row) -> float:
         return self.ctx(row).wall_s_high
@@ -149,7 +151,7 @@ class _Builder:
     def work_per_usd_low(self, row: Row) -> float:
         """`work_per_usd` at the low throughput bound (its slower wall time included)."""
         c = self.ctx(row)
-        usd_per_h = (row[4] * c.config.nodes + c.storage_usd_per_hour) * (
+        usd_per_h = (row.price_usd_per_hour * c.config.nodes + c.storage_usd_per_hour) * (
             (c.wall_s_high - c.setup.total_s) / c.compute_s
         )
         work = c.work_units_per_s * c.estimate.interval_low
@@ -232,7 +234,7 @@ class _Builder:
         est, cfg = ctx.estimate, ctx.config
         assert cfg.choice.layout is not None
         cost = cost_breakdown(
-            price_usd_per_hour=row[4],
+            price_usd_per_hour=row.price_usd_per_hour,
             wall_s=ctx.run_s,
             compute_s=ctx.compute_s,
             nodes=cfg.nodes,
@@ -248,7 +250,7 @@ class _Builder:
         per_unit, cost_unit = readable_unit(unit, scale, cost.total_usd, work_units)
         epochs = self.workload.epochs if self.workload.dataset_samples else None
         c = self.constraints
-        cost_low, cost_high = ctx.cost_range_usd(row[4])
+        cost_low, cost_high = ctx.cost_range_usd(row.price_usd_per_hour)
         # the bounds bracket the median exactly (a bound computed by another route can differ
         # from it in the last bit when the interval is degenerate)
         cost_low, cost_high = min(cost_low, cost.total_usd), max(cost_high, cost.total_usd)
@@ -265,7 +267,7 @@ class _Builder:
             inter_node_gbps=cfg.inter_node_gbps,
             network_assumed=cfg.network_assumed,
             pricing=ctx.pricing,
-            price_usd_per_hour=row[4],
+            price_usd_per_hour=row.price_usd_per_hour,
             layout=cfg.choice.layout,
             compute_time_s=ctx.compute_s,
             run_time_s=ctx.run_s,
@@ -290,7 +292,7 @@ class _Builder:
             spot_rate_source=self.spot_rate_source(offer, ctx),
             availability=self.availability(row),
             meets_deadline=None if c.deadline_s is None else ctx.wall_s <= c.deadline_s,
-            within_budget=None if c.budget_usd is None else row[0] <= c.budget_usd,
+            within_budget=None if c.budget_usd is None else row.cost_usd <= c.budget_usd,
             as_of=offer.as_of,
             notes=self.notes(offer, ctx),
             throughput_low=est.throughput_low,
@@ -308,7 +310,8 @@ NEARLY_AS_CHEAP = 1.05  # "within 5% of the cost" for the faster near-tie altern
 
 def _nearly_as_cheap(b: _Builder, rows: list[Row], best: Row) -> Candidate | None:
     """The fastest candidate costing at most 5% more than the best, if it is faster."""
-    near = [r for r in rows if r[0] <= best[0] * NEARLY_AS_CHEAP and r[1] < best[1]]
+    most = best.cost_usd * NEARLY_AS_CHEAP
+    near = [r for r in rows if r.cost_usd <= most and r.wall_s < best.wall_s]
     return b.candidate(min(near, key=itemgetter(1, 0)), 0) if near else None
 
 
@@ -327,8 +330,8 @@ def _available_only(en: Enumeration, b: _Builder, least: float) -> Enumeration:
             rows.append(r)
     best: dict[int, Row] = {}
     for r in rows:
-        if r[3] not in best or r < best[r[3]]:
-            best[r[3]] = r
+        if r.context_index not in best or r < best[r.context_index]:
+            best[r.context_index] = r
     return replace(en, rows=tuple(rows), context_best=tuple(best.values()))
 
 
@@ -352,6 +355,14 @@ def _no_fit_reasons(en: Enumeration, workload: Workload) -> list[str]:
     return reasons + list(en.dropped)
 
 
+class _Counts(NamedTuple):
+    """How much a plan evaluated (`Plan.configurations` and the two after it)."""
+
+    configurations: int
+    estimator_calls: int
+    candidates_evaluated: int
+
+
 def make_plan(
     workload: Workload,
     offers: Sequence[Offer],
@@ -367,20 +378,35 @@ def make_plan(
     providers = tuple(sorted({o.provider for o in filtered.kept}))
     assumption_lines = _assumptions(assumptions, providers, summary, filtered.unknown_gpus)
 
-    def plan(**kw: object) -> Plan:
-        base: dict[str, object] = {
-            "workload": summary,
-            "objective": constraints.objective,
-            "risk": constraints.risk,
-            "scenario": scenario.name if scenario else None,
-            "constraints": constraints.describe(),
-            "catalog_offers": len(offers),
-            "offers_considered": len(filtered.kept),
-            "price_as_of": tuple(sorted({o.as_of for o in filtered.kept})),
-            "assumptions": assumption_lines,
-        }
-        base.update(kw)
-        return Plan(**base)  # type: ignore[arg-type]
+    def plan(
+        *,
+        feasible: bool,
+        top: tuple[Candidate, ...],
+        pareto: tuple[Candidate, ...],
+        explanation: Explanation | None,
+        infeasible_reasons: tuple[str, ...],
+        counts: _Counts,
+        notes: tuple[str, ...] = (),
+    ) -> Plan:
+        return Plan(
+            workload=summary,
+            objective=constraints.objective,
+            risk=constraints.risk,
+            scenario=scenario.name if scenario else None,
+            constraints=constraints.describe(),
+            catalog_offers=len(offers),
+            offers_considered=len(filtered.kept),
+            price_as_of=tuple(sorted({o.as_of for o in filtered.kept})),
+            assumptions=assumption_lines + notes,
+            feasible=feasible,
+            top=top,
+            pareto=pareto,
+            explanation=explanation,
+            infeasible_reasons=infeasible_reasons,
+            configurations=counts.configurations,
+            estimator_calls=counts.estimator_calls,
+            candidates_evaluated=counts.candidates_evaluated,
+        )
 
     if not filtered.kept:
         return plan(
@@ -389,9 +415,7 @@ def make_plan(
             pareto=(),
             explanation=None,
             infeasible_reasons=filtered.reasons,
-            configurations=0,
-            estimator_calls=0,
-            candidates_evaluated=0,
+            counts=_Counts(0, 0, 0),
         )
     en = enumerate_candidates(
         workload,
@@ -400,11 +424,7 @@ def make_plan(
         assumptions,
         estimator,
     )
-    counts = {
-        "configurations": len(en.configs),
-        "estimator_calls": en.estimator_calls,
-        "candidates_evaluated": len(en.rows),
-    }
+    counts = _Counts(len(en.configs), en.estimator_calls, len(en.rows))
     if not en.rows:
         return plan(
             feasible=False,
@@ -412,7 +432,7 @@ def make_plan(
             pareto=(),
             explanation=None,
             infeasible_reasons=tuple(_no_fit_reasons(en, workload)),
-            **counts,
+            counts=counts,
         )
     b = _Builder(en, workload, constraints, assumptions, market(offers))
     if constraints.min_availability is not None:
@@ -429,7 +449,7 @@ def make_plan(
                     f"{constraints.min_availability:g} (spot or marketplace prices far below the "
                     "usual): lower it or add on-demand to --pricing",
                 ),
-                **counts,
+                counts=counts,
             )
     estimator_notes = tuple(f"estimator: {n}" for n in sorted(b.common_notes))
     key = b.key()
@@ -480,8 +500,8 @@ def make_plan(
         pareto=pareto,
         explanation=explanation,
         infeasible_reasons=ranking.reasons,
-        assumptions=assumption_lines + estimator_notes,
-        **counts,
+        counts=counts,
+        notes=estimator_notes,
     )
 
 

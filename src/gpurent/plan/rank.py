@@ -1,6 +1,6 @@
 """Ranking candidate rows by objective, the time-vs-cost Pareto front, and constraint checks.
 
-Rows are plain tuples (see `enumerate.Row`) so that ranking hundreds of thousands of them stays
+Rows are named tuples (see `enumerate.Row`) so that ranking hundreds of thousands of them stays
 fast; objects are built only for the few that are shown. A plan reads only the head of the
 ranking (the top N distinct candidates, the best on-demand one), so `RankedRows` keeps the rows
 in a heap and pops only as many as are read.
@@ -26,7 +26,7 @@ def objective_key(objective: Objective, work_per_usd: Callable[[Row], float]) ->
     if objective is Objective.FASTEST:
         return itemgetter(1, 0)
     if objective is Objective.THROUGHPUT_PER_DOLLAR:
-        return lambda r: (-work_per_usd(r), r[0])
+        return lambda r: (-work_per_usd(r), r.cost_usd)
     return None  # CHEAPEST, and DEADLINE once filtered: rows sort natively by (cost, time)
 
 
@@ -51,9 +51,9 @@ def pareto_front(rows: Iterable[Row]) -> list[Row]:
     front: list[Row] = []
     best_cost = float("inf")
     for row in sorted(rows, key=itemgetter(1, 0)):
-        if row[0] < best_cost:
+        if row.cost_usd < best_cost:
             front.append(row)
-            best_cost = row[0]
+            best_cost = row.cost_usd
     return front
 
 
@@ -146,13 +146,13 @@ NodesOf = Callable[[Row], int]  # how many instances a row rents
 
 
 def priced_within(rows: Iterable[Row], constraints: Constraints, nodes: NodesOf) -> list[Row]:
-    """Rows under the price caps (per instance, per cluster) on the price paid (row[4])."""
+    """Rows under the price caps (per instance, per cluster) on the price paid."""
     if (
         constraints.max_price_usd_per_hour is None
         and constraints.max_cluster_price_usd_per_hour is None
     ):
         return list(rows)
-    return [r for r in rows if constraints.price_allowed(r[4], nodes(r))]
+    return [r for r in rows if constraints.price_allowed(r.price_usd_per_hour, nodes(r))]
 
 
 def within(rows: Iterable[Row], constraints: Constraints, nodes: NodesOf) -> list[Row]:
@@ -161,7 +161,7 @@ def within(rows: Iterable[Row], constraints: Constraints, nodes: NodesOf) -> lis
     return [
         r
         for r in priced_within(rows, constraints, nodes)
-        if (deadline is None or r[1] <= deadline) and (budget is None or r[0] <= budget)
+        if (deadline is None or r.wall_s <= deadline) and (budget is None or r.cost_usd <= budget)
     ]
 
 
@@ -170,20 +170,21 @@ def _price_cap_miss(
 ) -> Ranking:
     """No row under the price caps: the cap that failed, with the rows by what they pay."""
     per, cluster = constraints.max_price_usd_per_hour, constraints.max_cluster_price_usd_per_hour
-    if per is not None and all(r[4] > per for r in rows):
-        closest = sorted(rows, key=lambda r: (r[4], r[0]))
+    if per is not None and all(r.price_usd_per_hour > per for r in rows):
+        closest = sorted(rows, key=lambda r: (r.price_usd_per_hour, r.cost_usd))
         what = f"{format_usd(per)}/h per instance (--max-price-per-hour)"
-        paid = f"{format_usd(closest[0][4])}/h"
+        paid = f"{format_usd(closest[0].price_usd_per_hour)}/h"
     else:
         assert cluster is not None
-        closest = sorted(rows, key=lambda r: (r[4] * nodes(r), r[0]))
+        closest = sorted(rows, key=lambda r: (r.price_usd_per_hour * nodes(r), r.cost_usd))
         what = f"{format_usd(cluster)}/h for all its nodes (--max-cluster-price-per-hour)"
-        paid = f"{format_usd(closest[0][4] * nodes(closest[0]))}/h"
+        paid = f"{format_usd(closest[0].price_usd_per_hour * nodes(closest[0]))}/h"
     first = closest[0]
     spot = "" if PricingModel.SPOT in constraints.pricing else " or allow spot (--pricing spot)"
     reason = (
         f"no candidate costs at most {what}: the cheapest, {describe(first)}, costs {paid} "
-        f"({format_usd(first[0])} in all, {format_duration(first[1])}); raise the cap{spot}"
+        f"({format_usd(first.cost_usd)} in all, {format_duration(first.wall_s)}); "
+        f"raise the cap{spot}"
     )
     return Ranking(feasible=False, ranked=closest, reasons=(reason,))
 
@@ -203,29 +204,29 @@ def rank_rows(
     if rows and not capped:
         return _price_cap_miss(rows, constraints, nodes, describe)
     rows = capped
-    on_time = list(rows) if deadline is None else [r for r in rows if r[1] <= deadline]
-    ok = on_time if budget is None else [r for r in on_time if r[0] <= budget]
+    on_time = list(rows) if deadline is None else [r for r in rows if r.wall_s <= deadline]
+    ok = on_time if budget is None else [r for r in on_time if r.cost_usd <= budget]
     if ok:
         return Ranking(feasible=True, ranked=RankedRows(ok, key), reasons=())
     reasons: list[str] = []
     if not rows:
         return Ranking(feasible=False, ranked=[], reasons=())
     if deadline is not None and not on_time:
-        fastest = min(rows, key=lambda r: (r[1], r[0]))
+        fastest = min(rows, key=lambda r: (r.wall_s, r.cost_usd))
         reasons.append(
             f"no candidate finishes within the deadline of {format_duration(deadline)}: the "
-            f"fastest, {describe(fastest)}, takes {format_duration(fastest[1])} and costs "
-            f"{format_usd(fastest[0])}; raise --max-gpus/--max-nodes or relax the deadline"
+            f"fastest, {describe(fastest)}, takes {format_duration(fastest.wall_s)} and costs "
+            f"{format_usd(fastest.cost_usd)}; raise --max-gpus/--max-nodes or relax the deadline"
         )
         closest = sorted(rows, key=itemgetter(1, 0))
     else:
         assert budget is not None
-        cheapest = min(on_time, key=lambda r: (r[0], r[1]))
+        cheapest = min(on_time, key=lambda r: (r.cost_usd, r.wall_s))
         on_time_text = " that meet the deadline" if deadline is not None else ""
         reasons.append(
             f"no candidate{on_time_text} fits the budget of {format_usd(budget)}: the cheapest, "
-            f"{describe(cheapest)}, costs {format_usd(cheapest[0])} and takes "
-            f"{format_duration(cheapest[1])}"
+            f"{describe(cheapest)}, costs {format_usd(cheapest.cost_usd)} and takes "
+            f"{format_duration(cheapest.wall_s)}"
         )
         closest = sorted(on_time)
     return Ranking(feasible=False, ranked=closest, reasons=tuple(reasons))

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpurent.catalog.links import Interconnect
 from gpurent.errors import NotFoundError
-from gpurent.plan.constraints import Interconnect, Objective
+from gpurent.plan.constraints import Objective
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,9 +67,11 @@ SCENARIOS: dict[str, Scenario] = {
         default_preset="resnet50-imagenet",
     ),
 }
+"""The named planning scenarios (`plan --scenario`), by name."""
 
 
 def get_scenario(name: str) -> Scenario:
+    """The scenario called `name` (any case); `NotFoundError` with the closest names otherwise."""
     try:
         return SCENARIOS[name.lower()]
     except KeyError:

@@ -5,7 +5,7 @@ Public API: `UsagePattern`, `Prices`, `SpotRisk`, `compare`, `Comparison`, `pars
 """
 
 from gpurent.pricing.hybrid import HybridPart, HybridResult, cost_hybrid, parse_hybrid
-from gpurent.pricing.models import (
+from gpurent.pricing.payment_options import (
     ADVISOR_BANDS,
     GUIDE_COMMIT_DISCOUNT,
     Comparison,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from gpurent.cloud.billing import BillingRule
 from gpurent.errors import InputError
-from gpurent.pricing.models import Comparison, Prices, SpotRisk, UsagePattern, compare
+from gpurent.pricing.payment_options import Comparison, Prices, SpotRisk, UsagePattern, compare
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

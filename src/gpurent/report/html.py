@@ -35,7 +35,7 @@ from gpurent.report.plan_format import (
     title,
     top_heading,
 )
-from gpurent.spot.history import Profile
+from gpurent.spot.analytics.history import Profile
 from gpurent.spot.history_report import HistoryReport
 from gpurent.units import format_duration, format_usd
 

@@ -30,6 +30,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from enum import StrEnum
 from typing import Any
 
 from gpurent import __version__
@@ -103,14 +104,21 @@ def _is_enospc(exc: BaseException | None) -> bool:
     return False
 
 
+class Interval(StrEnum):
+    """A checkpoint interval that is not a number of seconds."""
+
+    AUTO = "auto"  # Daly's optimum from the measured save cost and the expected interruptions
+
+
 class CheckpointManager:
     """Save, rotate and load training checkpoints in a directory or an fsspec URL.
 
     `interval` is the time between saves in seconds (default 900 s, the guide's 15 minutes),
-    `None` for step-based saving only, or `"auto"` for Daly's optimum (`spot.interval`) from the
-    measured save cost (the blocking time of the last save) and `mtti_s`, the expected time to
-    interruption in seconds. `every_steps` adds a step trigger. `clock` is a monotonic clock in
-    seconds (injected for tests); `wall_clock` stamps manifests.
+    `None` for step-based saving only, or `Interval.AUTO` (or the string `"auto"`) for Daly's
+    optimum (`spot.interval`) from the measured save cost (the blocking time of the last save)
+    and `mtti_s`, the expected time to interruption in seconds. `every_steps` adds a step
+    trigger. `clock` is a monotonic clock in seconds (injected for tests); `wall_clock` stamps
+    manifests.
     """
 
     def __init__(
@@ -118,7 +126,7 @@ class CheckpointManager:
         directory_or_url: str | os.PathLike[str] | Storage,
         *,
         keep_last: int = 3,
-        interval: float | str | None = DEFAULT_INTERVAL_S,
+        interval: float | Interval | str | None = DEFAULT_INTERVAL_S,
         every_steps: int | None = None,
         mtti_s: float | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -127,13 +135,14 @@ class CheckpointManager:
     ) -> None:
         if keep_last < 1:
             raise InputError(f"keep_last must be at least 1, got {keep_last}")
-        if interval == "auto":
+        if isinstance(interval, str):
+            if interval.strip().lower() != Interval.AUTO:
+                raise InputError(f"interval must be seconds, None or 'auto', got {interval!r}")
+            interval = Interval.AUTO
             if mtti_s is None or not mtti_s > 0:
                 raise InputError(
                     "interval='auto' needs mtti_s, the expected seconds to interruption"
                 )
-        elif isinstance(interval, str):
-            raise InputError(f"interval must be seconds, None or 'auto', got {interval!r}")
         elif interval is not None and not interval > 0:
             raise InputError(f"interval must be a positive number of seconds, got {interval}")
         if every_steps is not None and every_steps < 1:
@@ -143,7 +152,7 @@ class CheckpointManager:
         else:
             self.storage = directory_or_url
         self.keep_last = keep_last
-        self.interval = interval
+        self.interval: float | Interval | None = interval
         self.every_steps = every_steps
         self.mtti_s = mtti_s
         self._clock = clock
@@ -172,7 +181,7 @@ class CheckpointManager:
         """The current time trigger in seconds (Daly's optimum once a save was measured)."""
         if self.interval is None:
             return None
-        if self.interval == "auto":
+        if self.interval is Interval.AUTO:
             if self._last_cost_s is None or self.mtti_s is None:
                 return DEFAULT_INTERVAL_S
             return daly_interval_s(max(self._last_cost_s, 1e-3), self.mtti_s)
@@ -644,6 +653,7 @@ __all__ = [
     "MOVED_ASIDE_DIR",
     "CheckpointInfo",
     "CheckpointManager",
+    "Interval",
     "Skipped",
     "newest_verified_step",
 ]

@@ -30,11 +30,11 @@ from gpurent.cloud.metadata import (
     AWS_BASE_URL,
     AZURE_BASE_URL,
     GCP_BASE_URL,
-    Http,
+    MAX_BODY_BYTES,
     JunkAnswerError,
-    urllib_http,
 )
 from gpurent.errors import InputError
+from gpurent.http import DIRECT_HTTP, Http, HttpError
 
 log = logging.getLogger("gpurent.runtime")
 
@@ -60,8 +60,8 @@ class NoticeWatcher(Protocol):
     name: str
 
     def poll(self) -> Notice | None:
-        """A notice if one is pending now; None otherwise. May raise OSError (unreachable) or
-        JunkAnswerError (an answer that does not follow the service's format)."""
+        """A notice if one is pending now; None otherwise. May raise OSError or HttpError
+        (unreachable) or JunkAnswerError (an answer that does not follow the service's format)."""
         ...
 
 
@@ -74,7 +74,7 @@ class AwsWatcher:
         self,
         base_url: str = AWS_BASE_URL,
         *,
-        http: Http = urllib_http,
+        http: Http = DIRECT_HTTP,
         timeout_s: float = 1.0,
         token_ttl_s: int = 21600,
         clock: Callable[[], float] = time.monotonic,
@@ -89,7 +89,8 @@ class AwsWatcher:
 
     def _get_token(self) -> str:
         if self._token is None or self._clock() >= self._token_expiry:
-            status, body = self._http(
+            status, body = _ask(
+                self._http,
                 "PUT",
                 f"{self.base_url}/latest/api/token",
                 {"X-aws-ec2-metadata-token-ttl-seconds": str(self._token_ttl_s)},
@@ -107,11 +108,13 @@ class AwsWatcher:
 
     def _get(self, path: str) -> tuple[int, bytes]:
         headers = {"X-aws-ec2-metadata-token": self._get_token()}
-        status, body = self._http("GET", f"{self.base_url}{path}", headers, self._timeout_s)
+        status, body = _ask(self._http, "GET", f"{self.base_url}{path}", headers, self._timeout_s)
         if status == 401:  # token expired early: fetch a new one once
             self._token = None
             headers = {"X-aws-ec2-metadata-token": self._get_token()}
-            status, body = self._http("GET", f"{self.base_url}{path}", headers, self._timeout_s)
+            status, body = _ask(
+                self._http, "GET", f"{self.base_url}{path}", headers, self._timeout_s
+            )
         return status, body
 
     def poll(self) -> Notice | None:
@@ -142,13 +145,28 @@ class AwsWatcher:
 class _MetadataWatcher:
     """A watcher that polls one cloud metadata endpoint over the injected `Http` seam."""
 
-    def __init__(self, base_url: str, *, http: Http = urllib_http, timeout_s: float = 1.0) -> None:
+    def __init__(self, base_url: str, *, http: Http = DIRECT_HTTP, timeout_s: float = 1.0) -> None:
         self.base_url = base_url.rstrip("/")
         self._http = http
         self._timeout_s = timeout_s
 
     def _fetch(self, path: str, headers: dict[str, str]) -> tuple[int, bytes]:
-        return self._http("GET", f"{self.base_url}{path}", headers, self._timeout_s)
+        return _ask(self._http, "GET", f"{self.base_url}{path}", headers, self._timeout_s)
+
+
+def _ask(
+    http: Http, method: str, url: str, headers: Mapping[str, str], timeout_s: float
+) -> tuple[int, bytes]:
+    """One metadata request: the whole answer within `timeout_s`, at most `MAX_BODY_BYTES`."""
+    answer = http.request(
+        method,
+        url,
+        headers=headers,
+        timeout_s=timeout_s,
+        deadline_s=timeout_s,
+        max_bytes=MAX_BODY_BYTES,
+    )
+    return answer.status, answer.body
 
 
 class GcpWatcher(_MetadataWatcher):
@@ -157,7 +175,7 @@ class GcpWatcher(_MetadataWatcher):
     name = "gcp"
 
     def __init__(
-        self, base_url: str = GCP_BASE_URL, *, http: Http = urllib_http, timeout_s: float = 1.0
+        self, base_url: str = GCP_BASE_URL, *, http: Http = DIRECT_HTTP, timeout_s: float = 1.0
     ) -> None:
         super().__init__(base_url, http=http, timeout_s=timeout_s)
 
@@ -183,7 +201,7 @@ class AzureWatcher(_MetadataWatcher):
     name = "azure"
 
     def __init__(
-        self, base_url: str = AZURE_BASE_URL, *, http: Http = urllib_http, timeout_s: float = 1.0
+        self, base_url: str = AZURE_BASE_URL, *, http: Http = DIRECT_HTTP, timeout_s: float = 1.0
     ) -> None:
         super().__init__(base_url, http=http, timeout_s=timeout_s)
 
@@ -261,7 +279,7 @@ class SigtermWatcher:
 
 
 def watchers_for(
-    provider: str, *, http: Http = urllib_http, base_urls: Mapping[str, str] | None = None
+    provider: str, *, http: Http = DIRECT_HTTP, base_urls: Mapping[str, str] | None = None
 ) -> list[NoticeWatcher]:
     """Watchers for `aws`, `gcp`, `azure`, `auto` (whichever metadata service answers) or `none`."""
     urls = dict(base_urls or {})
@@ -280,7 +298,7 @@ def watchers_for(
             watcher = make[name]()
             try:
                 watcher.poll()
-            except (OSError, JunkAnswerError):  # unreachable, or not this provider's answers
+            except (OSError, HttpError, JunkAnswerError):  # unreachable, or not its answers
                 continue
             found.append(watcher)
             break
@@ -325,6 +343,10 @@ class NoticeMonitor:
         for watcher in self.watchers:
             try:
                 notice = watcher.poll()
+            except HttpError as exc:
+                junk = exc.reason in {"too_large", "broken"}
+                self._failed(watcher, "answered junk" if junk else "is unreachable", exc)
+                continue
             except OSError as exc:
                 self._failed(watcher, "is unreachable", exc)
                 continue

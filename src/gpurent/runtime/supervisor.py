@@ -33,8 +33,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from gpurent.cloud.metadata import Http, urllib_http
 from gpurent.errors import GpurentError, InputError
+from gpurent.http import DIRECT_HTTP, Http, HttpError
 from gpurent.runtime.health import HealthResult, ProgressTracker, Status, read_step, worst
 from gpurent.runtime.joblock import (
     ENV_RUN_ID,
@@ -64,6 +64,7 @@ log_ = logging.getLogger("gpurent.runtime")
 ENV_CHECKPOINT_DIR = "GPURENT_CHECKPOINT_DIR"
 ENV_HEARTBEAT_FILE = "GPURENT_HEARTBEAT_FILE"
 ENV_ATTEMPT = "GPURENT_ATTEMPT"
+WEBHOOK_MAX_ANSWER_BYTES = 64 * 1024  # the answer is only logged by its status
 EXIT_INTERRUPTED = 75  # EX_TEMPFAIL: stopped by an interruption notice; run again elsewhere
 
 
@@ -254,7 +255,7 @@ class Supervisor:
         poll_notices: Callable[[], Sequence[Notice]] = list,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
-        http: Http = urllib_http,
+        http: Http = DIRECT_HTTP,
         base_env: Mapping[str, str] | None = None,
         run_shell: Callable[[str], int] | None = None,
         lock: RunLock | None = None,
@@ -646,15 +647,16 @@ class Supervisor:
                 "reason": reason,
             }
             try:
-                status, _ = self._http(
-                    "POST",
+                answer = self._http.post(
                     config.rebuild_webhook,
-                    {"Content-Type": "application/json"},
-                    10.0,
-                    json.dumps(payload).encode(),
+                    headers={"Content-Type": "application/json"},
+                    body=json.dumps(payload).encode(),
+                    timeout_s=10.0,
+                    deadline_s=10.0,
+                    max_bytes=WEBHOOK_MAX_ANSWER_BYTES,
                 )
-                self.log.emit("rebuild_result", action="webhook", http_status=status)
-            except (OSError, ValueError) as exc:
+                self.log.emit("rebuild_result", action="webhook", http_status=answer.status)
+            except HttpError as exc:
                 self.log.emit("rebuild_result", action="webhook", error=str(exc))
         return Outcome(
             status="rebuilt", attempts=attempts, exit_code=exit_code, rule=rule, reason=reason

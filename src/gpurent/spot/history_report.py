@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from gpurent.errors import InputError
-from gpurent.spot.forecast import Backtest, backtest
-from gpurent.spot.history import (
+from gpurent.spot.analytics.forecast import Backtest, backtest
+from gpurent.spot.analytics.history import (
     PatternTest,
     PriceSeries,
     Profile,
@@ -23,7 +23,7 @@ from gpurent.spot.history import (
     price_profile,
     weekday_evening_test,
 )
-from gpurent.spot.trace import Trace
+from gpurent.spot.io.trace import Trace
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gpurent.errors import InputError
-from gpurent.spot.survival import Survival, kaplan_meier, lifetimes_from_hours
+from gpurent.spot.analytics.survival import Survival, kaplan_meier, lifetimes_from_hours
 
 GUIDE_FIXED_INTERVAL_S = 15 * 60.0
 """The guide's rule of thumb: a checkpoint every 15 minutes."""

@@ -14,6 +14,7 @@ from gpurent.errors import InputError
 
 
 def store_url(target: str | Path, *, read_only: bool = False) -> str:
+    """A SQLAlchemy URL for `target`: a URL as it is, a path as SQLite (read-only if asked)."""
     text = str(target)
     if "://" in text:
         return text

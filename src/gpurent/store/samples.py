@@ -28,6 +28,7 @@ samples_table = sa.Table(
     *(sa.Column(name, sa.Float, nullable=True) for name in HOST_COLUMNS),
     sa.Column("sources_id", sa.Integer, nullable=False, default=0),
 )
+"""One row per GPU per sample (host metrics on every row); sources in their own table."""
 
 # The per-metric source list is the same for nearly every row: stored once, referenced by id.
 sources_table = sa.Table(
@@ -39,6 +40,7 @@ sources_table = sa.Table(
 
 
 def create_schema(engine: Any) -> None:
+    """Create the tables (and indexes) that do not exist yet."""
     metadata.create_all(engine)
 
 
@@ -92,6 +94,7 @@ def insert_rows(conn: Any, rows: Sequence[dict[str, Any]]) -> int:
 def select_rows(
     conn: Any, *, since_s: float | None = None, until_s: float | None = None
 ) -> list[dict[str, Any]]:
+    """The sample rows in [since_s, until_s] (Unix seconds), oldest first, with their sources."""
     query = (
         sa.select(samples_table, sources_table.c.text.label("sources"))
         .join(sources_table, sources_table.c.id == samples_table.c.sources_id, isouter=True)

@@ -159,7 +159,7 @@ def read_terms(path: Path) -> SlaTerms:
 def load_samples(target: str) -> list[Sample]:
     """Samples from a monitor store (SQLite file or SQLAlchemy URL) or a recorded CSV /
     JSON-lines file; errors name the target."""
-    from gpurent.monitor.records import read_samples
+    from gpurent.monitor.sample_files import read_samples
 
     if "://" not in target:
         path = Path(target).expanduser()

@@ -1,8 +1,8 @@
 """What the user wants to run: workloads, the model zoo and presets.
 
-Public API: `Workload`, `Task`, `Optimizer`, `Sharding`, `Recompute`, `Stack` (+ `parse_sharding`,
-`parse_recompute`, `parse_stack`), `LlmShape`, `ModelInfo`, `get_model`, `list_models`, `preset`,
-`list_presets`, `load_workload`, `workload_from_mapping`.
+Public API: `Workload`, `Task`, `Optimizer`, `Sharding`, `Recompute`, `Stack` (+ `parse_task`,
+`parse_optimizer`, `parse_sharding`, `parse_recompute`, `parse_stack`), `LlmShape`, `ModelInfo`,
+`get_model`, `list_models`, `preset`, `list_presets`, `load_workload`, `workload_from_mapping`.
 """
 
 from gpurent.workload.loader import load_workload, workload_from_mapping
@@ -16,9 +16,11 @@ from gpurent.workload.spec import (
     Stack,
     Task,
     Workload,
+    parse_optimizer,
     parse_recompute,
     parse_sharding,
     parse_stack,
+    parse_task,
 )
 from gpurent.workload.zoo import ModelInfo
 
@@ -35,10 +37,12 @@ __all__ = [
     "list_models",
     "list_presets",
     "load_workload",
+    "parse_optimizer",
     "parse_recompute",
     "parse_shape",
     "parse_sharding",
     "parse_stack",
+    "parse_task",
     "preset",
     "workload_from_mapping",
 ]

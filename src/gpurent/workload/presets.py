@@ -77,6 +77,7 @@ _PRESETS: dict[str, Workload] = {
 
 
 def list_presets() -> tuple[str, ...]:
+    """The preset names, in the order `--list-presets` shows them."""
     return tuple(_PRESETS)
 
 

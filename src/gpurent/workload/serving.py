@@ -31,11 +31,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from gpurent.errors import GpurentError, InputError, closest
 from gpurent.inputs import files
 from gpurent.inputs import values as v
+from gpurent.inputs.choices import parse_choice
 
 
 class Engine(StrEnum):
@@ -99,51 +100,48 @@ class KvPrecision(StrEnum):
         return 1.0 if self is KvPrecision.FP8 else 2.0
 
 
-_ENGINE_ALIASES = {"trt-llm": "tensorrt-llm", "trtllm": "tensorrt-llm", "tensorrt": "tensorrt-llm"}
-_WEIGHT_ALIASES = {
-    "awq": "awq-int4",
-    "gptq": "gptq-int4",
-    "int4": "awq-int4",
-    "w4a16": "awq-int4",
-    "w8a16": "int8",
-    "w8a8-fp8": "fp8",
-    "fp4": "nvfp4",
-    "bfloat16": "bf16",
-    "float16": "fp16",
+_ENGINE_ALIASES = {
+    "trt-llm": Engine.TENSORRT_LLM,
+    "trtllm": Engine.TENSORRT_LLM,
+    "tensorrt": Engine.TENSORRT_LLM,
+    "tensorrt_llm": Engine.TENSORRT_LLM,
 }
-_KV_ALIASES = {"fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "bfloat16": "bf16", "float16": "fp16"}
-
-E = TypeVar("E", bound=StrEnum)
-
-
-def parse_choice(cls: type[E], value: object, where: str, aliases: Mapping[str, str]) -> E:
-    """A member of `cls` from its value or an alias (case-insensitive); an unknown name is one
-    InputError line naming `where`, the closest names ("did you mean") and every choice."""
-    text = str(value).strip().lower().replace("_", "-")
-    key = aliases.get(text, text)
-    try:
-        return cls(key)
-    except ValueError:
-        names = [m.value for m in cls]
-        near = closest(str(value), [*names, *aliases])
-        hint = (
-            f"did you mean {', '.join(dict.fromkeys(aliases.get(n, n) for n in near))}? "
-            if near
-            else ""
-        )
-        raise InputError(f"{where}: unknown {value!r}; {hint}one of {', '.join(names)}") from None
+_WEIGHT_ALIASES = {
+    "awq": WeightQuant.AWQ_INT4,
+    "awq_int4": WeightQuant.AWQ_INT4,
+    "gptq": WeightQuant.GPTQ_INT4,
+    "gptq_int4": WeightQuant.GPTQ_INT4,
+    "int4": WeightQuant.AWQ_INT4,
+    "w4a16": WeightQuant.AWQ_INT4,
+    "w8a16": WeightQuant.INT8,
+    "w8a8-fp8": WeightQuant.FP8,
+    "fp4": WeightQuant.NVFP4,
+    "bfloat16": WeightQuant.BF16,
+    "float16": WeightQuant.FP16,
+}
+_KV_ALIASES = {
+    "fp8_e4m3": KvPrecision.FP8,
+    "fp8_e5m2": KvPrecision.FP8,
+    "bfloat16": KvPrecision.BF16,
+    "float16": KvPrecision.FP16,
+}
 
 
 def parse_engine(value: object, where: str = "engine") -> Engine:
-    return parse_choice(Engine, value, where, _ENGINE_ALIASES)
+    """`Engine` by name or alias (`inputs.choices`: one line with "did you mean")."""
+    return parse_choice(Engine, value, what="engine", where=where, aliases=_ENGINE_ALIASES)
 
 
 def parse_weight_quant(value: object, where: str = "weights") -> WeightQuant:
-    return parse_choice(WeightQuant, value, where, _WEIGHT_ALIASES)
+    return parse_choice(
+        WeightQuant, value, what="weight quantization", where=where, aliases=_WEIGHT_ALIASES
+    )
 
 
 def parse_kv_precision(value: object, where: str = "kv_cache") -> KvPrecision:
-    return parse_choice(KvPrecision, value, where, _KV_ALIASES)
+    return parse_choice(
+        KvPrecision, value, what="KV-cache precision", where=where, aliases=_KV_ALIASES
+    )
 
 
 MAX_LENGTH_ROWS = 4096  # rows of a length histogram
@@ -523,7 +521,6 @@ __all__ = [
     "WeightQuant",
     "acceptance_for",
     "load_serving",
-    "parse_choice",
     "parse_engine",
     "parse_kv_precision",
     "parse_lengths",

@@ -11,9 +11,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from gpurent.catalog.precision import Precision
+from gpurent.inputs.choices import parse_choice
 
 
 class Task(StrEnum):
+    """What the job does: training, full / LoRA / QLoRA fine-tuning, or inference."""
+
     TRAINING = "training"
     FINETUNE_FULL = "finetune-full"
     FINETUNE_LORA = "finetune-lora"
@@ -26,6 +29,8 @@ class Task(StrEnum):
 
 
 class Optimizer(StrEnum):
+    """The optimizer, which sets the bytes of optimizer state per parameter."""
+
     ADAMW = "adamw"
     SGD = "sgd"
     ADAFACTOR = "adafactor"
@@ -102,55 +107,56 @@ _STACK_DESCRIPTIONS = {
 }
 
 
-def parse_stack(value: str) -> Stack:
-    """`Stack` from its name (case-insensitive; "ngc-22", "22.09", "ngc-24.03", "dle" accepted).
-    Raises ValueError listing the choices."""
-    v = value.strip().lower()
-    aliases = {
-        "ngc-22": Stack.NGC_22_09,
-        "22.09": Stack.NGC_22_09,
-        "ngc22": Stack.NGC_22_09,
-        "ngc-24.03": Stack.NGC_24,
-        "24.03": Stack.NGC_24,
-        "ngc24": Stack.NGC_24,
-        "dle": Stack.NVIDIA_DLE,
-        "mlperf": Stack.TUNED,
-    }
-    if v in aliases:
-        return aliases[v]
-    try:
-        return Stack(v)
-    except ValueError:
-        raise ValueError(
-            f"unknown software stack {value!r}: one of {', '.join(s.value for s in Stack)}"
-        ) from None
+STACK_ALIASES: dict[str, Stack] = {
+    "ngc-22": Stack.NGC_22_09,
+    "22.09": Stack.NGC_22_09,
+    "ngc22": Stack.NGC_22_09,
+    "ngc-24.03": Stack.NGC_24,
+    "24.03": Stack.NGC_24,
+    "ngc24": Stack.NGC_24,
+    "dle": Stack.NVIDIA_DLE,
+    "mlperf": Stack.TUNED,
+}
+SHARDING_ALIASES: dict[str, Sharding] = {
+    "fsdp": Sharding.ZERO3,
+    "full_shard": Sharding.ZERO3,
+    "hybrid_shard": Sharding.HSDP,
+    "hybrid": Sharding.HSDP,
+}
+# true/false mean full/none, as the older `activation_checkpointing` flag
+RECOMPUTE_ALIASES: dict[str, Recompute] = {
+    **dict.fromkeys(("true", "yes", "1"), Recompute.FULL),
+    **dict.fromkeys(("false", "no", "0"), Recompute.NONE),
+}
 
 
-def parse_sharding(value: str) -> Sharding:
-    """`Sharding` from its name (case-insensitive; "fsdp" and "full_shard" mean zero3).
-    Raises ValueError listing the choices."""
-    v = value.strip().lower()
-    aliases = {"fsdp": "zero3", "full_shard": "zero3", "hybrid_shard": "hsdp", "hybrid": "hsdp"}
-    try:
-        return Sharding(aliases.get(v, v))
-    except ValueError:
-        raise ValueError(
-            f"sharding {value!r}: one of {', '.join(s.value for s in Sharding)}"
-        ) from None
+def parse_task(value: str | Task, where: str | None = None) -> Task:
+    """`Task` from its name (case-insensitive). Raises `NotFoundError` (an `InputError`) with
+    "did you mean" and the choices."""
+    return parse_choice(Task, value, what="task", where=where)
 
 
-def parse_recompute(value: str) -> Recompute:
+def parse_optimizer(value: str | Optimizer, where: str | None = None) -> Optimizer:
+    """`Optimizer` from its name (case-insensitive); errors as `parse_task`."""
+    return parse_choice(Optimizer, value, what="optimizer", where=where)
+
+
+def parse_stack(value: str | Stack, where: str | None = None) -> Stack:
+    """`Stack` from its name (case-insensitive; "ngc-22", "22.09", "ngc-24.03", "dle" accepted);
+    errors as `parse_task`."""
+    return parse_choice(Stack, value, what="software stack", where=where, aliases=STACK_ALIASES)
+
+
+def parse_sharding(value: str | Sharding, where: str | None = None) -> Sharding:
+    """`Sharding` from its name (case-insensitive; "fsdp" and "full_shard" mean zero3);
+    errors as `parse_task`."""
+    return parse_choice(Sharding, value, what="sharding", where=where, aliases=SHARDING_ALIASES)
+
+
+def parse_recompute(value: str | Recompute, where: str | None = None) -> Recompute:
     """`Recompute` from its name (case-insensitive; true/false mean full/none, as the older
-    `activation_checkpointing` flag). Raises ValueError listing the choices."""
-    v = value.strip().lower()
-    aliases = {"true": "full", "yes": "full", "1": "full"}
-    aliases |= {"false": "none", "no": "none", "0": "none"}
-    try:
-        return Recompute(aliases.get(v, v))
-    except ValueError:
-        raise ValueError(
-            f"recompute {value!r}: one of {', '.join(r.value for r in Recompute)}"
-        ) from None
+    `activation_checkpointing` flag); errors as `parse_task`."""
+    return parse_choice(Recompute, value, what="recompute", where=where, aliases=RECOMPUTE_ALIASES)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,7 +12,7 @@ from gpurent.catalog.sources.fetch import (
 )
 from gpurent.catalog.sources.load import detect_format, load_file, load_offers
 from gpurent.catalog.sources.skypilot import parse_skypilot_csv, resolve_gpu_name
-from gpurent.catalog.sources.store import CloudMeta, read_meta
+from gpurent.catalog.sources.snapshot import CloudMeta, read_meta
 
 __all__ = [
     "DEFAULT_CLOUDS",

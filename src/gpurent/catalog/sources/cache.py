@@ -31,7 +31,7 @@ from typing import Any
 
 from gpurent.catalog.offer import Offer, ReservedTerm
 from gpurent.catalog.offers import OfferTable, SkippedRow
-from gpurent.catalog.sources.store import write_atomic
+from gpurent.catalog.sources.snapshot import write_atomic
 
 NO_CACHE_ENV = "GPURENT_NO_CACHE"
 CACHE_FORMAT = "2"  # 2: zones and extra stored as tuples, offers built column by column

@@ -1,11 +1,12 @@
 """`gpurent catalog update`: fetch fresh SkyPilot catalog files over HTTPS into the data dir.
 
-For each cloud, `<url_base>/<cloud>/vms.csv` is downloaded (urllib, a timeout per request),
+For each cloud, `<url_base>/<cloud>/vms.csv` is downloaded (through the `gpurent.http` seam, a
+timeout per read, at most `MAX_DOWNLOAD_BYTES`),
 parsed to check it holds usable GPU offers, then stored atomically with its metadata
-(see `store.py`). A cloud that fails (offline, HTTP error, garbage) keeps its previous file and
+(see `snapshot.py`). A cloud that fails (offline, HTTP error, garbage) keeps its previous file and
 is reported; the others are still stored. The base URL defaults to the public SkyPilot catalog and
 can be set with `$GPURENT_CATALOG_URL` or `--url-base`. This is an edge module (network + files);
-the clock and the downloader are injected so tests are deterministic.
+the clock and the HTTP seam are injected so tests are deterministic.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from gpurent.catalog.sources.skypilot import parse_skypilot_csv
-from gpurent.catalog.sources.store import (
+from gpurent.catalog.sources.snapshot import (
     CloudMeta,
     cloud_file,
     read_meta,
@@ -24,16 +25,20 @@ from gpurent.catalog.sources.store import (
     write_meta,
 )
 from gpurent.errors import DataError, GpurentError
+from gpurent.http import URLLIB_HTTP, Http, HttpError
 
 URL_ENV = "GPURENT_CATALOG_URL"
+"""The environment variable that sets the catalog base URL (`--url-base` wins)."""
 DEFAULT_URL_BASE = (
     "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8"
 )
+"""The public SkyPilot catalog (format v8) that `catalog update` fetches from."""
 DEFAULT_CLOUDS = ("aws", "gcp", "lambda", "runpod", "nebius", "oci", "vast", "verda", "shadeform")
 """The v8 clouds the bundled snapshot also covers (Azure has no v8 file; Tencent is not there)."""
 
 DEFAULT_TIMEOUT_S = 30.0
-_CHUNK_BYTES = 64 * 1024
+MAX_DOWNLOAD_BYTES = 256 * 2**20
+"""A cloud's vms.csv is a few MiB (GCP's, the largest, about 20); far more is not a catalog."""
 
 Progress = Callable[[str, int, int | None], None]
 """on_progress(cloud, bytes_so_far, total_bytes_or_None)."""
@@ -44,31 +49,25 @@ class FetchError(GpurentError):
 
 
 def fetch_url(
-    url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, on_chunk: Callable[[int, int | None], None]
+    url: str,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    on_chunk: Callable[[int, int | None], None],
+    http: Http = URLLIB_HTTP,
 ) -> bytes:
     """GET `url` and return its body; raise `FetchError` with one line on any failure."""
-    # urllib.request pulls in http, email and ssl (~40 ms): only pay for it when fetching.
-    import urllib.error
-    import urllib.request
-
-    request = urllib.request.Request(url, headers={"User-Agent": "gpurent-catalog-update"})
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:
-            length = response.headers.get("Content-Length")
-            total = int(length) if length and length.isdigit() else None
-            chunks: list[bytes] = []
-            done = 0
-            while chunk := response.read(_CHUNK_BYTES):
-                chunks.append(chunk)
-                done += len(chunk)
-                on_chunk(done, total)
-            return b"".join(chunks)
-    except urllib.error.HTTPError as exc:
-        raise FetchError(f"{url}: HTTP {exc.code} {exc.reason}") from None
-    except urllib.error.URLError as exc:
-        raise FetchError(f"cannot reach {url}: {exc.reason} (offline?)") from None
-    except (TimeoutError, OSError) as exc:
-        raise FetchError(f"cannot fetch {url}: {exc or type(exc).__name__}") from None
+        answer = http.get(
+            url,
+            headers={"User-Agent": "gpurent-catalog-update"},
+            timeout_s=timeout_s,
+            deadline_s=None,
+            max_bytes=MAX_DOWNLOAD_BYTES,
+            on_chunk=on_chunk,
+        )
+        return answer.raise_for_status(url).body
+    except HttpError as exc:
+        raise FetchError(exc.message) from None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,7 +89,7 @@ def update_catalogs(
     *,
     now: datetime,
     timeout_s: float = DEFAULT_TIMEOUT_S,
-    fetch: Callable[..., bytes] = fetch_url,
+    http: Http = URLLIB_HTTP,
     on_progress: Progress | None = None,
 ) -> UpdateResult:
     """Fetch each cloud's `vms.csv`, check it parses, store it and its metadata under `home`.
@@ -109,7 +108,7 @@ def update_catalogs(
                 on_progress(cloud, done, total)
 
         try:
-            data = fetch(url, timeout_s=timeout_s, on_chunk=chunk)
+            data = fetch_url(url, timeout_s=timeout_s, on_chunk=chunk, http=http)
             meta = _check(data, url, cloud, fetched_at)
         except GpurentError as exc:
             failed.append((cloud, exc.message))

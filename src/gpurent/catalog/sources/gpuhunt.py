@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gpurent.catalog.offers import OfferTable, parse_offers_csv
-from gpurent.catalog.sources.store import catalog_dir, write_atomic
+from gpurent.catalog.sources.snapshot import catalog_dir, write_atomic
 from gpurent.catalog.specs import find_gpu
 from gpurent.errors import DataError, InputError, require
 

@@ -29,7 +29,7 @@ from gpurent.catalog.offers import (
 from gpurent.catalog.sources.cache import cached_table
 from gpurent.catalog.sources.gpuhunt import load_gpuhunt
 from gpurent.catalog.sources.skypilot import parse_skypilot_csv
-from gpurent.catalog.sources.store import CloudMeta, cloud_file, read_meta
+from gpurent.catalog.sources.snapshot import CloudMeta, cloud_file, read_meta
 from gpurent.errors import DataError
 from gpurent.inputs import files
 from gpurent.userdata import cache_home, data_home

@@ -41,7 +41,8 @@ from gpurent.catalog.offers import (
     network_gbps,
 )
 from gpurent.catalog.specs import find_gpu
-from gpurent.errors import DataError
+from gpurent.errors import DataError, InputError
+from gpurent.inputs import values
 
 REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
 """Columns without which a SkyPilot file cannot give offers."""
@@ -73,14 +74,9 @@ def gcp_vm_gpus(instance_type: str) -> tuple[str, int] | None:
     return None
 
 
-def _price(value: str) -> float | None:
-    """A price cell: empty -> None; NaN, infinite or negative -> ValueError."""
-    if not value:
-        return None
-    number = float(value)
-    if not math.isfinite(number) or number < 0:
-        raise ValueError(f"bad price {value!r}")
-    return number
+def _price(value: str, column: str) -> float | None:
+    """A price cell: empty -> None; not a number, NaN, infinite or negative -> InputError."""
+    return values.optional_non_negative(value, column)
 
 
 def _count(value: str) -> int:
@@ -152,10 +148,11 @@ class _AcceleratorPrice:
     used: bool = False
 
 
-def _opt_float(value: str) -> float | None:
+def _info(value: str, column: str) -> float | None:
+    """An informative cell (vCPUs, MemoryGiB): a bad one is left out (None), the row is kept."""
     try:
-        return _price(value)
-    except ValueError:
+        return values.optional_non_negative(value, column)
+    except InputError:
         return None
 
 
@@ -204,7 +201,7 @@ def parse_skypilot_csv(
         row = {name: cells[i].strip() for name, i in col.items()}
         try:
             ignored += _add_row(row, line, groups, accelerators)
-        except ValueError as exc:
+        except (ValueError, InputError) as exc:
             skipped.append(SkippedRow(file=file, line=line, reason=str(exc)))
     offers, notes = _build_offers(
         groups,
@@ -245,8 +242,8 @@ def _add_row(
     instance_type = row["InstanceType"]
     accelerator = row["AcceleratorName"]
     region = row["Region"]
-    price = _price(row["Price"])
-    spot = _price(row.get("SpotPrice", ""))
+    price = _price(row["Price"], "Price")
+    spot = _price(row.get("SpotPrice", ""), "SpotPrice")
     if not instance_type:
         if not accelerator:
             raise ValueError("empty InstanceType and AcceleratorName")
@@ -278,8 +275,8 @@ def _add_row(
             accelerator=name,
             gpu_count=count,
             gcp_split=gcp is not None,
-            vcpus=_opt_float(row.get("vCPUs", "")),
-            memory_gib=_opt_float(row.get("MemoryGiB", "")),
+            vcpus=_info(row.get("vCPUs", ""), "vCPUs"),
+            memory_gib=_info(row.get("MemoryGiB", ""), "MemoryGiB"),
             gpu_info=row.get("GpuInfo", ""),
         )
         groups[(instance_type, region)] = group

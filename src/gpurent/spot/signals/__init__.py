@@ -15,11 +15,13 @@ from gpurent.spot.signals import aws_advisor, aws_sps, azure_eviction, spotlake
 from gpurent.spot.signals.base import RATE_RULE, SignalKind, SpotSignal
 
 FORMATS = (aws_sps.FORMAT, aws_advisor.FORMAT, spotlake.FORMAT, azure_eviction.FORMAT)
+"""The signal file formats `spot signals import` reads."""
 
 GCP_NOTE = (
     "GCP publishes no per-zone or per-region preemption rates; record your own trace with "
     "`gpurent spot probe` or use `plan`'s stated default"
 )
+"""Why no GCP signal exists, and what to do instead."""
 
 
 def detect_format(text: str, where: str) -> str:

@@ -31,6 +31,7 @@ RATE_RULE = (
     "bucket midpoint share of instances interrupted per month of use, / 730 h "
     "(the open top bucket >20% counts as 25%)"
 )
+"""How a bucketed interruption frequency becomes an hourly rate."""
 
 
 class SignalKind(StrEnum):

@@ -1,0 +1,106 @@
+"""Many estimates from rows of text cells (`gpurent estimate --from-csv`): each row a
+workload (the fields a workload file takes, `gpurent.workload.fields`) and a machine (GPU,
+count, nodes, network, link). Pure: the caller reads the file and renders the results."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
+from typing import Any
+
+from gpurent.catalog.links import parse_estimated_link
+from gpurent.catalog.specs import get_gpu
+from gpurent.errors import GpurentError, InputError
+from gpurent.estimate.estimator import Estimator
+from gpurent.inputs import values as v
+from gpurent.workload.fields import workload_keys
+from gpurent.workload.loader import workload_from_mapping
+from gpurent.workload.models import MODELS, get_model
+from gpurent.workload.spec import Stack
+
+REQUIRED = ("model", "gpu", "num_gpus", "precision", "batch_size")
+# columns about the machine rather than the workload (every other known column is a field of a
+# workload file, `gpurent.workload.workload_from_mapping`)
+MACHINE = ("gpu", "num_gpus", "nodes", "inter_node_gbps", "interconnect")
+
+
+def check_header(header: Iterable[str], source: str) -> None:
+    """InputError naming the required columns `header` lacks."""
+    lacking = [c for c in REQUIRED if c not in set(header)]
+    if lacking:
+        raise InputError(f"{source}: CSV header lacks {', '.join(lacking)}")
+
+
+def estimate_row(
+    row: Mapping[str, str], where: str, estimator: Estimator, *, default_stack: Stack
+) -> dict[str, Any]:
+    """The row's cells (stripped) with its estimate's figures; `where` ("file:line") starts
+    every error. `default_stack` is the stack of a row without a `stack` cell."""
+    missing = [c for c in REQUIRED if not (row.get(c) or "").strip()]
+    if missing:
+        raise InputError(f"{where}: missing {', '.join(missing)}")
+    num_gpus = v.positive_int(row["num_gpus"], f"{where}: num_gpus", most=v.MAX_GPUS)
+    nodes_raw = (row.get("nodes") or "").strip()
+    nodes = v.positive_int(nodes_raw, f"{where}: nodes", most=v.MAX_NODES) if nodes_raw else 1
+    net_raw = (row.get("inter_node_gbps") or "").strip()
+    net = v.positive(net_raw, f"{where}: inter_node_gbps", most=1e6) if net_raw else None
+    link_raw = (row.get("interconnect") or "").strip()
+    link = parse_estimated_link(link_raw, f"{where}: interconnect") if link_raw else None
+    keys = workload_keys() - {"shape", "name"}
+    fields: dict[str, Any] = {
+        k: cell for k in row if k in keys and (cell := (row[k] or "").strip())
+    }
+    fields.setdefault("stack", default_stack)
+    wl = workload_from_mapping(fields, where, text=True)
+    model = get_model(row["model"])
+    if model.llm is not None and model.name not in MODELS:  # custom:layers=..,hidden=..
+        wl = replace(wl, shape=model.llm)
+    gpu = get_gpu(row["gpu"])
+    est = estimator.estimate(
+        wl, gpu, num_gpus, nodes=nodes, inter_node_gbps=net, intra_node_interconnect=link
+    )
+    out: dict[str, Any] = {k: (row.get(k) or "").strip() for k in row if k}
+    out.update(
+        model=row["model"],
+        gpu=row["gpu"],
+        num_gpus=num_gpus,
+        nodes=est.nodes,
+        precision=row["precision"],
+        batch_size=wl.batch_size_per_gpu,
+        seq_len=est.seq_len,
+        throughput=est.throughput,
+        throughput_unit=est.throughput_unit,
+        throughput_low=est.throughput_low,
+        throughput_high=est.throughput_high,
+        interval_class=est.interval_class,
+        step_time_s=est.step_time_s,
+        memory_per_gpu_gib=est.memory_per_gpu_gib,
+        fits=est.fits,
+        bottleneck=est.bottleneck.value,
+        mfu=est.mfu,
+        samples_per_s=est.samples_per_s,
+        scaling_efficiency=est.scaling_efficiency,
+        communication_time_s=est.communication_time_s,
+        basis=est.basis,
+        efficiency_basis=est.efficiency_basis,
+        stack=None if model.is_llm and wl.stack.value != "tuned" else wl.stack.value,
+    )
+    return out
+
+
+def estimate_rows(
+    records: Iterable[tuple[int, Mapping[str, str]]],
+    source: str,
+    estimator: Estimator,
+    *,
+    default_stack: Stack = Stack.NGC_24,
+) -> Iterator[dict[str, Any]]:
+    """`estimate_row` of each (line, row) of `source`; a row that cannot be estimated is
+    `{"error": "source:line: ..."}` and the others still run."""
+    for line, row in records:
+        where = f"{source}:{line}"
+        try:
+            yield estimate_row(row, where, estimator, default_stack=default_stack)
+        except GpurentError as exc:
+            msg = exc.message if exc.message.startswith(source) else f"{where}: {exc.message}"
+            yield {"error": msg}
