@@ -54,8 +54,9 @@ def test_terminal_output_has_table_front_panel_and_assumptions():
         assert part in r.stdout
 
 
-@pytest.mark.parametrize("scenario", ["training", "inference", "cost-sensitive"])
+@pytest.mark.parametrize("scenario", ["training", "cost-sensitive"])
 def test_scenarios_compare_with_the_matrix(scenario):
+    # `--scenario inference` is a serving plan: tests/plan/test_serving_plan_cli.py
     doc = plan_json("--scenario", scenario, "--top", "3")
     assert doc["scenario"] == scenario
     matrix = doc["explanation"]["matrix"]

@@ -11,7 +11,7 @@ import typer
 from rich.text import Text
 
 from gpurent.catalog.links import Interconnect
-from gpurent.cli import deploy_cmds
+from gpurent.cli import deploy_cmds, plan_serve
 from gpurent.cli.common import (
     checked,
     cli_errors,
@@ -275,6 +275,12 @@ _H = {
     image_gb=v.non_negative,
     download_gbps=v.positive,
     min_availability=v.fraction,
+    rate=v.positive,
+    ttft_p50_ms=v.positive,
+    ttft_p99_ms=v.positive,
+    tpot_ms=v.positive,
+    e2e_p99_s=v.positive,
+    headroom=v.fraction,
 )
 def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     preset: Annotated[str | None, typer.Option("--preset", "-p", help=_H["preset"])] = None,
@@ -379,9 +385,42 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     ] = None,
     hosts: Annotated[str | None, typer.Option("--hosts", help=deploy_cmds.H["hosts"])] = None,
     force: Annotated[bool, typer.Option("--force", help=deploy_cmds.H["force"])] = False,
+    serve: Annotated[bool, typer.Option("--serve", help=plan_serve.HELP["serve"])] = False,
+    rate: Annotated[float | None, typer.Option("--rate", help=plan_serve.HELP["rate"])] = None,
+    prompt_tokens: Annotated[
+        str | None, typer.Option("--prompt-tokens", help=plan_serve.HELP["prompt_tokens"])
+    ] = None,
+    output_tokens: Annotated[
+        str | None, typer.Option("--output-tokens", help=plan_serve.HELP["output_tokens"])
+    ] = None,
+    ttft_p50_ms: Annotated[
+        float | None, typer.Option("--ttft-p50-ms", help=plan_serve.HELP["ttft_p50_ms"])
+    ] = None,
+    ttft_p99_ms: Annotated[
+        float | None, typer.Option("--ttft-p99-ms", help=plan_serve.HELP["ttft_p99_ms"])
+    ] = None,
+    tpot_ms: Annotated[
+        float | None, typer.Option("--tpot-ms", help=plan_serve.HELP["tpot_ms"])
+    ] = None,
+    e2e_p99_s: Annotated[
+        float | None, typer.Option("--e2e-p99-s", help=plan_serve.HELP["e2e_p99_s"])
+    ] = None,
+    engine: Annotated[str | None, typer.Option("--engine", help=plan_serve.HELP["engine"])] = None,
+    quantization: Annotated[
+        str | None, typer.Option("--quantization", help=plan_serve.HELP["quantization"])
+    ] = None,
+    serve_set: Annotated[
+        list[str] | None, typer.Option("--set", help=plan_serve.HELP["set"], metavar="KEY=VALUE")
+    ] = None,
+    traffic_profile: Annotated[
+        Path | None,
+        typer.Option("--traffic-profile", help=plan_serve.HELP["traffic_profile"], dir_okay=False),
+    ] = None,
+    spot: Annotated[bool, typer.Option("--spot", help=plan_serve.HELP["spot"])] = False,
+    headroom: Annotated[
+        float | None, typer.Option("--headroom", help=plan_serve.HELP["headroom"])
+    ] = None,
 ) -> None:
-    from gpurent.plan.planner import make_plan
-
     if (emit is None) != (out is None):
         raise InputError(
             "--emit FORMAT and -o DIR go together: gpurent plan ... --emit skypilot -o job/"
@@ -391,6 +430,43 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
     if out is not None:
         deploy_cmds.check_out_dir(out, force=force)  # before planning: fail fast, write nothing
     scenario = get_scenario(scenario_name) if scenario_name else None
+    if (
+        serve
+        or (scenario and scenario.name == "inference")
+        or plan_serve.wants_serving(workload_file)
+    ):
+        if emit is not None:
+            raise InputError("--emit renders job plans; a serving plan (--serve) has none yet")
+        offers = load_offers(catalog)
+        names = {o.gpu_name for o in offers}
+        from gpurent.catalog import get_gpu
+
+        known = {o.region for o in offers}
+        plan_serve.run_serve_plan(
+            plan_serve.ServeFlags(
+                preset=preset, workload_file=workload_file, model=model, rate=rate,
+                prompt_tokens=prompt_tokens, output_tokens=output_tokens,
+                ttft_p50_ms=ttft_p50_ms, ttft_p99_ms=ttft_p99_ms, tpot_ms=tpot_ms,
+                e2e_p99_s=e2e_p99_s, engine=engine, quantization=quantization,
+                sets=tuple(serve_set or ()), traffic_profile=traffic_profile, spot=spot,
+                headroom=headroom,
+            ),
+            scenario=scenario,
+            offers=offers,
+            offer_filter=plan_serve.offer_filter_from(
+                provider=provider, exclude_provider=exclude_provider,
+                gpus=tuple(get_gpu(n, names).name for n in split_list(gpu)),
+                regions=parse_regions(region, known),
+                exclude_regions=parse_regions(exclude_region, known),
+                min_gpu_memory_gib=min_gpu_memory if min_gpu_memory is not None
+                else (scenario.min_gpu_memory_gib if scenario else None),
+                max_price_usd_per_hour=max_price,
+            ),
+            top=top, spot_rate=spot_rate, restart_s=restart_s,
+            as_json=as_json, as_csv=as_csv, markdown=markdown, html=html,
+        )  # fmt: skip
+        return
+    from gpurent.plan.planner import make_plan
     from gpurent.workload.fields import workload_fields
 
     raw, flags = given_flags(
