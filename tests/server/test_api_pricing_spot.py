@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from tests.conftest import run_cli
 
 

@@ -24,7 +24,14 @@ def test_the_api_keeps_its_schema(base_url: str) -> None:
     schema = schemathesis.openapi.from_url(f"{base_url}/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
     paths = {op.path for op in operations}
-    assert {"/api/health", "/api/gpus", "/api/offers", "/api/estimate", "/api/plan"} <= paths
+    assert {
+        "/api/health",
+        "/api/gpus",
+        "/api/offers",
+        "/api/estimate",
+        "/api/plan",
+        "/api/pricing/compare",
+    } <= paths
     for operation in operations:
 
         @given(case=operation.as_strategy())
