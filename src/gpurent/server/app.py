@@ -14,6 +14,7 @@ from gpurent.server import (
     plan_api,
     pricing_api,
     replies,
+    spot_api,
 )
 from gpurent.server.guard import Guard
 from gpurent.server.settings import ServerSettings, checked_settings
@@ -38,6 +39,7 @@ def create_app(settings: ServerSettings) -> Any:
         estimate_api.router,
         plan_api.router,
         pricing_api.router,
+        spot_api.router,
     ):
         api.include_router(router)
     return Guard(api, token=settings.token, max_body_bytes=settings.max_body_bytes)
