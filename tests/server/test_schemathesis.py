@@ -31,6 +31,7 @@ def test_the_api_keeps_its_schema(base_url: str) -> None:
         "/api/estimate",
         "/api/plan",
         "/api/pricing/compare",
+        "/api/spot/simulate",
     } <= paths
     for operation in operations:
 
