@@ -546,7 +546,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         egress_to=_enum_one(EgressTo, egress_to, "--egress-to"),
     )
     if spot_rate is None:
-        from gpurent.cli.spot_signal_cmds import signal_rates_for
+        from gpurent.plan.signal_store import signal_rates_for
 
         assumptions = replace(assumptions, signal_rates=signal_rates_for(offers))
     missing = set(constraints.exclude_providers) - {o.provider for o in offers}

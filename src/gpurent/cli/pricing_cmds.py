@@ -2,36 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from gpurent.catalog import Offer
-from gpurent.catalog.query import find_offer
 from gpurent.cli.common import checked, cli_errors, console, print_json
-from gpurent.cloud.billing import OTHERS as BILLING_OTHERS
-from gpurent.cloud.billing import BillingRule, billing_rule
-from gpurent.cloud.commitments import term_for_hours, terms_for
-from gpurent.cloud.spot_defaults import spot_default
-from gpurent.errors import InputError
+from gpurent.cloud.commitments import terms_for
 from gpurent.inputs import values as v
 from gpurent.pricing import (
     ADVISOR_BANDS,
     Comparison,
-    HybridPart,
-    Prices,
     SpotRisk,
-    UsagePattern,
-    advisor_band_mtti_h,
-    compare,
-    cost_hybrid,
-    parse_hybrid,
 )
-from gpurent.pricing.commit import committed_price
-from gpurent.pricing.hybrid import HybridResult, parse_price_ref
-from gpurent.pricing.payment_options import parse_term_hours
+from gpurent.pricing.compare_doc import CompareInputs, compare_document
+from gpurent.pricing.hybrid import HybridResult
 from gpurent.units import HOURS_PER_MONTH, format_usd
 
 pricing_app = typer.Typer(
@@ -44,13 +30,6 @@ pricing_app = typer.Typer(
 def register(app: typer.Typer) -> None:
     """Attach the `pricing` group to the root app."""
     app.add_typer(pricing_app, name="pricing")
-
-
-def _term(provider: str | None, commit_months: int, commit_term: str | None) -> tuple[float, str]:
-    """(term hours, the provider's name for it or "") from --commit-term or --commit-months."""
-    hours = parse_term_hours(commit_term) if commit_term else commit_months * HOURS_PER_MONTH
-    published = term_for_hours(provider, hours)
-    return hours, published.name if published else ""
 
 
 def _terms_line(provider: str) -> str | None:
@@ -67,51 +46,6 @@ def _hours(h: float) -> str:
     if h % HOURS_PER_MONTH == 0:
         return f"{h / HOURS_PER_MONTH:g} month(s)"
     return f"{h:,.0f} h"
-
-
-def _prices_for(
-    ref: str,
-    base: Offer | None,
-    offers: tuple[Offer, ...],
-    *,
-    discount: float | None,
-    months: int,
-    term_hours: float,
-) -> tuple[Prices, str]:
-    """Prices of a hybrid part's instance reference."""
-    price = parse_price_ref(ref)
-    if price is not None:
-        return Prices(
-            on_demand_usd_per_hour=price, commit_months=months, commit_term_hours=term_hours
-        ), f"${price:g}/h"
-    if "/" in ref:
-        offer = find_offer(ref, offers)
-    else:
-        if base is None:
-            raise InputError(
-                f"--hybrid instance {ref!r}: give --offer (for its provider and region) "
-                "or a full provider/instance/region key"
-            )
-        offer = find_offer(f"{base.provider}/{ref}/{base.region}", offers)
-    return _offer_prices(offer, None, discount, months, term_hours), offer.key
-
-
-def _offer_prices(
-    offer: Offer, committed: float | None, discount: float | None, months: int, term_hours: float
-) -> Prices:
-    if offer.price_usd_per_hour is None:
-        raise InputError(f"offer {offer.key} has no on-demand price; pass --on-demand")
-    c, source = committed_price(offer.price_usd_per_hour, offer, committed, discount, term_hours)
-    published = term_for_hours(offer.provider, term_hours)
-    return Prices(
-        on_demand_usd_per_hour=offer.price_usd_per_hour,
-        spot_usd_per_hour=offer.spot_price_usd_per_hour,
-        committed_usd_per_hour=c,
-        commit_months=months,
-        committed_source=source,
-        commit_term_hours=term_hours,
-        term_name=published.name if published else "",
-    )
 
 
 @pricing_app.command("compare")
@@ -213,138 +147,34 @@ def compare_cmd(
     """
     from gpurent.catalog.sources import load_offers
 
-    offers = load_offers().offers  # fetched catalogs + the bundled snapshot, as `plan`
-    offer = find_offer(offer_key, offers) if offer_key else None
-    od = on_demand if on_demand is not None else (offer.price_usd_per_hour if offer else None)
-    if od is None:
-        raise InputError("give --offer provider/instance/region or --on-demand PRICE")
-    spot_price = spot if spot is not None else (offer.spot_price_usd_per_hour if offer else None)
-    term_hours, term_name = _term(offer.provider if offer else None, commit_months, commit_term)
-    c, source = committed_price(od, offer, committed, commit_discount, term_hours)
-    prices = Prices(
-        on_demand_usd_per_hour=od,
-        spot_usd_per_hour=spot_price,
-        committed_usd_per_hour=c,
+    inputs = CompareInputs(
+        offer_key=offer_key,
+        on_demand_usd_per_hour=on_demand,
+        spot_usd_per_hour=spot,
+        committed_usd_per_hour=committed,
+        commit_discount=commit_discount,
         commit_months=commit_months,
-        committed_source=source,
-        commit_term_hours=term_hours,
-        term_name=term_name,
-    )
-    risk = _spot_risk(
-        offer, mtti_hours, advisor_band, checkpoint_cost_s=checkpoint_cost_s, restart_s=restart_s
-    )
-    usage = UsagePattern(hours_per_day=hours_per_day, days_per_month=days_per_month, months=months)
-    rule = billing_rule(offer.provider) if offer else None
-    result = compare(usage, prices, risk, rule)
-    storage = _storage(rule, storage_gb, months)
-    hybrid_result = None
-    if hybrid:
-        parts = parse_hybrid(hybrid)
-        priced: list[tuple[HybridPart, Prices]] = []
-        for part in parts:
-            p, label = _prices_for(
-                part.instance,
-                offer,
-                offers,
-                discount=commit_discount,
-                months=commit_months,
-                term_hours=term_hours,
-            )
-            priced.append(
-                (HybridPart(name=part.name, hours_per_day=part.hours_per_day, instance=label), p)
-            )
-        hybrid_result = cost_hybrid(
-            priced,
-            days_per_month=days_per_month,
-            months=months,
-            risk=risk,
-            baseline_usd_per_hour=od,
-            rule=rule,
-        )
-    if as_json:
-        print_json(
-            {
-                "comparison": result,
-                "spot_risk": risk,
-                "hybrid": hybrid_result,
-                "billing": rule,
-                "storage": storage,
-            }
-        )
-        return
-    _render(result, risk, offer)
-    if storage is not None:
-        console.print(storage.line, highlight=False)
-    if hybrid_result is not None:
-        _render_hybrid(hybrid_result)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StorageCost:
-    """A disk kept through the whole period, stopped hours included where the provider bills
-    them; the same for every option, so it is shown apart from the table."""
-
-    gb: float
-    usd_per_gb_month: float
-    months: float
-    while_stopped: bool
-    cost_usd: float
-    source: str
-
-    @property
-    def line(self) -> str:
-        when = "running and stopped" if self.while_stopped else "while running"
-        return (
-            f"storage: {self.gb:g} GB for {self.months:g} months ({when}) at "
-            f"${self.usd_per_gb_month:g}/GB-month = {format_usd(self.cost_usd)} on top of "
-            f"every option; from {self.source}"
-        )
-
-
-def _storage(rule: BillingRule | None, gb: float, months: float) -> StorageCost | None:
-    if gb <= 0:
-        return None
-    r = rule or BILLING_OTHERS
-    return StorageCost(
-        gb=gb,
-        usd_per_gb_month=r.storage_usd_per_gb_month,
+        commit_term=commit_term,
+        hours_per_day=hours_per_day,
+        days_per_month=days_per_month,
         months=months,
-        while_stopped=r.storage_while_stopped,
-        cost_usd=gb * r.storage_usd_per_gb_month * months,
-        source=f"{r.provider}: {r.storage_source}",
-    )
-
-
-def _spot_risk(
-    offer: Offer | None,
-    mtti_hours: float | None,
-    advisor_band: str | None,
-    *,
-    checkpoint_cost_s: float,
-    restart_s: float | None,
-) -> SpotRisk:
-    """The spot risk from the flags, else the offer's provider's row of the shared defaults."""
-    d = spot_default(offer.provider if offer else None)
-    sources = []
-    if mtti_hours is not None:
-        mtti_h, sources = mtti_hours, ["--mtti-hours"]
-    elif advisor_band is not None:
-        mtti_h = advisor_band_mtti_h(advisor_band)
-        sources = [f"AWS Spot Advisor band {advisor_band} (Poisson)"]
-    else:
-        mtti_h = d.mtti_hours
-    why = [d.rate_source] if mtti_hours is None and advisor_band is None else []
-    if restart_s is None:
-        why.append(d.restart_source)
-    if why:
-        who = offer.provider if offer else f"{d.provider} (no --offer)"
-        sources.append(f"gpurent's spot defaults for {who}: {'; '.join(why)}")
-    return SpotRisk(
-        mtti_h=mtti_h,
+        mtti_hours=mtti_hours,
+        advisor_band=advisor_band,
         checkpoint_cost_s=checkpoint_cost_s,
-        restart_s=d.restart_s if restart_s is None else restart_s,
-        source="; ".join(sources),
+        restart_s=restart_s,
+        hybrid=hybrid,
+        storage_gb=storage_gb,
     )
+    # fetched catalogs + the bundled snapshot, as `plan`
+    doc = compare_document(inputs, load_offers().offers)
+    if as_json:
+        print_json(doc.as_json())
+        return
+    _render(doc.comparison, doc.spot_risk, doc.offer)
+    if doc.storage is not None:
+        console.print(doc.storage.line, highlight=False)
+    if doc.hybrid is not None:
+        _render_hybrid(doc.hybrid)
 
 
 def _render(result: Comparison, risk: SpotRisk, offer: Offer | None) -> None:

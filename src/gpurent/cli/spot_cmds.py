@@ -18,7 +18,6 @@ from gpurent.errors import InputError
 from gpurent.inputs import values as v
 
 if TYPE_CHECKING:
-    from gpurent.spot.sim.dollars import JobDollars, Prices
     from gpurent.spot.sim.job_market import JobSpec, Market
     from gpurent.spot.sim.simulator import SimSummary
 
@@ -49,39 +48,6 @@ def register(app: typer.Typer) -> None:
     spot_app.command("probe")(probe_cmd)
     spot_app.add_typer(signals_app, name="signals")
     app.add_typer(spot_app, name="spot")
-
-
-def _load_market(
-    trace_files: list[Path],
-    prices_file: Path | None,
-    nodes: int,
-    price_ratio: float | None,
-    on_demand_price: float | None,
-    *,
-    node_traces: bool = False,
-) -> Market:
-    from gpurent.spot.io.trace import align_zones, combine_nodes
-    from gpurent.spot.io.trace_io import attach_prices, load_traces
-    from gpurent.spot.sim.job_market import build_market
-
-    traces, notes = load_traces(trace_files)
-    if node_traces:
-        if len(traces) != nodes:
-            raise InputError(
-                f"--node-traces: {len(traces)} per-node traces for --nodes {nodes}; "
-                "give one trace per node"
-            )
-        traces = [combine_nodes(traces, name="+".join(tr.name for tr in traces))]
-    for note in notes:
-        err_console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
-    if prices_file is not None and price_ratio is None:
-        traces = attach_prices(traces, prices_file)
-    zones = align_zones(traces)
-    for note in zones.notes:
-        err_console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
-    return build_market(
-        zones, nodes=nodes, price_ratio=price_ratio, on_demand_usd_per_hour=on_demand_price
-    )
 
 
 @spot_app.command("simulate")
@@ -157,7 +123,13 @@ def simulate_cmd(
 ) -> None:
     """Replay traces with a deadline policy; cost normalised by all-on-demand (k x C)."""
     from gpurent.spot.sim.job_market import JobSpec, run_starts, tick_plan
-    from gpurent.spot.sim.policies import ONLINE_POLICIES, OPTIMAL, resolve
+    from gpurent.spot.sim.policies import OPTIMAL, resolve
+    from gpurent.spot.sim.simulate_doc import (
+        load_market,
+        money_for,
+        policy_names,
+        simulate_document,
+    )
 
     key = resolve(policy)
     job = JobSpec(
@@ -171,10 +143,12 @@ def simulate_cmd(
         raise InputError(f"give --price-ratio or {pair.source}, not both")
     prices_file = Path(prices) if prices is not None and pair is None else None
     ratio = pair.ratio if pair is not None else price_ratio
-    market = _load_market(
+    market, notes = load_market(
         trace, prices_file, nodes, ratio, on_demand_price, node_traces=node_traces
     )
-    money = _money(pair, market, ratio)
+    for note in notes:
+        err_console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
+    money = money_for(pair, market, ratio)
     plan = tick_plan(job, market.gap_hours)
     if not plan.feasible_on_demand:
         err_console.print(
@@ -185,42 +159,12 @@ def simulate_cmd(
             soft_wrap=True,
         )
     start_ticks = run_starts(market, job, starts)
-    names = [*ONLINE_POLICIES, OPTIMAL] if key == "all" else [key]
-    if vs_optimal and OPTIMAL not in names:
-        names.append(OPTIMAL)
-    summaries = _run_all(names, market, job, start_ticks)
+    summaries = _run_all(policy_names(key, vs_optimal=vs_optimal), market, job, start_ticks)
     optimal = summaries.get(OPTIMAL)
     if as_json:
-        out = [_json(s, optimal, money, job) for s in summaries.values()]
-        if key == "all" or vs_optimal:
-            print_json({"zones": list(market.zone_names), "results": out})
-        else:
-            print_json(out[0])
+        print_json(simulate_document(summaries, market, job, money, key=key, vs_optimal=vs_optimal))
         return
     _render(summaries, optimal, market, job, money)
-
-
-def _money(pair: Prices | None, market: Market, ratio: float | None) -> tuple[float, str] | None:
-    """(on-demand $/h per instance, where from) for dollars, or None with relative prices."""
-    if pair is not None:
-        return pair.on_demand_usd_per_hour, pair.source
-    if ratio is None:
-        return market.on_demand_usd_per_hour, "the traces' spot prices and on-demand price"
-    return None
-
-
-def _dollars(s: SimSummary, money: tuple[float, str] | None, job: JobSpec) -> JobDollars | None:
-    from gpurent.spot.sim.dollars import job_dollars
-
-    if money is None:
-        return None
-    return job_dollars(
-        s.mean_cost_normalized,
-        on_demand_usd_per_hour=money[0],
-        job_hours=job.job_hours,
-        nodes=job.nodes,
-        price_source=money[1],
-    )
 
 
 def _run_all(
@@ -242,23 +186,6 @@ def _run_all(
     return out
 
 
-def _json(
-    summary: SimSummary,
-    optimal: SimSummary | None,
-    money: tuple[float, str] | None = None,
-    job: JobSpec | None = None,
-) -> dict[str, object]:
-    from gpurent.spot.sim.evaluate import gap_to_optimal
-
-    out = summary.as_json()
-    if optimal is not None:
-        out["gap_to_optimal"] = gap_to_optimal(summary, optimal)
-    dollars = _dollars(summary, money, job) if job is not None else None
-    if dollars is not None:
-        out["dollars"] = dollars.as_json()
-    return out
-
-
 def _render(
     summaries: dict[str, SimSummary],
     optimal: SimSummary | None,
@@ -267,6 +194,7 @@ def _render(
     money: tuple[float, str] | None = None,
 ) -> None:
     from gpurent.spot.sim.evaluate import gap_to_optimal
+    from gpurent.spot.sim.simulate_doc import dollars_for
 
     title = (
         f"{len(market.zone_names)} zone(s): {', '.join(market.zone_names)}; C={job.job_hours:g} h, "
@@ -295,7 +223,7 @@ def _render(
         for col in ("policy", "mean cost $", "saves vs on-demand"):
             money_table.add_column(col, justify="left" if col == "policy" else "right")
         for s in summaries.values():
-            d = _dollars(s, money, job)
+            d = dollars_for(s, money, job)
             assert d is not None
             money_table.add_row(
                 s.policy, usd(d.cost_usd), f"{usd(d.saving_usd)} ({d.saving_fraction:.0%})"

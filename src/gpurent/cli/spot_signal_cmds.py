@@ -1,34 +1,23 @@
 """`gpurent spot signals import|list`: public spot signals kept in the user data directory.
 
-The store is one JSON file, `<data home>/spot/signals.json` (see userdata.py), a list of the
-signals as `SpotSignal.as_json` writes them, the newest of each series (format, provider,
-region, zone, instance, kind) only: a SpotLake archive's history is read, its latest row kept.
-`plan` and `spot zones` read it through `load_signals`.
+The store (one JSON file in the user data directory, the newest of each series) is read and
+written by `gpurent.plan.signal_store`, which `plan`, `spot zones` and the server share: a
+SpotLake archive's history is read, its latest row kept.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from gpurent.cli.common import cli_errors, console, err_console, print_json
-from gpurent.errors import DataError
 from gpurent.inputs import files
+from gpurent.plan.signal_store import load_signals, save_signals, store_path
 from gpurent.textsafe import cells
-from gpurent.userdata import data_home
-
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-
-    from gpurent.catalog.offer import Offer
-    from gpurent.cloud.spot_defaults import SignalRate
-    from gpurent.spot.signals.base import SpotSignal
 
 signals_app = typer.Typer(
     help="Public spot signals (AWS placement scores and Spot Instance Advisor, SpotLake, Azure "
@@ -36,70 +25,9 @@ signals_app = typer.Typer(
     no_args_is_help=True,
 )
 
-MAX_STORE_BYTES = 256 * 1024 * 1024
-
-
-def store_path() -> Path:
-    return data_home() / "spot" / "signals.json"
-
-
-def load_signals() -> list[SpotSignal]:
-    """The stored signals ([] when none were imported)."""
-    from gpurent.spot.signals.select import signal_from_json
-
-    path = store_path()
-    if not path.exists():
-        return []
-    where = files.shown(path)
-    text = files.read_text(path, limit_bytes=MAX_STORE_BYTES, error=DataError)
-    doc = files.parse_json(text, where, error=DataError)
-    if not isinstance(doc, list):
-        raise DataError(f"{where}: expected a list of signals; delete the file and re-import")
-    return [signal_from_json(d, f"{where}: [{i}]") for i, d in enumerate(doc)]
-
-
-def _save(signals: list[SpotSignal]) -> None:
-    path = store_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    files.write_text(tmp, json.dumps([s.as_json() for s in signals], indent=0))
-    os.replace(tmp, path)
-
 
 def now_utc() -> datetime:
     return datetime.now(UTC)
-
-
-def signal_rates_for(offers: Iterable[Offer]) -> tuple[SignalRate, ...]:
-    """Interruption rates from the stored signals for the offers' provider/region/instance,
-    each with its source, bucket, as-of time and age (for `plan`'s assumptions)."""
-    from gpurent.cloud.spot_defaults import SignalRate
-    from gpurent.spot.signals.base import RATE_RULE
-    from gpurent.spot.signals.select import age_text, interruption_rates
-
-    signals = load_signals()
-    if not signals:
-        return ()
-    wanted = {(o.provider.lower(), o.region.lower(), o.instance_type.lower()) for o in offers}
-    now = now_utc()
-    out = []
-    for c in interruption_rates(signals):
-        if (c.provider, c.region, c.instance) not in wanted:
-            continue
-        s = c.signal
-        zones = f", worst of {c.zones} zone series" if c.zones > 1 else ""
-        out.append(
-            SignalRate(
-                provider=c.provider,
-                region=c.region,
-                instance=c.instance,
-                interruptions_per_hour=c.interruptions_per_hour,
-                source=f"{s.source} '{s.label}' as of {s.as_of:%Y-%m-%d %H:%M} UTC "
-                f"({age_text(s.as_of, now)}{zones})",
-                rule=RATE_RULE,
-            )
-        )
-    return tuple(out)
 
 
 @signals_app.command("import")
@@ -156,7 +84,7 @@ def import_cmd(
         text, files.shown(file), fmt=fmt, as_of=when, instance=instance, os_name=os_name
     )
     stored = newest(merge(load_signals(), new))
-    _save(stored)
+    save_signals(stored)
     kinds = sorted({s.kind.value for s in new})
     err_console.print(
         f"read {len(new)} signal(s) ({', '.join(kinds)}) from {files.shown(file)}; "

@@ -52,7 +52,8 @@ def render_signal_zones(
     as_json: bool,
 ) -> None:
     """Rank the zones of one instance type by the stored signals and print the order."""
-    from gpurent.cli.spot_signal_cmds import load_signals, now_utc
+    from gpurent.cli.spot_signal_cmds import now_utc
+    from gpurent.plan.signal_store import load_signals
     from gpurent.spot.signals.select import age_text, rank_zones
 
     if instance is None and offer is not None:

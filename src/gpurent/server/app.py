@@ -7,7 +7,15 @@ from typing import Any
 from fastapi import FastAPI
 
 from gpurent import __version__
-from gpurent.server import catalog_api, estimate_api, health_api, plan_api, replies
+from gpurent.server import (
+    catalog_api,
+    estimate_api,
+    health_api,
+    plan_api,
+    pricing_api,
+    replies,
+    spot_api,
+)
 from gpurent.server.guard import Guard
 from gpurent.server.settings import ServerSettings, checked_settings
 
@@ -25,6 +33,13 @@ def create_app(settings: ServerSettings) -> Any:
     settings = checked_settings(settings)
     api = FastAPI(title="gpurent", version=__version__, description=DESCRIPTION)
     replies.install(api)
-    for router in (health_api.router, catalog_api.router, estimate_api.router, plan_api.router):
+    for router in (
+        health_api.router,
+        catalog_api.router,
+        estimate_api.router,
+        plan_api.router,
+        pricing_api.router,
+        spot_api.router,
+    ):
         api.include_router(router)
     return Guard(api, token=settings.token, max_body_bytes=settings.max_body_bytes)

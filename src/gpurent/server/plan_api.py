@@ -1,9 +1,9 @@
 """POST /api/plan: rank what to rent for a workload, the document of `gpurent plan --json`.
 
 The request's fields are the plan flags of the same names (a subset for now: the workload, the
-hard constraints, the objective); durations are numbers with their unit in the name. Stored spot
-signals are not applied here yet (`plan` applies them when --spot-interruptions-per-hour is not
-given); see docs/serve.md.
+hard constraints, the objective); durations are numbers with their unit in the name. The stored
+spot signals (`gpurent spot signals import`) give the interruption rates, as in `plan` without
+--spot-interruptions-per-hour.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from gpurent.plan.constraints import (
 )
 from gpurent.plan.planner import make_plan
 from gpurent.plan.scenarios import Scenario, get_scenario
+from gpurent.plan.signal_store import signal_rates_for
 from gpurent.pricing.costs import DEFAULT_STORAGE_GB_PER_NODE, CostAssumptions
 from gpurent.report.plan_json import plan_document, price_warnings
 from gpurent.server.params import check, required
@@ -172,6 +173,7 @@ def plan(req: PlanRequest) -> Any:
         storage_gb_per_node=(
             scenario.storage_gb_per_node if scenario else DEFAULT_STORAGE_GB_PER_NODE
         ),
+        signal_rates=signal_rates_for(offers),
     )
     result = make_plan(work, offers, constraints, assumptions, load_estimator(), scenario=scenario)
     doc = plan_document(result, assumptions.storage_gb_per_node, price_warnings(result, now_utc()))
