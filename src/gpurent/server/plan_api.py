@@ -137,6 +137,13 @@ def _objective(
 )
 def plan(req: PlanRequest) -> Any:
     scenario = get_scenario(req.scenario) if req.scenario else None
+    if scenario is not None and scenario.name == "inference":
+        # `gpurent plan --scenario inference` plans a service (plan --serve), which this endpoint
+        # does not answer yet: refuse rather than return a batch-job plan the CLI no longer gives
+        raise InputError(
+            'scenario "inference": serving plans are not in the API yet; run `gpurent plan '
+            '--serve` (docs/serving-plan.md), or plan the batch job with "preset": "llm-inference"'
+        )
     work = _workload(req, scenario)
     hours = check(req.deadline_hours, "deadline_hours", v.bounded(v.positive, most=v.MAX_HOURS))
     deadline_s = None if hours is None else hours * 3600.0
