@@ -20,7 +20,10 @@ def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", LINT],
         cwd=root,
-        env={**os.environ, "PYTHONPATH": str(root / "src")},
+        # import-linter prints through rich: a narrow COLUMNS left in the environment would wrap
+        # the "X is not allowed to import Y" lines the leak tests look for
+        env={**os.environ, "PYTHONPATH": str(root / "src"), "COLUMNS": "200"},
+        stdin=subprocess.DEVNULL,  # nor the width of a terminal on stdin (rich asks it too)
         capture_output=True,
         text=True,
         timeout=120,
@@ -118,7 +121,7 @@ def test_a_leak_breaks_a_contract(tmp_path: Path, module: str, line: str, messag
     with target.open("a", encoding="utf-8") as f:
         f.write(f"\n{line}\n")
     done = _lint_imports(tmp_path)
-    assert done.returncode != 0
+    assert done.returncode != 0, done.stdout + done.stderr
     assert message in done.stdout, done.stdout + done.stderr
 
 

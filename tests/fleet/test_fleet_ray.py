@@ -9,8 +9,10 @@ name w2 as the node to replace. Without ray the tests skip; with CI=true they fa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,6 +23,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 THROTTLED = "fleet_w2"
+HANDLED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
 def _need_ray() -> None:
@@ -47,25 +50,54 @@ def gpurent(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str
     )
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[str]:
+@contextlib.contextmanager
+def local_cluster(*, throttled_worker: bool = True) -> Iterator[str]:
+    """A head (and two workers) on this machine; on exit, no trace of Ray in this process.
+
+    Ray's head node installs a SIGTERM handler in the process that starts it (ray/_private/
+    node.py: it kills the node's processes, then sys.exit(1)) and keeps it after the cluster is
+    gone: a later SIGTERM in the same pytest process then raised SystemExit from node.py inside
+    an unrelated test (tests/test_cli_inputs.py). So the handlers are put back as they were."""
     _need_ray()
+    import ray
     from ray.cluster_utils import Cluster
 
+    saved = {sig: signal.getsignal(sig) for sig in HANDLED}
     small: dict[str, Any] = {"num_cpus": 1, "object_store_memory": 100_000_000}
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PYTHONPATH", str(ROOT / "src"))  # the nodes' workers import this gpurent
-        c = Cluster(
-            initialize_head=True,
-            head_node_args={**small, "include_dashboard": False, "resources": {"fleet_head": 1}},
-        )
-        try:
-            c.add_node(**small, resources={"fleet_w1": 1})
-            c.add_node(**small, resources={THROTTLED: 1}, env_vars={"GPURENT_BENCH_THROTTLE": "4"})
-            c.wait_for_nodes()
-            yield c.address
-        finally:
-            c.shutdown()
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("PYTHONPATH", str(ROOT / "src"))  # the nodes' workers import this gpurent
+            c = Cluster(
+                initialize_head=True,
+                head_node_args={
+                    **small,
+                    "include_dashboard": False,
+                    "resources": {"fleet_head": 1},
+                },
+            )
+            try:
+                if throttled_worker:
+                    c.add_node(**small, resources={"fleet_w1": 1})
+                    c.add_node(
+                        **small,
+                        resources={THROTTLED: 1},
+                        env_vars={"GPURENT_BENCH_THROTTLE": "4"},
+                    )
+                c.wait_for_nodes()
+                yield c.address
+            finally:
+                c.shutdown()
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    with local_cluster() as address:
+        yield address
 
 
 @pytest.mark.slow
@@ -179,3 +211,15 @@ def test_something_else_at_the_address_is_one_line() -> None:
     assert done.returncode == 1
     (line,) = done.stderr.strip().splitlines()
     assert "answers, but not as a Ray head" in line
+
+
+@pytest.mark.slow
+def test_a_cluster_leaves_no_signal_handler_behind() -> None:
+    before = {sig: signal.getsignal(sig) for sig in HANDLED}
+    with local_cluster(throttled_worker=False):
+        during = signal.getsignal(signal.SIGTERM)
+    import ray
+
+    assert during is not before[signal.SIGTERM]  # Ray did install one: the check can fail
+    assert {sig: signal.getsignal(sig) for sig in HANDLED} == before
+    assert not ray.is_initialized()
