@@ -293,6 +293,7 @@ class StorageCost:
 
     @property
     def line(self) -> str:
+        """The storage cost as the one line printed under the table."""
         when = "running and stopped" if self.while_stopped else "while running"
         return (
             f"storage: {self.gb:g} GB for {self.months:g} months ({when}) at "

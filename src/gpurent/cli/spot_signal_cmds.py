@@ -40,6 +40,7 @@ MAX_STORE_BYTES = 256 * 1024 * 1024
 
 
 def store_path() -> Path:
+    """Path of the stored spot signals file in the data home."""
     return data_home() / "spot" / "signals.json"
 
 
@@ -67,6 +68,7 @@ def _save(signals: list[SpotSignal]) -> None:
 
 
 def now_utc() -> datetime:
+    """The current time in UTC."""
     return datetime.now(UTC)
 
 
