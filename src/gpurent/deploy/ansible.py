@@ -98,7 +98,7 @@ def _torchrun_words(spec: DeploySpec) -> list[str]:
 
 
 def playbook(spec: DeploySpec) -> list[dict[str, Any]]:
-    """The playbook: install the driver and gpurent, run the exporter and the job as systemd units."""
+    """The playbook: install the driver and gpurent, run exporter and job as systemd units."""
     venv = "{{ gpurent_root }}/opt/gpurent/venv"
     units = "{{ gpurent_root }}/etc/systemd/system"
     exporter_cmd = " ".join(
