@@ -29,6 +29,7 @@ def format_duration(seconds: float) -> str:
 
 
 def format_usd(amount: float) -> str:
+    """The amount in USD as text: whole dollars from 1000, cents from 10, tenths of a cent below."""
     if amount >= 1000:
         return f"${amount:,.0f}"
     if amount >= 10:

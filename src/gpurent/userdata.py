@@ -14,6 +14,8 @@ from gpurent.errors import InputError
 
 
 def data_home() -> Path:
+    """The user's data directory: $GPURENT_HOME, else $XDG_DATA_HOME/gpurent, else
+    ~/.local/share/gpurent."""
     explicit = os.environ.get("GPURENT_HOME")
     if explicit:
         return Path(explicit).expanduser()

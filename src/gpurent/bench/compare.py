@@ -13,6 +13,8 @@ from gpurent.bench.result import BenchResult, Status
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CompareRow:
+    """One check of two bench results side by side: A's and B's values and statuses, B/A."""
+
     check: str
     unit: str
     a_value: float | None

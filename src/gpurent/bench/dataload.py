@@ -27,6 +27,7 @@ _STD = (0.229, 0.224, 0.225)
 
 
 def has_pillow() -> bool:
+    """Whether Pillow is installed (JPEG encoding and decoding)."""
     return importlib.util.find_spec("PIL") is not None
 
 
@@ -42,6 +43,7 @@ def synthetic_image(index: int, size: int) -> np.ndarray:
 
 
 def encode(image: np.ndarray, use_pillow: bool) -> bytes:
+    """The image encoded as JPEG with Pillow, else zlib-compressed raw bytes."""
     if use_pillow:
         from PIL import Image
 

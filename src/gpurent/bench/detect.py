@@ -22,6 +22,8 @@ from gpurent.units import BYTES_PER_GIB
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PcieLink:
+    """A GPU's PCIe link: current and maximum generation and lane width."""
+
     gen_current: int
     gen_max: int
     width_current: int

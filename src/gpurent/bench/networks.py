@@ -37,6 +37,7 @@ class ModelConfig:
     classes: int = 1000
 
     def describe(self) -> str:
+        """The model's shape in one line: blocks and width for ResNet-50, else layers and heads."""
         if self.name == "resnet50":
             return f"blocks {list(self.blocks)}, width {self.width}, {self.image_px} px"
         return f"{self.layers} layers, hidden {self.hidden}, {self.heads} heads, seq {self.seq_len}"

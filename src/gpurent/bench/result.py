@@ -138,6 +138,7 @@ class BenchResult:
     schema_version: int = field(default=SCHEMA_VERSION)
 
     def measurement(self, key: str) -> Measurement | None:
+        """The measurement with key, or None if the result has none."""
         return next((m for m in self.measurements if m.key == key), None)
 
 

@@ -55,6 +55,7 @@ class BenchConfig:
     max_seconds: float = 900.0
 
     def validate(self) -> None:
+        """Check the benchmark names, step counts and sizes; InputError naming the bad option."""
         unknown = [b for b in self.only if b not in BENCHMARKS]
         if unknown:
             raise InputError(f"--only {','.join(unknown)}: unknown; use {', '.join(BENCHMARKS)}")
@@ -72,6 +73,8 @@ class BenchConfig:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Sizes:
+    """Problem sizes of each benchmark: matmul sizes, MiB moved, repeats and disk reads."""
+
     matmul_sizes: tuple[int, ...]
     matmul_repeats: int
     membw_mib: int

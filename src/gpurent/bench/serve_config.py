@@ -38,6 +38,7 @@ class TokenRange:
 
     @property
     def mean(self) -> float:
+        """The range's midpoint in tokens."""
         return (self.lo + self.hi) / 2
 
     def __str__(self) -> str:

@@ -85,10 +85,12 @@ _WORDS = (
 
 
 def prompt_text(rng: random.Random, tokens: int) -> str:
+    """A prompt of tokens random words."""
     return " ".join(rng.choices(_WORDS, k=tokens))
 
 
 def body(cfg: ServeConfig, rng: random.Random, *, max_tokens: int | None = None) -> bytes:
+    """The JSON body of one streaming completion request, prompt and output lengths drawn by rng."""
     prompt = prompt_text(rng, rng.randint(cfg.prompt_tokens.lo, cfg.prompt_tokens.hi))
     out = max_tokens or rng.randint(cfg.output_tokens.lo, cfg.output_tokens.hi)
     doc: dict[str, Any] = {
@@ -108,6 +110,7 @@ def body(cfg: ServeConfig, rng: random.Random, *, max_tokens: int | None = None)
 
 
 def headers(api_key: str | None) -> dict[str, str]:
+    """The HTTP headers of a streaming request, with a bearer token when api_key is given."""
     headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
@@ -115,6 +118,7 @@ def headers(api_key: str | None) -> dict[str, str]:
 
 
 def error_kind(exc: BaseException, aio: Any) -> str:
+    """The error kind of a failed request: "connect", "stall", "disconnect" or "bad_response"."""
     if isinstance(exc, aio.ConnectionTimeoutError):
         return "connect"
     if isinstance(exc, aio.ServerTimeoutError):
@@ -199,6 +203,7 @@ async def stream(resp: aiohttp.ClientResponse, rec: RequestRecord, t0: float) ->
 async def request(
     session: aiohttp.ClientSession, cfg: ServeConfig, body: bytes, headers: dict[str, str]
 ) -> RequestRecord:
+    """Send one streaming request; record its outcome, TTFT, inter-token gaps and token counts."""
     import aiohttp as aio
 
     rec = RequestRecord()

@@ -61,6 +61,8 @@ class Spread:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LevelResult:
+    """One load level's outcome: requests sent, succeeded and failed, latencies and throughput."""
+
     level: float  # concurrency, or requests/s in rate mode
     mode: Mode
     requests_sent: int
@@ -108,6 +110,8 @@ class ServeVerdictRow:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServeResult:
+    """A serving bench: its configuration, each load level's result and notes."""
+
     created_at: str
     url: str  # without user info or query (which may hold secrets)
     endpoint: str
@@ -144,6 +148,7 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
 
 
 def spread_ms(values_s: Sequence[float]) -> Spread:
+    """Count, p50, p90, p99 and mean of durations in seconds, as milliseconds."""
     if not values_s:
         return Spread(n=0, p50=None, p90=None, p99=None, mean=None)
     ms = sorted(x * 1000.0 for x in values_s)
@@ -165,6 +170,7 @@ def summarise_level(
     cancelled: int,
     stopped_by: StoppedBy,
 ) -> LevelResult:
+    """The result of one load level from its request records."""
     ok = [r for r in records if r.ok]
     errors: dict[str, int] = {}
     for r in records:
@@ -252,6 +258,7 @@ def make_result(
     client_cpu_s: float,
     notes: Sequence[str] = (),
 ) -> ServeResult:
+    """The serving bench's result from its levels, the URL shown without secrets."""
     return ServeResult(
         created_at=created_at,
         url=shown_url(cfg.url),

@@ -32,6 +32,8 @@ from aiohttp import web
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StandInConfig:
+    """How the stand-in server behaves: latencies, model name, and which requests fail or stall."""
+
     ttft_ms: float = 0.0
     itl_ms: float = 0.0
     model: str = "standin-model"
@@ -71,6 +73,7 @@ class StandIn:
         self.url = ""
 
     def app(self) -> web.Application:
+        """The aiohttp application with the completion, chat and model routes."""
         app = web.Application()
         app.router.add_post("/v1/completions", self._complete)
         app.router.add_post("/v1/chat/completions", self._complete)
@@ -189,6 +192,7 @@ class StandIn:
     # -- running it -------------------------------------------------------------------------
 
     def start(self, port: int = 0) -> str:
+        """Start serving on 127.0.0.1:port (0: any free port) in a thread; return its URL."""
         ready = threading.Event()
 
         def serve() -> None:
@@ -213,6 +217,7 @@ class StandIn:
         return self.url
 
     def stop(self) -> None:
+        """Stop the server and wait up to 10 s for its thread."""
         if self._loop is not None and self._thread is not None:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(10)
@@ -226,6 +231,7 @@ class StandIn:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Run the stand-in server from the command line until interrupted."""
     parser = argparse.ArgumentParser(
         prog="python -m gpurent.bench.serve_standin",
         description="A local OpenAI-compatible streaming stand-in for `gpurent bench serve`.",

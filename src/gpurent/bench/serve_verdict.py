@@ -47,6 +47,8 @@ MAX_POINTS = 10_000
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CurvePoint:
+    """One point of an expected-latency curve: the concurrency and each metric's value."""
+
     concurrency: float
     values: Mapping[str, float]  # metric -> expected value (only those given)
 

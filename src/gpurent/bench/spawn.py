@@ -45,6 +45,7 @@ def process_group(rank: int, world_size: int, device: str) -> Iterator[Any]:
 
 
 def free_port() -> int:
+    """A TCP port free on 127.0.0.1 at the time of asking."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]

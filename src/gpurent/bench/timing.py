@@ -71,6 +71,7 @@ def spread(durations_s: Sequence[float]) -> Spread:
 
 
 def synchronize(torch: Any, device: str) -> None:
+    """Wait for the device's queued work to finish (CUDA only)."""
     if device == "cuda":
         torch.cuda.synchronize()
 

@@ -29,6 +29,8 @@ from gpurent.units import FLOPS_PER_TFLOP
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StepTimes:
+    """Timed training steps: each step's duration in seconds and the FLOPs of one step."""
+
     durations_s: tuple[float, ...]
     flops_per_step: float
 

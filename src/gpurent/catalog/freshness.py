@@ -44,6 +44,7 @@ def age_days(as_of: str, now: datetime) -> int | None:
 
 
 def is_stale(as_of: str, now: datetime, days: int = STALE_AFTER_DAYS) -> bool:
+    """Whether a price dated as_of is older than days days at now (unreadable: stale)."""
     age = age_days(as_of, now)
     return age is None or age > days
 

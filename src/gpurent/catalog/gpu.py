@@ -79,4 +79,5 @@ class GpuSpec:
 
     @property
     def has_nvlink(self) -> bool:
+        """Whether the GPU has a fast GPU-to-GPU link (NVLink or similar) with a known bandwidth."""
         return self.interconnect_gbps is not None

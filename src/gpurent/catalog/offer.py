@@ -48,12 +48,14 @@ class Offer:
 
     @property
     def price_usd_per_gpu_hour(self) -> float | None:
+        """On-demand price in USD per GPU-hour, or None when the offer has no on-demand price."""
         if self.price_usd_per_hour is None:
             return None
         return self.price_usd_per_hour / self.gpu_count
 
     @property
     def spot_price_usd_per_gpu_hour(self) -> float | None:
+        """Spot price in USD per GPU-hour, or None when the offer has no spot price."""
         if self.spot_price_usd_per_hour is None:
             return None
         return self.spot_price_usd_per_hour / self.gpu_count

@@ -44,6 +44,7 @@ class Precision(StrEnum):
 
     @property
     def is_half(self) -> bool:
+        """Whether the precision computes in 16 bits or fewer (AMP, FP16, BF16, FP8, FP4)."""
         return self in (Precision.AMP, Precision.FP16, Precision.BF16) or self.is_low_float
 
     @property

@@ -191,6 +191,7 @@ class OneLineErrorsGroup(TyperGroup):
         standalone_mode: bool = True,
         **extra: Any,
     ) -> Any:
+        """Run the command; a usage error is one "error:" line on stderr and its exit code."""
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
@@ -215,4 +216,5 @@ def print_json(obj: Any) -> None:
 
 
 def print_json_line(obj: Any) -> None:
+    """Write obj as compact JSON on one line to stdout (one record of a JSON Lines stream)."""
     sys.stdout.write(json.dumps(to_jsonable(obj), separators=(",", ":")) + "\n")

@@ -108,6 +108,7 @@ def write_rendered(rendered: tuple[RenderedFile, ...], out: Path, *, force: bool
 def result_record(
     spec: DeploySpec, fmt: str, out: Path, rendered: tuple[RenderedFile, ...]
 ) -> dict[str, Any]:
+    """The JSON record of a render: format, files written, provenance and the chosen candidate."""
     return {
         "format": fmt,
         "out_dir": str(out),
@@ -131,6 +132,7 @@ def result_record(
 
 
 def summary_line(spec: DeploySpec, fmt: str, out: Path, rendered: tuple[RenderedFile, ...]) -> str:
+    """One line saying which files were written where, and from which plan candidate."""
     names = ", ".join(f.path for f in rendered)
     return f"wrote {fmt} to {out}/ ({names}) from {spec.provenance()}"
 
@@ -158,6 +160,7 @@ def make_options(
     source: str,
     hosts: str | None = None,
 ) -> DeployOptions:
+    """The deploy options from the command's flags; InputError on an empty --command or dir."""
     from gpurent.deploy import DeployOptions
 
     if command is not None and not command.strip():

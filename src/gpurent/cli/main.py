@@ -83,4 +83,5 @@ _markdown_help(app)
 
 
 def main() -> None:
+    """Run the gpurent command line (the console script's entry point)."""
     app()

@@ -421,6 +421,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         float | None, typer.Option("--headroom", help=plan_serve.HELP["headroom"])
     ] = None,
 ) -> None:
+    """Run `gpurent plan` (its help text is _HELP, given to Typer in register)."""
     if (emit is None) != (out is None):
         raise InputError(
             "--emit FORMAT and -o DIR go together: gpurent plan ... --emit skypilot -o job/"

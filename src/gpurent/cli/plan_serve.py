@@ -50,6 +50,8 @@ HELP = {
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServeFlags:
+    """The serving flags of `gpurent plan --serve`, as given (None: not given)."""
+
     preset: str | None = None
     workload_file: Path | None = None
     model: str | None = None
@@ -70,6 +72,8 @@ class ServeFlags:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OfferFilter:
+    """Which offers a plan may use: providers, GPUs, regions, memory and price limits."""
+
     providers: tuple[str, ...] = ()
     exclude_providers: tuple[str, ...] = ()
     gpus: tuple[str, ...] = ()
@@ -79,6 +83,7 @@ class OfferFilter:
     max_price_usd_per_hour: float | None = None
 
     def keep(self, o: Offer) -> bool:
+        """Whether offer o passes every filter."""
         from gpurent.plan.constraints import region_matches
 
         price = o.price_usd_per_hour or o.spot_price_usd_per_hour
@@ -215,6 +220,7 @@ def run_serve_plan(
     markdown: bool,
     html: Path | None,
 ) -> None:
+    """Plan serving for the flags over the offers and print it as a table, JSON, CSV or Markdown."""
     from gpurent.plan.serving import DEFAULT_HEADROOM, ServeOptions, plan_serving
     from gpurent.report import serve_plan_text as txt
     from gpurent.report.serve_plan_json import serve_plan_to_dict
@@ -304,6 +310,7 @@ def offer_filter_from(
     min_gpu_memory_gib: float | None,
     max_price_usd_per_hour: float | None,
 ) -> OfferFilter:
+    """The offer filter from the plan command's provider, GPU, region and limit flags."""
     return OfferFilter(
         providers=tuple(p.lower() for p in split_list(provider)),
         exclude_providers=tuple(p.lower() for p in split_list(exclude_provider)),

@@ -15,6 +15,7 @@ PRICES_HELP = "Prices as spot=USD_PER_HOUR,ondemand=USD_PER_HOUR (per instance).
 
 
 def is_price_pair(text: str | None) -> bool:
+    """Whether text looks like a name=price pair."""
     return text is not None and "=" in text
 
 
@@ -59,4 +60,5 @@ def choose_prices(offer: str | None, prices: str | None) -> Prices | None:
 
 
 def usd(x: float) -> str:
+    """The amount in USD with cents, e.g. "$1,234.50"."""
     return f"${x:,.2f}"

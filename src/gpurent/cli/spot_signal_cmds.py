@@ -27,6 +27,7 @@ signals_app = typer.Typer(
 
 
 def now_utc() -> datetime:
+    """The current time in UTC (the age of stored signals is measured from it)."""
     return datetime.now(UTC)
 
 

@@ -156,6 +156,7 @@ def netcheck_cmd(
     ] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
+    """Run `gpurent vendors netcheck` (its help text is _HELP, given to Typer in register)."""
     if serve and peer is not None:
         raise InputError("--serve and --peer: give one (--serve on one node, --peer on the other)")
     if serve:

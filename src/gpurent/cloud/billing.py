@@ -41,6 +41,7 @@ class BillingRule:
     provisioning_source: str
 
     def egress_rate(self, to: EgressTo) -> float:
+        """Egress price in USD per GB to the destination to."""
         return dict(self.egress_usd_per_gb)[to]
 
     def billed_s(self, seconds: float) -> float:

@@ -42,6 +42,7 @@ class SpotDefault:
 
     @property
     def mtti_s(self) -> float:
+        """Mean time to interruption in seconds."""
         return self.mtti_hours * SECONDS_PER_HOUR
 
 
@@ -77,6 +78,7 @@ class SignalRate:
     rule: str = ""  # how the signal became a rate (e.g. bucket midpoint per month)
 
     def matches(self, provider: str, region: str | None, instance: str | None) -> bool:
+        """Whether this rate is for provider, region and instance (names compared case-blind)."""
         return (
             region is not None
             and instance is not None

@@ -56,6 +56,7 @@ def driver_package(architecture: str | None) -> str:
 
 
 def inventory(spec: DeploySpec) -> str:
+    """The Ansible inventory (INI) of the rented hosts, placeholders when none are given."""
     hosts = spec.hosts or tuple(f"node-{i}.example.invalid" for i in range(spec.nodes))
     lines = [comment_block(spec, "Ansible inventory", prefix="; ").rstrip("\n")]
     if not spec.hosts:
@@ -97,6 +98,7 @@ def _torchrun_words(spec: DeploySpec) -> list[str]:
 
 
 def playbook(spec: DeploySpec) -> list[dict[str, Any]]:
+    """The playbook: install the driver and gpurent, run exporter and job as systemd units."""
     venv = "{{ gpurent_root }}/opt/gpurent/venv"
     units = "{{ gpurent_root }}/etc/systemd/system"
     exporter_cmd = " ".join(
@@ -251,6 +253,7 @@ def playbook(spec: DeploySpec) -> list[dict[str, Any]]:
 
 
 def render_ansible(spec: DeploySpec) -> tuple[RenderedFile, ...]:
+    """The inventory and playbook files for the spec, each opened by its comment block."""
     note = (
         f"# Driver: {driver_package(spec.gpu_architecture)} for a "
         f"{spec.gpu_architecture or 'unknown'} GPU (the branch table in gpurent.deploy.ansible).\n"

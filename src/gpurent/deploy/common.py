@@ -41,6 +41,7 @@ def header_lines(spec: DeploySpec, what: str) -> list[str]:
 
 
 def comment_block(spec: DeploySpec, what: str, prefix: str = "# ") -> str:
+    """The header lines as a comment block, each line starting with prefix."""
     return "".join(f"{prefix}{line}\n" for line in header_lines(spec, what))
 
 
@@ -64,6 +65,7 @@ _BlockDumper.add_representer(str, _str)
 
 
 def dump_yaml(doc: Any) -> str:
+    """The document as block-style YAML, keys in insertion order."""
     return yaml.dump(
         doc, Dumper=_BlockDumper, sort_keys=False, default_flow_style=False, width=1000
     )
@@ -167,6 +169,7 @@ def multi_node_run_line(
 
 
 def pip_install_line(spec: DeploySpec) -> str:
+    """The shell line installing gpurent (runtime, monitor extras) and the job's requirements."""
     pkgs = ["gpurent[runtime,monitor]", *spec.requirements]
     return "python3 -m pip install --upgrade " + " ".join(shlex.quote(p) for p in pkgs)
 

@@ -73,6 +73,7 @@ def _job_line(spec: DeploySpec) -> str:
 
 
 def task_document(spec: DeploySpec) -> dict[str, Any]:
+    """The dstack task as a mapping; InputError if dstack has no backend for the provider."""
     backend = BACKENDS.get(spec.provider)
     if backend is None:
         raise InputError(
@@ -108,6 +109,7 @@ def task_document(spec: DeploySpec) -> dict[str, Any]:
 
 
 def render_dstack(spec: DeploySpec) -> tuple[RenderedFile, ...]:
+    """The dstack task file for the spec, with its price and duration limits noted."""
     note = (
         f"max_price: the plan's ${spec.price_usd_per_hour:g}/h + {PRICE_MARGIN:.0%}; "
         "max_duration: wall time + 25% + 30 min."

@@ -68,6 +68,7 @@ def _labels(spec: DeploySpec) -> dict[str, str]:
 
 
 def manifests(spec: DeploySpec) -> list[dict[str, Any]]:
+    """The Kubernetes manifests for the spec: checkpoint volume claim, service and job."""
     labels = _labels(spec)
     claim = f"{spec.name}-checkpoints"
     pvc = {
@@ -185,6 +186,7 @@ def manifests(spec: DeploySpec) -> list[dict[str, Any]]:
 
 
 def render_kubernetes(spec: DeploySpec) -> tuple[RenderedFile, ...]:
+    """The Kubernetes manifests file for the spec, with the exporter's secret to create first."""
     body = "---\n".join(dump_yaml(d) for d in manifests(spec))
     secret = (
         f"# The exporter sidecar serves on the pod's address with a bearer token: first\n"

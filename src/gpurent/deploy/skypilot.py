@@ -65,6 +65,7 @@ def _entry(p: Placement, zone: str | None = None) -> dict[str, Any]:
 
 
 def task_document(spec: DeploySpec) -> dict[str, Any]:
+    """The SkyPilot task as a mapping; InputError if SkyPilot has no cloud for the provider."""
     if spec.provider not in CLOUDS:
         raise InputError(
             f"skypilot: SkyPilot has no cloud for provider {spec.provider!r} (candidate "
@@ -120,5 +121,6 @@ def task_document(spec: DeploySpec) -> dict[str, Any]:
 
 
 def render_skypilot(spec: DeploySpec) -> tuple[RenderedFile, ...]:
+    """The SkyPilot task file for the spec."""
     text = comment_block(spec, "SkyPilot task") + dump_yaml(task_document(spec))
     return (RenderedFile(FILE_NAME, text),)

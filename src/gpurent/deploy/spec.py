@@ -92,18 +92,22 @@ class DeploySpec:
 
     @property
     def num_gpus(self) -> int:
+        """Total GPUs across all nodes."""
         return self.gpus_per_node * self.nodes
 
     @property
     def multi_node(self) -> bool:
+        """Whether the run spans more than one node."""
         return self.nodes > 1
 
     @property
     def pricing(self) -> str:
+        """The pricing as text: "spot" or "on-demand"."""
         return "spot" if self.spot else "on-demand"
 
     @property
     def placement(self) -> Placement:
+        """The candidate as a runtime placement: rank, provider, instance, region, GPUs, pricing."""
         return Placement(
             rank=self.candidate_index,
             provider=self.provider,
@@ -133,6 +137,7 @@ class DeploySpec:
         return float(math.ceil(padded / 60.0) * 60)
 
     def max_price_usd_per_hour(self) -> float:
+        """The plan's price in USD per hour plus the stated margin, to the cent."""
         return round(self.price_usd_per_hour * (1.0 + PRICE_MARGIN), 2)
 
 

@@ -14,6 +14,7 @@ FILE_NAME = "calibration.csv"
 
 
 def store_path() -> Path:
+    """Path of the user's training calibration file in the data home."""
     return data_home() / FILE_NAME
 
 

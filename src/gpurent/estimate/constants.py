@@ -125,6 +125,8 @@ class StackCoeffs:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Constants:
+    """The throughput model's fitted coefficients, as loaded from the bundled constants file."""
+
     families: dict[str, dict[str, FamilyCoeffs]]  # model key -> "half" | "full" -> coeffs
     default_family: dict[str, FamilyCoeffs]
     llm: LlmCoeffs
@@ -152,6 +154,7 @@ class Constants:
         return self.stacks.get(name)
 
     def family(self, key: str, half: bool) -> FamilyCoeffs:
+        """Coefficients of model family key at half or full precision (default if unknown)."""
         cls = "half" if half else "full"
         table = self.families.get(key, self.default_family)
         return table.get(cls) or self.default_family[cls]

@@ -27,6 +27,8 @@ from gpurent.catalog.gpu import GpuSpec
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ArchEfficiency:
+    """A GPU architecture's efficiency factor against the fitted model, with basis and source."""
+
     architecture: str
     factor: float  # realized share of the datasheet rates relative to the fitted model
     basis: str  # "reference" | "checked" | "fitted" | "assumed"

@@ -376,14 +376,17 @@ class Estimator:
 
     @property
     def constants(self) -> Constants:
+        """The fitted model coefficients this estimator uses."""
         return self._constants
 
     @property
     def calibration(self) -> Calibration:
+        """The user calibration (measured throughputs) this estimator applies."""
         return self._calibration
 
     @property
     def intervals(self) -> IntervalTable:
+        """The table of prediction intervals this estimator attaches to each estimate."""
         return self._intervals
 
     @property

@@ -30,6 +30,8 @@ FIELDS = (*REQUIRED, "seq_len", "throughput_unit")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MeasuredRow:
+    """One measured training throughput: model, GPU, GPU count, precision and batch size."""
+
     model: str  # canonical zoo name
     gpu: str  # canonical GPU name
     num_gpus: int
@@ -150,6 +152,7 @@ def parse_measurements(text: str, source: str) -> tuple[MeasuredRow, ...]:
 
 
 def rows_to_csv(rows: Iterable[MeasuredRow]) -> str:
+    """The rows as CSV text with a header line, in the calibration file's columns."""
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(FIELDS)

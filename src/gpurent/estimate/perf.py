@@ -65,6 +65,7 @@ def peak_flops(gpu: GpuSpec, precision: Precision) -> float:
 
 
 def bandwidth_bps(gpu: GpuSpec) -> float:
+    """The GPU's memory bandwidth in bytes per second."""
     return gpu.memory_bandwidth_gbps * BYTES_PER_GB
 
 

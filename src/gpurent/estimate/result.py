@@ -40,6 +40,7 @@ class MemoryBreakdown:
 
     @property
     def total_gib(self) -> float:
+        """Memory per GPU in GiB: weights, gradients, optimizer, activations, KV cache, overhead."""
         return (
             self.weights_gib
             + self.gradients_gib
@@ -51,6 +52,7 @@ class MemoryBreakdown:
 
     @property
     def fits(self) -> bool:
+        """Whether the memory needed per GPU fits in the GPU's capacity."""
         return self.total_gib <= self.capacity_gib
 
     @property
@@ -124,14 +126,17 @@ class Estimate:
 
     @property
     def fits(self) -> bool:
+        """Whether the workload fits in GPU memory on this layout."""
         return self.memory.fits
 
     @property
     def throughput_low(self) -> float:
+        """Low end of the throughput's prediction interval, in the workload's unit per second."""
         return self.throughput * self.interval_low
 
     @property
     def throughput_high(self) -> float:
+        """High end of the throughput's prediction interval, in the workload's unit per second."""
         return self.throughput * self.interval_high
 
     @property
@@ -146,16 +151,19 @@ class Estimate:
 
     @property
     def time_to_finish_low_s(self) -> float | None:
+        """Seconds to finish at the interval's high throughput, or None if no work is given."""
         t = self.time_to_finish_s
         return None if t is None else t / self.interval_high
 
     @property
     def time_to_finish_high_s(self) -> float | None:
+        """Seconds to finish at the interval's low throughput, or None if no work is given."""
         t = self.time_to_finish_s
         return None if t is None else t / self.interval_low
 
     @property
     def memory_per_gpu_gib(self) -> float:
+        """Total memory needed per GPU in GiB."""
         return self.memory.total_gib
 
 

@@ -63,10 +63,12 @@ class ServeMeasuredRow:
 
 
 def store_path() -> Path:
+    """Path of the user's serving calibration file in the data home."""
     return data_home() / FILE_NAME
 
 
 def check_gpu(name: str, where: str = "--gpu") -> str:
+    """The canonical name of GPU name; InputError naming where if the catalog does not know it."""
     spec = find_gpu(name)
     if spec is None:
         raise InputError(f"{where}: unknown GPU {name!r}; see `gpurent gpus`")
@@ -74,6 +76,7 @@ def check_gpu(name: str, where: str = "--gpu") -> str:
 
 
 def check_engine(name: str) -> str:
+    """The engine name in lower case; NotFoundError if it is not a known serving engine."""
     key = name.strip().lower()
     if key not in ENGINES:
         raise NotFoundError("engine", name, ENGINES)
@@ -81,6 +84,7 @@ def check_engine(name: str) -> str:
 
 
 def check_model(name: str, where: str = "model") -> str:
+    """The model name cleaned of control characters; InputError if empty or too long."""
     text = clean(name).strip()
     if not text or len(text) > MAX_MODEL_CHARS:
         raise InputError(f"{where} must be a name of 1-{MAX_MODEL_CHARS} characters")
@@ -88,6 +92,7 @@ def check_model(name: str, where: str = "model") -> str:
 
 
 def row_from_mapping(raw: Mapping[str, str], where: str) -> ServeMeasuredRow:
+    """One serving measurement parsed from a CSV row; InputError naming where on a bad field."""
     missing = [k for k in FIELDS if k != "tpot_p50_ms" and not raw.get(k)]
     if missing:
         raise InputError(f"{where}: missing {', '.join(missing)}")
@@ -118,6 +123,7 @@ def row_from_mapping(raw: Mapping[str, str], where: str) -> ServeMeasuredRow:
 
 
 def rows_to_csv(rows: Iterable[ServeMeasuredRow]) -> str:
+    """The rows as CSV text with a header line, in the serving calibration file's columns."""
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(FIELDS)

@@ -85,6 +85,8 @@ class EngineCoeffs:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServingConstants:
+    """The serving model's fitted coefficients: per-engine rates, overheads, dequant factors."""
+
     engines: Mapping[Engine, EngineCoeffs]
     dequant_factor: Mapping[WeightQuant, float]  # weight-only: matmul time x this
     runtime_overhead_gib: float  # CUDA context, CUDA graphs, NCCL buffers per GPU
@@ -103,6 +105,7 @@ class ServingConstants:
 
 
 def parse_serving_constants(raw: Mapping[str, Any], *, comm: CommCoeffs) -> ServingConstants:
+    """The serving constants parsed from the bundled file's mapping; InputError on a bad entry."""
     try:
         engines = {
             Engine(name): EngineCoeffs(
@@ -160,6 +163,7 @@ class Figure:
 
     @staticmethod
     def of(value: float, log_interval: tuple[float, float]) -> Figure:
+        """A figure for value with its interval from a (low, high) interval in log space."""
         lo, hi = log_interval
         if not math.isfinite(value):
             return Figure(value=value, low=value, high=value)
@@ -189,6 +193,7 @@ class ServingMemory:
 
     @property
     def fits(self) -> bool:
+        """Whether one replica holds at least one KV block and one sequence."""
         return self.kv_tokens >= BLOCK_TOKENS and self.max_concurrency >= 1
 
 

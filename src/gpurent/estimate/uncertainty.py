@@ -73,6 +73,8 @@ class Interval:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IntervalTable:
+    """Prediction intervals by workload class (group/scale/family), with where they came from."""
+
     classes: Mapping[str, IntervalClass]
     provenance: Mapping[str, Any] = field(default_factory=dict)
 

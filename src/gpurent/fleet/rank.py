@@ -53,6 +53,8 @@ class NodeFigures:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Outlier:
+    """A node whose figure on one metric falls below the threshold share of the fleet's median."""
+
     node: str
     metric: str
     value: float
@@ -63,6 +65,8 @@ class Outlier:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NodeRank:
+    """One node's rank in the fleet, its score against the medians, and whether to replace it."""
+
     node: str
     rank: int  # 1 = best; nodes whose bench did not run come last
     score: float | None  # geometric mean of value / median over the compared figures
@@ -73,6 +77,8 @@ class NodeRank:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FleetRanking:
+    """The fleet's nodes ranked best first, the outliers, and the median of each metric."""
+
     nodes: tuple[NodeRank, ...]
     outliers: tuple[Outlier, ...]
     medians: Mapping[str, float]
@@ -80,6 +86,7 @@ class FleetRanking:
 
     @property
     def to_replace(self) -> tuple[NodeRank, ...]:
+        """The nodes to replace."""
         return tuple(n for n in self.nodes if n.replace)
 
 

@@ -42,6 +42,7 @@ class Node:
 
     @property
     def short(self) -> str:
+        """The node ID's first 12 characters, for display."""
         return self.node_id[:12]
 
 

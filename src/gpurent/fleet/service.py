@@ -39,6 +39,8 @@ class PairLink:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FleetBench:
+    """A fleet bench: each node's figures, health checks, pair links and the ranking."""
+
     address: str
     nodes: tuple[Node, ...]
     hostnames: Mapping[str, str]
@@ -51,6 +53,8 @@ class FleetBench:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NodeHealth:
+    """One node's health checks, or the error that kept them from running."""
+
     node: Node
     hostname: str
     checks: tuple[Mapping[str, str], ...]
@@ -58,6 +62,7 @@ class NodeHealth:
 
     @property
     def status(self) -> str:
+        """ "fail" if the checks could not run or one failed, "warn" if one warned, else "ok"."""
         if self.error is not None or any(c["status"] == "fail" for c in self.checks):
             return "fail"
         return "warn" if any(c["status"] == "warn" for c in self.checks) else "ok"
@@ -65,16 +70,21 @@ class NodeHealth:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FleetHealth:
+    """The health of every node of the cluster at address."""
+
     address: str
     nodes: tuple[NodeHealth, ...]
 
     @property
     def failed(self) -> tuple[NodeHealth, ...]:
+        """The nodes whose health is "fail"."""
         return tuple(n for n in self.nodes if n.status == "fail")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FleetAllreduce:
+    """An all-reduce bandwidth sweep across the cluster's nodes: bandwidth per message size."""
+
     address: str
     nodes: tuple[Node, ...]
     device: str

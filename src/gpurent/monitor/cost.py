@@ -28,6 +28,8 @@ from gpurent.units import HOURS_PER_MONTH, SECONDS_PER_HOUR
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InstancePrice:
+    """The price of the watched instance in USD per hour, its GPU count and where it came from."""
+
     label: str
     price_usd_per_hour: float  # the whole instance, on demand unless said otherwise
     gpu_count: int | None  # None: take it from the samples
@@ -35,6 +37,7 @@ class InstancePrice:
 
     @staticmethod
     def given(price_usd_per_hour: float, gpu_count: int | None = None) -> InstancePrice:
+        """The price given on the command line; InputError if it is negative or not a number."""
         if not price_usd_per_hour >= 0:
             raise InputError(
                 f"--price-usd-per-hour must be a non-negative number, got {price_usd_per_hour}"
@@ -97,6 +100,8 @@ def price_from_catalog(
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CostReport:
+    """What the watched time cost in USD, how much went to idle or under-used GPUs, per month."""
+
     label: str
     price_usd_per_hour: float
     gpu_count: int

@@ -183,6 +183,7 @@ class SampleCollector:
         self.findings = tuple(findings)
 
     def collect(self) -> Iterator[Metric]:
+        """The Prometheus metric families of the sample, cost and findings."""
         from prometheus_client.core import GaugeMetricFamily
 
         if self.sample is not None:
@@ -359,33 +360,41 @@ class Exporter:
 
     @property
     def port(self) -> int:
+        """The TCP port the exporter listens on."""
         return self._server.port
 
     @property
     def open_connections(self) -> int:
+        """Number of client connections open now."""
         return self._server.open_connections
 
     @property
     def body(self) -> bytes:
+        """The metrics text served now, as bytes."""
         with self._lock:
             return self._body
 
     @property
     def text(self) -> str:
+        """The metrics text served now."""
         return self.body.decode()
 
     def update(self, text: str) -> None:
+        """Replace the metrics text served from now on."""
         body = text.encode()
         with self._lock:
             self._body = body
 
     def start(self) -> Exporter:
+        """Start serving on the daemon thread; return self."""
         self._server.start()
         return self
 
     def stop(self) -> None:
+        """Stop serving and close the socket."""
         self._server.stop()
 
 
 def hostname() -> str:
+    """This machine's host name."""
     return socket.gethostname()

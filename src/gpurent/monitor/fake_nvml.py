@@ -205,22 +205,27 @@ class FakeNvml:
 
     # --- library ---------------------------------------------------------------------------
     def nvmlInit(self) -> None:
+        """Start the scenario's clock; raise the scenario's init error if it has one."""
         if self._init_error is not None:
             raise NVMLError(_INIT_ERRORS[self._init_error])
         self._t0 = self._clock()
 
     def nvmlShutdown(self) -> None:
+        """Stop: later calls fail as uninitialised."""
         self._t0 = None
 
     def nvmlSystemGetDriverVersion(self) -> str:
+        """A fixed fake driver version."""
         self._initialised()
         return "570.00-fake"
 
     def nvmlDeviceGetCount(self) -> int:
+        """Number of GPUs in the scenario."""
         self._initialised()
         return len(self._devices)
 
     def nvmlDeviceGetHandleByIndex(self, index: int) -> _Device:
+        """The GPU at index; NVMLError on an index out of range."""
         self._initialised()
         if not 0 <= index < len(self._devices):
             raise NVMLError(NVML_ERROR_INVALID_ARGUMENT)
@@ -250,22 +255,27 @@ class FakeNvml:
 
     # --- device queries --------------------------------------------------------------------
     def nvmlDeviceGetName(self, handle: _Device) -> str:
+        """The GPU's name (the scenario's, else an H100's)."""
         self._state(handle, "busy_pct", "name")
         return str(handle.spec.get("name", "NVIDIA H100 80GB HBM3"))
 
     def nvmlDeviceGetUUID(self, handle: _Device) -> str:
+        """A fake UUID numbered by the GPU's index."""
         self._state(handle, "busy_pct", "uuid")
         return f"GPU-fake0000-0000-0000-0000-{handle.index:012d}"
 
     def nvmlDeviceGetPciInfo(self, handle: _Device) -> SimpleNamespace:
+        """PCI info whose bus ID is numbered by the GPU's index."""
         self._state(handle, "busy_pct", "pci")
         return SimpleNamespace(busId=f"00000000:{0x18 + handle.index:02X}:00.0")
 
     def nvmlDeviceGetUtilizationRates(self, handle: _Device) -> SimpleNamespace:
+        """Busy and memory-copy utilisation in % at the current step."""
         busy = self._state(handle, "busy_pct", "utilization")
         return SimpleNamespace(gpu=busy, memory=self._state(handle, "mem_copy_pct"))
 
     def nvmlDeviceGetMemoryInfo(self, handle: _Device) -> SimpleNamespace:
+        """Total, used and free memory in bytes at the current step."""
         used_mib = float(self._state(handle, "memory_used_mib", "memory"))
         total_mib = float(handle.spec.get("memory_total_mib", 81559))
         mib = 2**20
@@ -276,16 +286,20 @@ class FakeNvml:
         )
 
     def nvmlDeviceGetPowerUsage(self, handle: _Device) -> int:
+        """Power draw in milliwatts at the current step."""
         return int(float(self._state(handle, "power_w", "power")) * 1000)
 
     def nvmlDeviceGetEnforcedPowerLimit(self, handle: _Device) -> int:
+        """The power limit in milliwatts (the scenario's, else 700 W)."""
         self._state(handle, "power_w", "power")
         return int(float(handle.spec.get("power_limit_w", 700)) * 1000)
 
     def nvmlDeviceGetTemperature(self, handle: _Device, sensor: int) -> int:
+        """Temperature in degrees C at the current step."""
         return int(self._state(handle, "temperature_c", "temperature"))
 
     def nvmlDeviceGetClockInfo(self, handle: _Device, clock_type: int) -> int:
+        """SM or memory clock in MHz at the current step."""
         key = (
             "sm_clock_mhz"
             if clock_type in (NVML_CLOCK_SM, NVML_CLOCK_GRAPHICS)
@@ -294,35 +308,43 @@ class FakeNvml:
         return int(self._state(handle, key, "clocks"))
 
     def nvmlDeviceGetMaxClockInfo(self, handle: _Device, clock_type: int) -> int:
+        """Maximum SM or memory clock in MHz."""
         self._state(handle, "sm_clock_mhz", "clocks")
         if clock_type == NVML_CLOCK_MEM:
             return int(handle.spec.get("mem_clock_max_mhz", 2619))
         return int(handle.spec.get("sm_clock_max_mhz", 1980))
 
     def nvmlDeviceGetCurrentClocksEventReasons(self, handle: _Device) -> int:
+        """The clock throttle reasons bit mask at the current step."""
         return int(self._state(handle, "throttle_reasons", "throttle"))
 
     def nvmlDeviceGetCurrPcieLinkGeneration(self, handle: _Device) -> int:
+        """Current PCIe generation (the maximum unless the step says otherwise)."""
         value = self._state(handle, "pcie_gen", "pcie_link")
         return int(handle.spec.get("pcie_gen_max", 5) if value is None else value)
 
     def nvmlDeviceGetMaxPcieLinkGeneration(self, handle: _Device) -> int:
+        """Maximum PCIe generation."""
         self._state(handle, "pcie_gen", "pcie_link")
         return int(handle.spec.get("pcie_gen_max", 5))
 
     def nvmlDeviceGetCurrPcieLinkWidth(self, handle: _Device) -> int:
+        """Current PCIe lane width (the maximum unless the step says otherwise)."""
         value = self._state(handle, "pcie_width", "pcie_link")
         return int(handle.spec.get("pcie_width_max", 16) if value is None else value)
 
     def nvmlDeviceGetMaxPcieLinkWidth(self, handle: _Device) -> int:
+        """Maximum PCIe lane width."""
         self._state(handle, "pcie_width", "pcie_link")
         return int(handle.spec.get("pcie_width_max", 16))
 
     def nvmlDeviceGetPcieThroughput(self, handle: _Device, counter: int) -> int:
+        """PCIe transmit or receive throughput in KB/s at the current step."""
         key = "pcie_tx_kb_per_s" if counter == NVML_PCIE_UTIL_TX_BYTES else "pcie_rx_kb_per_s"
         return int(self._state(handle, key, "pcie_throughput"))
 
     def nvmlDeviceGetTotalEccErrors(self, handle: _Device, error_type: int, counter: int) -> int:
+        """Corrected or uncorrected ECC error count at the current step."""
         key = (
             "ecc_uncorrected"
             if error_type == NVML_MEMORY_ERROR_TYPE_UNCORRECTED
@@ -331,6 +353,7 @@ class FakeNvml:
         return int(self._state(handle, key, "ecc"))
 
     def nvmlDeviceGetComputeRunningProcesses(self, handle: _Device) -> list[SimpleNamespace]:
+        """The processes on the GPU at the current step, with their memory in bytes."""
         procs = self._state(handle, "processes")
         return [
             SimpleNamespace(pid=int(p["pid"]), usedGpuMemory=int(float(p["used_mib"]) * 2**20))
@@ -339,17 +362,21 @@ class FakeNvml:
 
     # --- GPM -------------------------------------------------------------------------------
     def nvmlGpmQueryDeviceSupport(self, handle: _Device) -> SimpleNamespace:
+        """Whether the GPU supports GPM metrics (the scenario's gpm flag)."""
         self._state(handle, "busy_pct", "gpm_query")
         return SimpleNamespace(version=1, isSupportedDevice=int(bool(handle.spec.get("gpm"))))
 
     def nvmlGpmSampleAlloc(self) -> _GpmSample:
+        """A new, empty GPM sample."""
         self._initialised()
         return _GpmSample()
 
     def nvmlGpmSampleFree(self, sample: _GpmSample) -> None:
+        """Nothing to free."""
         return None
 
     def nvmlGpmSampleGet(self, handle: _Device, sample: _GpmSample) -> _GpmSample:
+        """Fill sample with the GPU and the current step; NVMLError where GPM is not supported."""
         if not handle.spec.get("gpm"):
             raise NVMLError(NVML_ERROR_NOT_SUPPORTED)
         self._state(handle, "sm_util_pct", "gpm")
@@ -357,6 +384,7 @@ class FakeNvml:
         return sample
 
     def nvmlGpmMetricsGet(self, request: _MetricsGetStruct) -> _MetricsGetStruct:
+        """Fill each requested GPM metric from the later sample's step (unknown: an error code)."""
         s1, s2 = request.sample1, request.sample2
         if s1 is None or s2 is None or s1.device < 0 or s1.device != s2.device:
             raise NVMLError(NVML_ERROR_INVALID_ARGUMENT)
@@ -378,16 +406,19 @@ class FakeNvml:
 
     # --- events (Xid) ----------------------------------------------------------------------
     def nvmlEventSetCreate(self) -> list[_Device]:
+        """A new, empty event set."""
         self._initialised()
         return []
 
     def nvmlDeviceRegisterEvents(
         self, handle: _Device, types: int, event_set: list[_Device]
     ) -> None:
+        """Add the GPU to the event set (Xid events)."""
         self._state(handle, "xids", "events")
         event_set.append(handle)
 
     def nvmlEventSetWait(self, event_set: list[_Device], timeout_ms: int) -> SimpleNamespace:
+        """The next Xid event of the set's GPUs up to now; NVMLError (timeout) if none."""
         step = self._step()
         for dev in event_set:
             last = min(step, len(dev.states) - 1)
@@ -404,4 +435,5 @@ class FakeNvml:
         )
 
     def nvmlEventSetFree(self, event_set: list[_Device]) -> None:
+        """Empty the event set."""
         event_set.clear()

@@ -32,6 +32,8 @@ _REASONS = {
 
 @dataclass(frozen=True, slots=True)
 class Request:
+    """One HTTP request as the handler sees it: method, path and headers."""
+
     method: str
     path: str
     headers: Mapping[str, str]  # names lower-cased
@@ -39,6 +41,8 @@ class Request:
 
 @dataclass(frozen=True, slots=True)
 class Response:
+    """The handler's answer: status, body and content type."""
+
     status: int
     body: bytes
     content_type: str = "text/plain; charset=utf-8"
@@ -168,17 +172,21 @@ class HttpServer:
 
     @property
     def port(self) -> int:
+        """The TCP port the server listens on."""
         return int(self._sock.getsockname()[1])
 
     @property
     def open_connections(self) -> int:
+        """Number of client connections open now."""
         return len(self.connections)
 
     def start(self) -> None:
+        """Start the server thread and wait up to 10 s until it accepts connections."""
         self._thread.start()
         self._ready.wait(timeout=10)
 
     def stop(self) -> None:
+        """Stop the server thread (waiting up to 10 s) and close the socket."""
         if self._thread.is_alive() and self._stopping is not None:
             self.loop.call_soon_threadsafe(self._stopping.set)
             self._thread.join(timeout=10)

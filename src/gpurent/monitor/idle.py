@@ -18,6 +18,8 @@ from gpurent.monitor.sample import Sample
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IdleEvent:
+    """An idle action that fired: since when the GPUs were idle, when it fired, the command run."""
+
     idle_since_s: float
     fired_at_s: float
     command: str

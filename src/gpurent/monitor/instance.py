@@ -50,12 +50,15 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}")  # instance types, regio
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DetectedInstance:
+    """The cloud instance the monitor runs on, as its metadata service or the user named it."""
+
     provider: str  # as the catalog names it: aws, gcp, azure
     instance_type: str
     region: str | None  # None when the service did not say
     source: str  # which service answered, and where
 
     def describe(self) -> str:
+        """The instance in one line: provider, type, region and where that came from."""
         where = f" in {self.region}" if self.region else ""
         return f"{self.provider} {self.instance_type}{where} (from {self.source})"
 

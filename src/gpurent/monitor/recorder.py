@@ -53,15 +53,18 @@ class Recorder:
         self.last_error = ""
 
     def add(self, sample: Sample) -> None:
+        """Buffer the sample's rows for the next write."""
         self.add_rows(to_rows(sample))
 
     def add_rows(self, rows: list[dict[str, Any]]) -> None:
+        """Buffer rows for the next write, dropping those beyond the buffer's room."""
         room = (self._buffer.maxlen or 0) - len(self._buffer)
         self.dropped_rows += max(0, len(rows) - room)
         self._buffer.extend(rows)
 
     @property
     def pending_rows(self) -> int:
+        """Rows buffered and not yet written."""
         return len(self._buffer)
 
     def flush(self, now_s: float | None = None) -> str | None:
@@ -101,6 +104,7 @@ class Recorder:
             Path(self.target).expanduser().parent.mkdir(parents=True, exist_ok=True)
 
     def close(self) -> str | None:
+        """Write what is buffered and close the store; return a note if the last write failed."""
         note = self.flush()
         self._engine.dispose()
         return note

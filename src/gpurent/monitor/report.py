@@ -15,6 +15,8 @@ from gpurent.units import format_duration, format_usd
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Report:
+    """What `gpurent monitor report` shows: the diagnosis, the cost and notes."""
+
     diagnosis: Diagnosis
     cost: CostReport | None
     notes: tuple[str, ...] = ()

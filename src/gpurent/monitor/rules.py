@@ -27,12 +27,16 @@ from gpurent.nvml import (
 
 
 class Severity(enum.StrEnum):
+    """How much a finding matters: info, warning or critical."""
+
     INFO = "info"
     WARNING = "warning"
     CRITICAL = "critical"
 
 
 class FindingKind(enum.StrEnum):
+    """What a rule found: an idle, under-used, input-bound or memory-bound GPU, and so on."""
+
     IDLE = "idle-gpu"
     UNDERUSED = "under-used-gpu"
     INPUT_BOUND = "input-pipeline-bound"
@@ -88,10 +92,12 @@ class Finding:
 
     @property
     def summary(self) -> str:
+        """The finding in one line, with its GPUs named."""
         return self._text(self.summary_template, gpu_label(self.gpus))
 
     @property
     def evidence(self) -> tuple[str, ...]:
+        """The evidence lines of the finding, with its GPUs named."""
         label = gpu_label(self.gpus)
         return tuple(self._text(e, label) for e in self.evidence_templates)
 
@@ -107,6 +113,7 @@ class Finding:
         }
 
     def figure(self, name: str) -> Figure:
+        """The measured figure called name."""
         return dict(self.figures)[name]
 
     def _text(self, template: str, label: str) -> str:
@@ -141,6 +148,8 @@ def _finding(
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GpuSummary:
+    """One GPU over the window: mean activity, busy, SM use, power, peak temperature, idle share."""
+
     index: int
     name: str
     samples: int
@@ -156,6 +165,8 @@ class GpuSummary:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Diagnosis:
+    """The diagnosis of a window of samples: each GPU's summary, host means and the findings."""
+
     start_s: float
     end_s: float
     samples: int
@@ -175,6 +186,7 @@ def _vals(gs: Sequence[GpuSample], attr: str) -> list[float]:
 
 
 def is_idle(g: GpuSample, t: Thresholds) -> bool:
+    """Whether the GPU's activity is at or below the idle threshold (False when not read)."""
     activity = g.activity_pct
     return activity is not None and activity <= t.idle_activity_pct
 

@@ -36,6 +36,8 @@ class Source(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GpuProcess:
+    """A process on a GPU and the GPU memory it uses in MiB (None: not read)."""
+
     pid: int
     used_memory_mib: float | None
 
@@ -77,6 +79,7 @@ class GpuSample:
     sources: tuple[tuple[str, str], ...] = ()  # (metric field, Source value)
 
     def source_of(self, metric: str) -> str | None:
+        """Where the metric was read from (e.g. NVML or GPM), or None if not read."""
         return dict(self.sources).get(metric)
 
     @property
@@ -87,6 +90,8 @@ class GpuSample:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DiskSample:
+    """One disk's busy share and read and write rates."""
+
     device: str
     util_pct: float  # busy time / wall time, /proc/diskstats field 13 (iostat %util)
     read_mb_per_s: float
@@ -113,6 +118,8 @@ class HostSample:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Sample:
+    """Everything read at one instant: the host and each GPU."""
+
     timestamp_s: float  # Unix time, seconds
     host: HostSample = field(default_factory=HostSample)
     gpus: tuple[GpuSample, ...] = ()
@@ -139,6 +146,7 @@ def _encode_sources(pairs: Iterable[tuple[str, str]]) -> str:
 
 
 def decode_sources(text: str) -> tuple[tuple[str, str], ...]:
+    """The metric-to-source pairs of a stored "key=value;..." text."""
     out: list[tuple[str, str]] = []
     for part in text.split(";"):
         key, sep, value = part.partition("=")
@@ -199,6 +207,7 @@ def _int_or_none(value: Any) -> int | None:
 
 
 def gpu_from_row(row: Mapping[str, Any], sources: tuple[tuple[str, str], ...]) -> GpuSample:
+    """A GPU sample from a stored row and its metric sources."""
     gpu_keys = set(GPU_FLOAT_COLUMNS) | set(GPU_INT_COLUMNS)
     xid_text = str(row.get("xid") or "").replace(",", " ")
     lost = str(row.get("lost", "")).strip().lower() in {"1", "true", "yes"}

@@ -23,6 +23,8 @@ from gpurent.monitor.sample import Sample
 
 @dataclass(slots=True)
 class SessionState:
+    """What a monitor session did so far: samples taken, notes and idle events."""
+
     samples_taken: int = 0
     notes: list[str] = field(default_factory=list)
     idle_events: list[IdleEvent] = field(default_factory=list)
@@ -72,6 +74,7 @@ class MonitorSession:
         return fresh
 
     def open(self) -> list[str]:
+        """Open the GPU probe; return notes on what could not be opened."""
         return self._note(self.nvml.open() if self.nvml is not None else [])
 
     def step(self) -> tuple[Sample, list[str]]:
@@ -121,6 +124,7 @@ class MonitorSession:
         return sample, self._note(notes)
 
     def diagnosis(self) -> Diagnosis:
+        """The diagnosis of the samples in the rolling window."""
         return diagnose(list(self.window), self.thresholds)
 
     def cost(self) -> CostReport | None:
@@ -128,6 +132,7 @@ class MonitorSession:
         return self._meter.report() if self._meter is not None else None
 
     def close(self) -> list[str]:
+        """Close the recorder and the GPU probe; return notes (e.g. a failed last write)."""
         notes: list[str] = []
         if self.recorder is not None:
             note = self.recorder.close()

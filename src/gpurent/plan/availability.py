@@ -61,6 +61,7 @@ class Market:
 
 
 def market(offers: Sequence[Offer]) -> Market:
+    """Spot-to-on-demand price ratios and on-demand USD per GPU-hour per GPU, from the offers."""
     spot: dict[str, list[float]] = defaultdict(list)
     od: dict[str, list[float]] = defaultdict(list)
     for o in offers:

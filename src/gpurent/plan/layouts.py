@@ -45,7 +45,8 @@ class EstimatorFn(Protocol):
         num_gpus: int,
         nodes: int,
         inter_node_gbps: float | None,
-    ) -> Estimate: ...
+    ) -> Estimate:
+        """The estimate for workload on num_gpus GPUs of gpu across nodes nodes."""
 
     def find_gpu(self, name: str) -> GpuSpec | None:
         """The spec of the GPU named `name`, or None when the estimator has none for it."""
@@ -68,6 +69,7 @@ class Layout:
 
     @property
     def data_parallel(self) -> int:
+        """The data-parallel degree: GPUs divided by tensor times pipeline parallelism."""
         return self.num_gpus // (self.tensor_parallel * self.pipeline_parallel)
 
     @property

@@ -69,6 +69,7 @@ def readable_unit(unit: str, scale: float, cost_usd: float, work_units: float) -
 
 
 def summarize_workload(workload: Workload) -> WorkloadSummary:
+    """The workload for the plan's header: name, model, task and amount of work."""
     if workload.token_budget:
         work, given = f"{workload.token_budget:.3g} tokens", True
     elif workload.dataset_samples and workload.epochs:

@@ -70,19 +70,23 @@ class Candidate:
 
     @property
     def num_gpus(self) -> int:
+        """Total GPUs across all nodes."""
         return self.gpus_per_node * self.nodes
 
     @property
     def cost_usd(self) -> float:
+        """Total cost of the run in USD."""
         return self.cost.total_usd
 
     @property
     def label(self) -> str:
+        """One-line name of the candidate: nodes, provider, instance type, region and pricing."""
         nodes = f"{self.nodes}x " if self.nodes > 1 else ""
         return f"{nodes}{self.provider} {self.instance_type} ({self.region}, {self.pricing.value})"
 
     @property
     def gpus_label(self) -> str:
+        """The GPUs as text, e.g. "8x H100" or "2 nodes x 8x H100"."""
         per_node = f"{self.gpus_per_node}x {self.gpu_name}"
         return f"{self.nodes} nodes x {per_node}" if self.nodes > 1 else per_node
 
@@ -124,6 +128,8 @@ class Explanation:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WorkloadSummary:
+    """The workload as the plan shows it: name, model, task, precision and amount of work."""
+
     name: str
     model: str
     task: str
@@ -157,4 +163,5 @@ class Plan:
 
     @property
     def best(self) -> Candidate | None:
+        """The cheapest candidate by the objective, or None when nothing is feasible."""
         return self.top[0] if self.feasible and self.top else None

@@ -25,6 +25,8 @@ from gpurent.plan.constraints import Objective
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Scenario:
+    """One scenario of the guide: its GPU matrix row, minimum memory, interconnect and defaults."""
+
     name: str
     matrix_gpus: tuple[str, ...]  # canonical GPU names of the matrix's GPU row
     matrix_gpu_text: str  # the row as the guide writes it

@@ -51,10 +51,12 @@ class TrafficProfile:
 
     @property
     def mean_per_s(self) -> float:
+        """Mean request rate over the profile's hours, in requests per second."""
         return sum(self.rates_per_s) / len(self.rates_per_s)
 
     @property
     def peak_per_s(self) -> float:
+        """Peak request rate over the profile's hours, in requests per second."""
         return max(self.rates_per_s)
 
 
@@ -66,6 +68,8 @@ def profile_from_shares(shares: Sequence[float], mean_rate_per_s: float) -> tupl
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServeOptions:
+    """Serving plan options: headroom, spot, traffic profile, replica floor, how many to show."""
+
     headroom: float = DEFAULT_HEADROOM  # share of each replica's SLO load kept spare
     spot: bool = False  # also price replicas at spot, capacity lost to interruptions priced in
     spot_interruptions_per_hour: float | None = None  # None: cloud/spot_defaults per provider
@@ -94,6 +98,8 @@ class SpotReplicas:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HourRow:
+    """One hour of a traffic profile: request rate, replicas and instances needed, cost in USD."""
+
     hour: int
     rate_per_s: float
     replicas: int
@@ -113,11 +119,14 @@ class Schedule:
 
     @property
     def cost_usd_per_month(self) -> float:
+        """Cost in USD per month (the daily cost times days in a month)."""
         return self.cost_usd_per_day * HOURS_PER_MONTH / 24.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServeCandidate:
+    """A ranked way to serve the workload: instance, replicas, tensor parallelism, cost, latency."""
+
     rank: int
     provider: str
     instance_type: str
@@ -156,6 +165,7 @@ class ServeCandidate:
 
     @property
     def label(self) -> str:
+        """The candidate in one line: provider, instance, region, pricing, replicas x tp GPUs."""
         return (
             f"{self.provider} {self.instance_type} ({self.region}) {self.pricing}: "
             f"{self.replicas} x {self.tensor_parallel} {self.gpu_name}"
@@ -176,6 +186,8 @@ class Closest:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServeExplanation:
+    """Why the best serving candidate won, what the next one costs, and the guide matrix line."""
+
     headline: str
     why: tuple[str, ...]
     next_cost: str
@@ -184,6 +196,8 @@ class ServeExplanation:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServePlan:
+    """A serving plan: the ranked candidates, the cost/latency Pareto front and an explanation."""
+
     workload: ServingWorkload
     rate_per_s: float
     options: ServeOptions
@@ -199,14 +213,17 @@ class ServePlan:
 
     @property
     def feasible(self) -> bool:
+        """Whether any candidate meets the workload's SLO."""
         return bool(self.candidates)
 
     @property
     def best(self) -> ServeCandidate | None:
+        """The cheapest candidate, or None when none is feasible."""
         return self.candidates[0] if self.candidates else None
 
     @property
     def top(self) -> tuple[ServeCandidate, ...]:
+        """The first top_n candidates."""
         return self.candidates[: self.options.top_n]
 
     def infeasible_line(self) -> str:

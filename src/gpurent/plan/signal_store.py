@@ -31,6 +31,7 @@ MAX_STORE_BYTES = 256 * 1024 * 1024
 
 
 def store_path() -> Path:
+    """Where imported spot signals are kept: `$GPURENT_HOME/spot/signals.json`."""
     return data_home() / "spot" / "signals.json"
 
 

@@ -195,6 +195,8 @@ def part_prices(
 def offer_prices(
     offer: Offer, committed: float | None, discount: float | None, months: int, term_hours: float
 ) -> Prices:
+    """An offer's on-demand, spot and committed prices (the committed one from the flags, else
+    the published term, else the guide's discount)."""
     if offer.price_usd_per_hour is None:
         raise InputError(f"offer {offer.key} has no on-demand price; pass --on-demand")
     c, source = committed_price(offer.price_usd_per_hour, offer, committed, discount, term_hours)
@@ -224,6 +226,7 @@ class StorageCost:
 
     @property
     def line(self) -> str:
+        """The storage cost as the one line printed under the table."""
         when = "running and stopped" if self.while_stopped else "while running"
         return (
             f"storage: {self.gb:g} GB for {self.months:g} months ({when}) at "
@@ -233,6 +236,7 @@ class StorageCost:
 
 
 def storage_cost(rule: BillingRule | None, gb: float, months: float) -> StorageCost | None:
+    """The disk's cost over the period under the provider's billing rule; None for no disk."""
     if gb <= 0:
         return None
     r = rule or BILLING_OTHERS

@@ -144,6 +144,7 @@ class CostAssumptions:
             raise InputError("checkpoint write speed and default network must be positive")
 
     def storage_rate(self, provider: str) -> float:
+        """Storage price in USD per GB-month for provider (the user's figure if given)."""
         if self.storage_usd_per_gb_month is not None:
             return self.storage_usd_per_gb_month
         return _lookup(STORAGE_USD_PER_GB_MONTH, provider)
@@ -167,6 +168,7 @@ class CostAssumptions:
         return spot_default(provider).interruptions_per_hour
 
     def restart_seconds(self, provider: str) -> float:
+        """Seconds to restart after a spot interruption on provider (the user's figure if given)."""
         if self.restart_s is not None:
             return self.restart_s
         return spot_default(provider).restart_s
@@ -399,6 +401,7 @@ class SetupTime:
 
     @property
     def total_s(self) -> float:
+        """Seconds from the request to the end of writing the outputs."""
         return self.before_s + self.output_s
 
     @property
@@ -471,6 +474,7 @@ class CostBreakdown:
 
     @property
     def total_usd(self) -> float:
+        """Total cost in USD: compute plus storage plus egress."""
         return self.compute_usd + self.storage_usd + self.egress_usd
 
 

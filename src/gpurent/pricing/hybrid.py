@@ -37,6 +37,7 @@ class PartCost:
 
     @property
     def best_cost_usd(self) -> float:
+        """Cost in USD of the cheapest option for this part."""
         return self.comparison.options[0].cost_usd
 
 

@@ -75,10 +75,12 @@ class UsagePattern:
 
     @property
     def hours_per_month(self) -> float:
+        """Hours used per month."""
         return self.hours_per_day * self.days_per_month
 
     @property
     def total_hours(self) -> float:
+        """Hours used over the whole period."""
         return self.hours_per_month * self.months
 
     def span_hours(self, term_hours: float) -> float:
@@ -109,12 +111,14 @@ class Prices:
 
     @property
     def term_hours(self) -> float:
+        """Length of the commitment in hours."""
         if self.commit_term_hours is not None:
             return self.commit_term_hours
         return self.commit_months * HOURS_PER_MONTH
 
     @property
     def term_label(self) -> str:
+        """The commitment's length as text, e.g. "12-month term"."""
         h = self.term_hours
         if h >= HOURS_PER_MONTH and h % HOURS_PER_MONTH == 0:
             label = f"{h / HOURS_PER_MONTH:g}-month"

@@ -37,6 +37,7 @@ def _pct(value: float | None) -> str:
 
 
 def hardware_lines(result: BenchResult) -> list[str]:
+    """The lines that describe the benchmarked machine: CPU, torch, GPU, driver."""
     hw = result.hardware
     lines = [f"CPU: {hw.cpu_model}, {hw.cpu_logical_cores} logical cores; torch {hw.torch_version}"]
     if hw.device == "cuda":
@@ -61,6 +62,7 @@ def hardware_lines(result: BenchResult) -> list[str]:
 
 
 def verdict_table(rows: Sequence[VerdictRow]) -> Table:
+    """The verdict table: each check's status, measured and expected values and advice."""
     table = Table(title="Verdict", title_justify="left")
     for col in ("check", "status", "measured", "expected", "fraction (min)", "source / advice"):
         table.add_column(col, overflow="fold")
@@ -157,6 +159,7 @@ def markdown(result: BenchResult) -> str:
 
 
 def compare_table(rows: Sequence[CompareRow], a_name: str, b_name: str) -> Table:
+    """The table comparing two bench results check by check, with B / A."""
     table = Table(title=f"A = {a_name}   B = {b_name}", title_justify="left")
     for col in ("check", "A", "B", "B / A", "status A/B", "note"):
         table.add_column(col, overflow="fold")
@@ -173,6 +176,7 @@ def compare_table(rows: Sequence[CompareRow], a_name: str, b_name: str) -> Table
 
 
 def compare_markdown(rows: Sequence[CompareRow], a_name: str, b_name: str) -> str:
+    """The comparison of two bench results as a Markdown document."""
     lines = [
         "# gpurent bench compare",
         "",

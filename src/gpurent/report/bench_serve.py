@@ -41,6 +41,7 @@ def _three(s: Spread) -> str:
 
 
 def errors_text(lv: LevelResult) -> str:
+    """A level's errors by kind and its cancelled requests, or "-" when none."""
     parts = [f"{k} {n}" for k, n in lv.errors.items()]
     if lv.requests_cancelled:
         parts.append(f"cancelled {lv.requests_cancelled}")
@@ -54,6 +55,7 @@ def _level_label(result: ServeResult, lv: LevelResult) -> str:
 
 
 def level_rows(result: ServeResult) -> list[list[str]]:
+    """One table row per load level: requests, errors, latency percentiles and throughput."""
     return [
         [
             _level_label(result, lv),
@@ -71,6 +73,7 @@ def level_rows(result: ServeResult) -> list[list[str]]:
 
 
 def summary_lines(result: ServeResult) -> list[str]:
+    """The summary lines above the table: endpoint, model, token lengths, saturation, client CPU."""
     level = result.saturation.level
     sat = "none" if level is None else f"at {level:g}"
     lines = [
@@ -87,6 +90,7 @@ def summary_lines(result: ServeResult) -> list[str]:
 
 
 def verdict_rows(rows: Sequence[ServeVerdictRow]) -> list[list[str]]:
+    """One row per verdict check: status, measured and expected values, ratio and source."""
     return [
         [
             r.check,
@@ -129,6 +133,7 @@ def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def markdown(result: ServeResult) -> str:
+    """The serving bench result as a Markdown document."""
     parts = [
         f"# gpurent bench serve ({result.created_at})\n",
         "\n".join(f"- {line}" for line in summary_lines(result)) + "\n",

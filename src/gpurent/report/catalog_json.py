@@ -19,6 +19,7 @@ def gpu_row(g: GpuSpec) -> dict[str, Any]:
 
 
 def gpus_document(specs: Sequence[GpuSpec]) -> dict[str, Any]:
+    """The GPU list as a JSON-ready dict: the count and one row per GPU."""
     return {"count": len(specs), "gpus": [gpu_row(g) for g in specs]}
 
 

@@ -48,6 +48,8 @@ class Series:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Bar:
+    """One bar of a bar chart: its label, value and colour."""
+
     label: str
     value: float
     color: str = BLUE
@@ -97,18 +99,22 @@ class Frame:
 
     @property
     def x0(self) -> float:
+        """Left edge of the plot area, in pixels."""
         return float(self.left)
 
     @property
     def x1(self) -> float:
+        """Right edge of the plot area, in pixels."""
         return float(self.width - self.right)
 
     @property
     def y0(self) -> float:  # the bottom (pixel y grows downwards)
+        """Bottom edge of the plot area, in pixels from the top."""
         return float(self.height - self.bottom)
 
     @property
     def y1(self) -> float:
+        """Top edge of the plot area, in pixels from the top."""
         return float(self.top)
 
 
@@ -171,6 +177,7 @@ class Axis:
         self.lo, self.hi, self.lo_px, self.hi_px = lo, hi, lo_px, hi_px
 
     def __call__(self, v: float) -> float:
+        """The pixel position of data value v."""
         if self.log:
             f = (math.log(v) - math.log(self.lo)) / (math.log(self.hi) - math.log(self.lo))
         else:
@@ -178,6 +185,7 @@ class Axis:
         return self.lo_px + f * (self.hi_px - self.lo_px)
 
     def ticks(self) -> list[float]:
+        """Data values at which to draw the axis's ticks."""
         return _ticks(self.lo, self.hi, self.log)
 
     def tick_label(self, v: float) -> str:

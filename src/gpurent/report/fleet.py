@@ -67,6 +67,7 @@ def bench_lines(result: FleetBench) -> list[str]:
 
 
 def bench_json(result: FleetBench) -> dict[str, Any]:
+    """The fleet bench as a JSON-ready dict: medians, nodes by rank, pairs, outliers, notes."""
     ranks = {r.node: r for r in result.ranking.nodes}
     return {
         "address": result.address,
@@ -97,6 +98,7 @@ def bench_json(result: FleetBench) -> dict[str, Any]:
 
 
 def health_table(result: FleetHealth) -> Table:
+    """The fleet health table: one row per node and check."""
     table = Table(title=f"fleet health: {len(result.nodes)} nodes at {clean(result.address)}")
     for col in ("node", "host", "status", "check", "reason"):
         table.add_column(col)
@@ -120,6 +122,7 @@ def health_table(result: FleetHealth) -> Table:
 
 
 def health_json(result: FleetHealth) -> dict[str, Any]:
+    """The fleet health as a JSON-ready dict: each node's status and checks."""
     return {
         "address": result.address,
         "nodes": [
@@ -138,6 +141,7 @@ def health_json(result: FleetHealth) -> dict[str, Any]:
 
 
 def allreduce_table(result: FleetAllreduce) -> Table:
+    """The all-reduce table: time, algorithm and bus bandwidth per message size."""
     backend = "NCCL, one GPU per node" if result.device == "cuda" else "gloo on the CPU"
     table = Table(
         title=f"all-reduce across {len(result.nodes)} nodes ({backend}, fp32, "
@@ -156,6 +160,7 @@ def allreduce_table(result: FleetAllreduce) -> Table:
 
 
 def allreduce_json(result: FleetAllreduce) -> dict[str, Any]:
+    """The all-reduce sweep as a JSON-ready dict."""
     return {
         "address": result.address,
         "device": result.device,

@@ -19,6 +19,7 @@ def _pct(value: float | None) -> str:
 
 
 def render(sample: Sample, diagnosis: Diagnosis, cost: CostReport | None) -> RenderableType:
+    """The live monitor view: one row per GPU, then the cost so far and the findings."""
     table = Table(title="gpurent monitor", expand=False)
     for column in ("GPU", "name", "SM util", "busy", "mem-copy", "memory", "power", "temp", "PCIe"):
         table.add_column(column, justify="right" if column not in ("name",) else "left")

@@ -48,6 +48,7 @@ def _g(value: float | None) -> str:
 
 
 def candidate_cells(c: Candidate) -> tuple[str, ...]:
+    """The candidate's CSV cells, in the order of the CSV header."""
     s, k = c.setup, c.cost
     return (
         str(c.rank),

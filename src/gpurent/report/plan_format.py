@@ -24,10 +24,12 @@ BREAKDOWN_TITLE = "Where the time and money go (sources: --json and the assumpti
 
 
 def region_cell(c: Candidate) -> str:
+    """The candidate's region, with how many more regions offer it at the same or more."""
     return f"{c.region} (+{c.also_in_regions})" if c.also_in_regions else c.region
 
 
 def gpus_cell(c: Candidate) -> str:
+    """The candidate's GPUs, e.g. "8x H100"."""
     return c.gpus_label
 
 
@@ -69,6 +71,7 @@ def cost_cell(c: Candidate) -> str:
 
 
 def pricing_cell(c: Candidate) -> str:
+    """The pricing and its USD per hour, e.g. "spot $2.10/h"."""
     return f"{c.pricing.value} {format_usd(c.price_usd_per_hour)}/h"
 
 
@@ -91,6 +94,7 @@ def notes_cell(c: Candidate) -> str:
 
 
 def candidate_row(c: Candidate) -> tuple[str, ...]:
+    """The candidate's row of the plan table."""
     return (
         str(c.rank) if c.rank else "-",
         c.provider,
@@ -108,6 +112,7 @@ def candidate_row(c: Candidate) -> tuple[str, ...]:
 
 
 def pareto_row(c: Candidate) -> tuple[str, ...]:
+    """The candidate's row of the time/cost Pareto table."""
     return (
         format_duration(c.time_s),
         format_usd(c.cost_usd),
@@ -118,12 +123,14 @@ def pareto_row(c: Candidate) -> tuple[str, ...]:
 
 
 def title(plan: Plan) -> str:
+    """The plan's title: workload, model, task, precision, amount of work and scenario."""
     w = plan.workload
     scenario = f" [{plan.scenario} scenario]" if plan.scenario else ""
     return f"Plan for {w.name}: {w.model} {w.task}, {w.precision}, {w.work}{scenario}"
 
 
 def stats_line(plan: Plan) -> str:
+    """How many offers, configurations, estimates and candidates the planner looked at."""
     return (
         f"{plan.catalog_offers:,} offers in the catalog, {plan.offers_considered:,} met the "
         f"constraints; {plan.configurations:,} configurations, {plan.estimator_calls:,} "
@@ -132,6 +139,7 @@ def stats_line(plan: Plan) -> str:
 
 
 def price_age_line(plan: Plan) -> str:
+    """When the prices were dated, and a reminder to refresh them before renting."""
     if not plan.price_as_of:
         return "prices: date unknown; list prices, not live capacity; refresh before you rent"
     dated = " and ".join(plan.price_as_of)

@@ -25,6 +25,7 @@ def _num(value: float | None) -> float | None:
 
 
 def candidate_to_dict(c: Candidate) -> dict[str, Any]:
+    """The candidate as a JSON-ready dict."""
     m = c.memory
     spot = None
     if c.spot is not None:

@@ -45,6 +45,7 @@ NARROW_TABLE = tuple(
 
 
 def narrow_row(c: Candidate) -> tuple[str, ...]:
+    """The candidate's row of the plan table for a narrow terminal (cells over two lines)."""
     nodes = f" x{c.nodes}" if c.nodes > 1 else ""
     return (
         str(c.rank) if c.rank else "-",

@@ -27,6 +27,7 @@ def _figure(f: Figure) -> dict[str, float | None]:
 
 
 def candidate_to_dict(c: ServeCandidate, now: datetime | None = None) -> dict[str, Any]:
+    """The serving candidate as a JSON-ready dict."""
     spot = None
     if c.spot is not None:
         s = c.spot

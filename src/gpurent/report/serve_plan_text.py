@@ -57,6 +57,7 @@ def _usd(x: float) -> str:
 
 
 def row(c: ServeCandidate) -> tuple[str, ...]:
+    """The serving candidate's row of the plan table."""
     load = c.load_per_replica_per_s
     return (
         str(c.rank),
@@ -93,6 +94,7 @@ def short_row(c: ServeCandidate) -> tuple[str, ...]:
 
 
 def title(plan: ServePlan) -> str:
+    """The serving plan's title: workload, rate, token lengths and SLOs."""
     w = plan.workload
     slo = w.slo
     parts = [
@@ -113,6 +115,7 @@ def title(plan: ServePlan) -> str:
 
 
 def explanation_lines(plan: ServePlan) -> list[str]:
+    """Why the best candidate won (or why nothing is feasible), one line each."""
     e = plan.explanation
     if e is None:
         return [plan.infeasible_line()]
@@ -123,6 +126,7 @@ def explanation_lines(plan: ServePlan) -> list[str]:
 
 
 def schedule_rows(c: ServeCandidate) -> list[tuple[str, ...]]:
+    """The candidate's hour-by-hour schedule rows, empty without a traffic profile."""
     if c.schedule is None:
         return []
     return [
@@ -141,6 +145,7 @@ SCHEDULE_HEADERS = ("hour", "req/s", "replicas", "instances", "$")
 
 
 def render_markdown(plan: ServePlan) -> str:
+    """The serving plan as a Markdown document."""
     lines = [f"# {title(plan)}", ""]
     lines += explanation_lines(plan)
     if plan.candidates:
@@ -165,6 +170,7 @@ def render_markdown(plan: ServePlan) -> str:
 
 
 def render_csv(plan: ServePlan) -> str:
+    """The serving plan's top candidates as CSV text with a header line."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)

@@ -44,6 +44,7 @@ def figure_text(f: Figure) -> str:
 
 
 def title(est: ServingEstimate) -> str:
+    """The serving estimate's title: model, GPUs and layout, engine, weights and KV precision."""
     w, c = est.curve.workload, est.curve
     gpus = c.tensor_parallel * est.replicas
     layout = f"{est.replicas} replica(s) x {c.tensor_parallel} GPU(s)"
@@ -83,6 +84,7 @@ def summary_lines(est: ServingEstimate) -> list[str]:
 
 
 def slo_lines(est: ServingEstimate) -> list[str]:
+    """The SLO lines: the highest load that meets what was asked, and what limits it."""
     w, load = est.curve.workload, est.load
     slo = w.slo
     wanted = [

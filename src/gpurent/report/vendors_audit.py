@@ -29,6 +29,7 @@ def _money(usd: float | None) -> str:
 
 
 def terminal_rows(report: AuditReport) -> list[tuple[str, ...]]:
+    """One terminal table row per audit finding."""
     return [
         (
             f.kind.value,
@@ -44,6 +45,7 @@ def terminal_rows(report: AuditReport) -> list[tuple[str, ...]]:
 
 
 def summary(report: AuditReport) -> str:
+    """One line: the bill, rows read, amount billed, findings and USD at stake."""
     n = len(report.findings)
     return (
         f"{clean(report.source)} ({report.format}, {report.rows_read} rows): billed "
@@ -57,6 +59,7 @@ def _cell(text: str) -> str:
 
 
 def to_markdown(report: AuditReport) -> str:
+    """The bill audit as a Markdown document."""
     out = [
         "# Bill audit",
         "",
@@ -92,6 +95,7 @@ def _finding(f: Finding) -> dict[str, Any]:
 
 
 def to_json(report: AuditReport) -> dict[str, Any]:
+    """The bill audit as a JSON-ready dict."""
     return {
         "bill": report.source,
         "format": report.format,

@@ -14,6 +14,8 @@ from gpurent.vendors.weights import GUIDE_WEIGHTS
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Section:
+    """One section of the vendor report: title, table and notes."""
+
     title: str
     headers: tuple[str, ...] = ()
     rows: tuple[tuple[str, ...], ...] = ()
@@ -22,14 +24,17 @@ class Section:
 
 
 def score_text(score: float | None) -> str:
+    """The score with one decimal, or "missing"."""
     return "missing" if score is None else f"{score:.1f}"
 
 
 def title(ev: Evaluation) -> str:
+    """The scorecard's title."""
     return f"Vendor scorecard: {ev.source}"
 
 
 def header_lines(ev: Evaluation) -> tuple[str, ...]:
+    """The lines under the title: top choice, weights and the reference job."""
     card = ev.scorecard
     weights = ", ".join(f"{c} {w:.0%}" for c, w in card.weights)
     guide = ", ".join(f"{c} {w:.0%}" for c, w in GUIDE_WEIGHTS)
@@ -48,6 +53,7 @@ def header_lines(ev: Evaluation) -> tuple[str, ...]:
 
 
 def ranking(ev: Evaluation) -> Section:
+    """The ranking section: each vendor's total and score per criterion."""
     rows = []
     for v in ev.scorecard.vendors:
         rows.append(
@@ -68,6 +74,7 @@ def ranking(ev: Evaluation) -> Section:
 
 
 def vendor_detail(v: VendorScore) -> Section:
+    """One vendor's section: evidence, score and weighted contribution per criterion."""
     rows = []
     for c, contrib in zip(v.criteria, v.contributions, strict=True):
         rows.append(
@@ -95,6 +102,7 @@ def vendor_detail(v: VendorScore) -> Section:
 
 
 def cost_detail(v: VendorScore) -> Section:
+    """One vendor's reference job cost, item by item (a note when no price was given)."""
     if v.cost_total_usd is None:
         return Section(title=f"{v.name}: reference job cost", notes=("no GPU-hour price given",))
     rows = tuple((i.item, f"${i.usd:,.2f}", i.basis, i.source) for i in v.cost_items)
@@ -106,6 +114,7 @@ def cost_detail(v: VendorScore) -> Section:
 
 
 def missing_section(ev: Evaluation) -> Section:
+    """Notes on vendors with no evidence, and on what missing scores could change."""
     notes = [
         f"{v.name}: no evidence for any weighted criterion; its total 0 is no score, it is "
         "ranked last until evidence is given"
@@ -136,6 +145,7 @@ def _change_line(c: WeightChange, top: str) -> str:
 
 
 def sensitivity(ev: Evaluation) -> Section:
+    """The sensitivity section: which weight changes would change the top choice."""
     top = ev.scorecard.top
     notes = [_change_line(c, top) for c in ev.changes]
     notes.append(
@@ -153,6 +163,7 @@ def sensitivity(ev: Evaluation) -> Section:
 
 
 def topsis_section(ev: Evaluation) -> Section:
+    """The TOPSIS section: the ranking by distance to the ideal, against the weighted one."""
     t = ev.topsis
     weighted = [v.name for v in ev.scorecard.vendors]
     rows = []
@@ -176,6 +187,7 @@ def topsis_section(ev: Evaluation) -> Section:
 
 
 def checklist_section(ev: Evaluation) -> Section:
+    """The checklist section: each vendor's statement on each guide point."""
     names = [v.name for v in ev.scorecard.vendors]
     rows = []
     for p in ev.checklist:
@@ -193,6 +205,7 @@ def checklist_section(ev: Evaluation) -> Section:
 
 
 def sections(ev: Evaluation) -> tuple[Section, ...]:
+    """Every section of the vendor report, in order."""
     out = [ranking(ev), missing_section(ev)]
     for v in ev.scorecard.vendors:
         out.append(vendor_detail(v))

@@ -11,6 +11,7 @@ def _cell(text: str) -> str:
 
 
 def section_markdown(s: Section) -> str:
+    """One section as Markdown: a heading, a table and notes."""
     lines = [f"## {s.title}", ""]
     if s.headers:
         lines.append("| " + " | ".join(_cell(h) for h in s.headers) + " |")
@@ -28,6 +29,7 @@ def section_markdown(s: Section) -> str:
 
 
 def render_markdown(ev: Evaluation) -> str:
+    """The vendor report as a Markdown document."""
     parts = [f"# {title(ev)}", "", *(f"{line}  " for line in header_lines(ev)), ""]
     parts += [section_markdown(s) for s in sections(ev)]
     return "\n".join(parts).rstrip() + "\n"

@@ -82,6 +82,7 @@ def _cell(text: str) -> str:
 
 
 def to_markdown(months: Sequence[MonthlySla]) -> str:
+    """The monthly SLA availability and credits as a Markdown document."""
     out = [
         "# SLA availability and credits",
         "",

@@ -215,6 +215,7 @@ class CheckpointManager:
 
     @property
     def stop_requested(self) -> bool:
+        """Whether a stop was requested (a spot notice or signal): save and exit."""
         return self._stop.is_set()
 
     # ---- saving ---------------------------------------------------------------------------

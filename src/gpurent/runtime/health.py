@@ -34,6 +34,8 @@ _XID_RE = re.compile(r"NVRM: Xid \([^)]*\): (\d+)")
 
 
 class Status(enum.Enum):
+    """Outcome of a health check: ok, warn or fail."""
+
     OK = "ok"
     WARN = "warn"
     FAIL = "fail"
@@ -44,6 +46,8 @@ _RANK = {Status.OK: 0, Status.WARN: 1, Status.FAIL: 2}
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class HealthResult:
+    """One health check's name, status and reason in words."""
+
     check: str
     status: Status
     reason: str
@@ -136,6 +140,7 @@ class XidTracker:
         return len(parse_xids(text)) if text is not None else 0
 
     def new_xids(self) -> list[int]:
+        """The Xids logged since the previous call."""
         text = self._read_log()
         if text is None:
             return []
@@ -178,7 +183,10 @@ def _host_port(endpoint: str) -> tuple[str, int]:
 
 
 class Connect(Protocol):
-    def __call__(self, address: tuple[str, int], timeout: float) -> Any: ...
+    """Opens a TCP connection to (host, port) in timeout seconds, like socket.create_connection."""
+
+    def __call__(self, address: tuple[str, int], timeout: float) -> Any:
+        """Connect to address within timeout seconds; return the socket (it is closed at once)."""
 
 
 def check_endpoints(
@@ -209,12 +217,16 @@ def check_endpoints(
 
 
 class Polls(Protocol):
+    """A process that can be polled for its exit code, like subprocess.Popen."""
+
     pid: int
 
-    def poll(self) -> int | None: ...
+    def poll(self) -> int | None:
+        """The exit code, or None while the process runs."""
 
 
 def check_process(proc: Polls) -> HealthResult:
+    """OK while the process runs or after it exited 0; FAIL once it exited non-zero."""
     code = proc.poll()
     if code is None:
         return HealthResult(check="process", status=Status.OK, reason=f"pid {proc.pid} running")
@@ -284,6 +296,7 @@ class ProgressTracker:
         return read_step(self.path)
 
     def check(self) -> HealthResult:
+        """FAIL once the heartbeat has not advanced for too long; else OK."""
         now = self._clock()
         try:
             mark = (_read_heartbeat(self.path).strip(), self.path.stat().st_mtime)

@@ -301,6 +301,7 @@ class RunLock:
         return self
 
     def release(self) -> None:
+        """Drop the lock (closing its descriptor); do nothing if not held."""
         if self._fd is not None:
             os.close(self._fd)  # closing the descriptor drops the flock
             self._fd = None

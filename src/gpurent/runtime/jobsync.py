@@ -55,6 +55,7 @@ class Agreement:
 
     @property
     def resume_step(self) -> int | None:
+        """The step to resume from: the smallest node's newest step, None if any node has none."""
         if any(s is None for s in self.steps):
             return None
         return min(s for s in self.steps if s is not None)
@@ -62,6 +63,8 @@ class Agreement:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class PeerEvent:
+    """A peer's marker seen by this node: its kind and the peer's rank."""
+
     kind: str  # one of MARKERS but "done"
     rank: int
 

@@ -34,6 +34,8 @@ _SELF_HASH = "manifest_sha256"
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class FileEntry:
+    """One file of a checkpoint: its size in bytes and sha256."""
+
     size_bytes: int
     sha256: str
 
@@ -49,6 +51,7 @@ class Manifest:
 
     @property
     def size_bytes(self) -> int:
+        """Total size of the checkpoint's files in bytes."""
         return sum(f.size_bytes for f in self.files.values())
 
 

@@ -57,6 +57,8 @@ class Notice:
 
 
 class NoticeWatcher(Protocol):
+    """A source of interruption notices (a cloud's metadata service, a signal), polled."""
+
     name: str
 
     def poll(self) -> Notice | None:
@@ -118,6 +120,7 @@ class AwsWatcher:
         return status, body
 
     def poll(self) -> Notice | None:
+        """The pending EC2 spot instance-action or rebalance recommendation, else None."""
         status, body = self._get("/latest/meta-data/spot/instance-action")
         if status == 200:
             action = _json_object(body, "spot/instance-action")
@@ -180,6 +183,7 @@ class GcpWatcher(_MetadataWatcher):
         super().__init__(base_url, http=http, timeout_s=timeout_s)
 
     def poll(self) -> Notice | None:
+        """A preemption notice if GCE says the VM is preempted, else None."""
         status, body = self._fetch(
             "/computeMetadata/v1/instance/preempted", {"Metadata-Flavor": "Google"}
         )
@@ -206,6 +210,7 @@ class AzureWatcher(_MetadataWatcher):
         super().__init__(base_url, http=http, timeout_s=timeout_s)
 
     def poll(self) -> Notice | None:
+        """A notice for a pending Preempt scheduled event, else None."""
         status, body = self._fetch(
             "/metadata/scheduledevents?api-version=2020-07-01", {"Metadata": "true"}
         )
@@ -253,6 +258,7 @@ class SigtermWatcher:
         self._previous: dict[signal.Signals, Any] = {}
 
     def install(self, signals: Sequence[signal.Signals] = (signal.SIGTERM,)) -> SigtermWatcher:
+        """Install the handler for signals (SIGTERM by default); return self."""
         for sig in signals:
             self._previous[sig] = signal.signal(sig, self._handler)
         return self
@@ -268,6 +274,7 @@ class SigtermWatcher:
         self._received.set()
 
     def poll(self) -> Notice | None:
+        """A notice once a signal was received, else None."""
         if not self._received.is_set():
             return None
         return Notice(
@@ -360,6 +367,7 @@ class NoticeMonitor:
         return new
 
     def start(self) -> NoticeMonitor:
+        """Start polling on a daemon thread; return self."""
         self._thread = threading.Thread(target=self._run, name="gpurent-notices", daemon=True)
         self._thread.start()
         return self

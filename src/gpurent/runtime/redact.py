@@ -61,6 +61,7 @@ def is_secret_flag(flag: str) -> bool:
 
 
 def is_secret_env(name: str) -> bool:
+    """Whether an environment variable's name marks a secret (known names, secret suffixes)."""
     upper = name.upper()
     return upper in KNOWN_SECRET_ENV or upper.endswith(_SECRET_ENV_SUFFIXES)
 

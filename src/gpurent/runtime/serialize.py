@@ -162,6 +162,7 @@ class HashingWriter:
         self.size_bytes = 0
 
     def write(self, data: Any) -> int:
+        """Write data, hashing it as it goes; return the number of bytes written."""
         view = memoryview(data).cast("B")
         n = len(view)
         if n <= _CHUNK_BYTES:
@@ -181,9 +182,11 @@ class HashingWriter:
         return n
 
     def flush(self) -> None:
+        """Flush the underlying stream."""
         self._raw.flush()
 
     def hexdigest(self) -> str:
+        """The sha256 of everything written so far, as hex."""
         return self._hash.hexdigest()
 
 

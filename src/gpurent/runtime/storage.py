@@ -173,9 +173,11 @@ class LocalStorage:
 
     @property
     def location(self) -> str:
+        """The directory, for messages."""
         return str(self.root)
 
     def begin(self, name: str) -> str:
+        """Create a staging directory for checkpoint name (unique per writer); return its path."""
         self.root.mkdir(parents=True, exist_ok=True)
         # the writer's pid in the name: another writer's cleanup leaves a live save alone
         staging = self.root / f"{TMP_PREFIX}{name}-p{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -184,12 +186,14 @@ class LocalStorage:
 
     @contextlib.contextmanager
     def open_write(self, staging: str, filename: str) -> Iterator[IO[bytes]]:
+        """A file in the staging directory, flushed and fsynced when the block ends."""
         with open(Path(staging) / filename, "wb") as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
 
     def commit(self, staging: str, name: str, manifest: bytes) -> None:
+        """Write the manifest, then rename the staging directory to name (fsynced both sides)."""
         with self.open_write(staging, MANIFEST_NAME) as fh:
             fh.write(manifest)
         _fsync_dir(Path(staging))
@@ -197,6 +201,7 @@ class LocalStorage:
         _fsync_dir(self.root)
 
     def abort(self, staging: str) -> None:
+        """Remove the staging directory (best effort)."""
         shutil.rmtree(staging, ignore_errors=True)
 
     def list_names(self) -> list[str]:
@@ -208,6 +213,7 @@ class LocalStorage:
             return []
 
     def read_manifest(self, name: str) -> bytes | None:
+        """The manifest bytes of name, None if not committed; DataError if it is too large."""
         try:
             fd = _open_regular(self.root / name, MANIFEST_NAME)
         except (FileNotFoundError, NotADirectoryError):
@@ -220,11 +226,13 @@ class LocalStorage:
 
     @contextlib.contextmanager
     def open_read(self, name: str, filename: str) -> Iterator[IO[bytes]]:
+        """A file of committed checkpoint name, refusing symlinks."""
         fd = _open_regular(self.root / name, _checked(filename))
         with os.fdopen(fd, "rb") as fh:
             yield fh
 
     def size_bytes(self, name: str, filename: str) -> int | None:
+        """Size of a file of checkpoint name in bytes, None when it is missing."""
         try:
             dir_fd = _open_dir(self.root / name)
         except (FileNotFoundError, NotADirectoryError):
@@ -240,6 +248,7 @@ class LocalStorage:
         return st.st_size
 
     def delete(self, name: str) -> None:
+        """Delete checkpoint name: manifest first, then the rest (a symlink is only unlinked)."""
         path = self.root / name
         if path.is_symlink():  # never reach through a link into someone else's files
             path.unlink()
@@ -250,6 +259,7 @@ class LocalStorage:
         shutil.rmtree(path, ignore_errors=True)
 
     def move_aside(self, name: str, reason: str) -> None:
+        """Rename checkpoint name into MOVED_ASIDE_DIR with a note of reason."""
         aside = self.root / MOVED_ASIDE_DIR
         aside.mkdir(exist_ok=True)
         target = aside / name
@@ -282,6 +292,7 @@ class FsspecStorage:
 
     @property
     def location(self) -> str:
+        """The URL, for messages."""
         return self.url
 
     def _path(self, *parts: str) -> str:
@@ -290,24 +301,29 @@ class FsspecStorage:
     def begin(self, name: str) -> str:
         # Object stores have no rename: write in place under the unique name; the manifest,
         # written last, is what commits it.
+        """The staging handle: name itself (object stores write in place; the manifest commits)."""
         return name
 
     @contextlib.contextmanager
     def open_write(self, staging: str, filename: str) -> Iterator[IO[bytes]]:
+        """A file written in place under checkpoint staging."""
         with self.fs.open(self._path(staging, filename), "wb") as fh:
             yield fh
 
     def commit(self, staging: str, name: str, manifest: bytes) -> None:
+        """Write the manifest, which makes the checkpoint visible."""
         with self.fs.open(self._path(name, MANIFEST_NAME), "wb") as fh:
             fh.write(manifest)
         self.fs.invalidate_cache(self.root)
 
     def abort(self, staging: str) -> None:
+        """Remove what was written under staging (best effort)."""
         with contextlib.suppress(FileNotFoundError, OSError):
             self.fs.rm(self._path(staging), recursive=True)
         self.fs.invalidate_cache(self.root)
 
     def list_names(self) -> list[str]:
+        """Names of checkpoint directories under the URL, any order."""
         self.fs.invalidate_cache(self.root)
         try:
             entries = self.fs.ls(self.root, detail=True)
@@ -320,6 +336,7 @@ class FsspecStorage:
         ]
 
     def read_manifest(self, name: str) -> bytes | None:
+        """The manifest bytes of name, None if not committed; DataError if it is too large."""
         path = self._path(name, MANIFEST_NAME)
         try:
             if int(self.fs.size(path)) > MAX_MANIFEST_BYTES:
@@ -331,16 +348,19 @@ class FsspecStorage:
 
     @contextlib.contextmanager
     def open_read(self, name: str, filename: str) -> Iterator[IO[bytes]]:
+        """A file of committed checkpoint name."""
         with self.fs.open(self._path(name, _checked(filename)), "rb") as fh:
             yield fh
 
     def size_bytes(self, name: str, filename: str) -> int | None:
+        """Size of a file of checkpoint name in bytes, None when it is missing."""
         try:
             return int(self.fs.size(self._path(name, _checked(filename))))
         except FileNotFoundError:
             return None
 
     def delete(self, name: str) -> None:
+        """Delete checkpoint name: manifest first, then the rest."""
         with contextlib.suppress(FileNotFoundError):
             self.fs.rm(self._path(name, MANIFEST_NAME))
         with contextlib.suppress(FileNotFoundError, OSError):
@@ -350,6 +370,7 @@ class FsspecStorage:
     def move_aside(self, name: str, reason: str) -> None:
         # No rename on object stores: copy, write the note, then delete the original (manifest
         # first), so a move cut short leaves a copy aside and the original still in place.
+        """Copy checkpoint name into MOVED_ASIDE_DIR with a note of reason, then delete it."""
         target = self._path(MOVED_ASIDE_DIR, f"{name}-{uuid.uuid4().hex[:8]}")
         self.fs.copy(self._path(name), target, recursive=True)
         with self.fs.open(f"{target}{REASON_SUFFIX}", "wb") as fh:

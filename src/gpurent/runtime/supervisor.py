@@ -101,17 +101,23 @@ class Outcome:
 
     @property
     def cli_exit_code(self) -> int:
+        """The exit code for the CLI: 0 succeeded, EXIT_INTERRUPTED interrupted, else 1."""
         return {"succeeded": 0, "interrupted": EXIT_INTERRUPTED}.get(self.status, 1)
 
 
 class Process(Protocol):
+    """The child process as the supervisor drives it, like subprocess.Popen."""
+
     pid: int
 
-    def poll(self) -> int | None: ...
+    def poll(self) -> int | None:
+        """The exit code, or None while the process runs."""
 
-    def terminate(self) -> None: ...
+    def terminate(self) -> None:
+        """Ask the process to stop (SIGTERM)."""
 
-    def kill(self) -> None: ...
+    def kill(self) -> None:
+        """Stop the process at once (SIGKILL)."""
 
 
 Spawner = Callable[[Sequence[str], Mapping[str, str]], Process]
@@ -189,6 +195,7 @@ class EventLog:
         self.events: list[dict[str, Any]] = []
 
     def emit(self, event: str, **fields: Any) -> dict[str, Any]:
+        """Record an event (secrets redacted in the file and on the terminal); return the record."""
         record = {"time_unix_s": round(self._wall_clock(), 3), "event": event, **fields}
         self.events.append(record)
         shown = redact(record)  # the file and the terminal never see a secret
@@ -200,6 +207,7 @@ class EventLog:
         return record
 
     def close(self) -> None:
+        """Close the event file."""
         if self._file is not None:
             self._file.close()
             self._file = None
@@ -415,6 +423,7 @@ class Supervisor:
         return left
 
     def run(self) -> Outcome:
+        """Supervise the command until it succeeds, is interrupted or gives up; say how it ended."""
         state = RunState()
         if self._lock is not None:
             state = self._lock.read_state()

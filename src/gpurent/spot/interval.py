@@ -77,6 +77,7 @@ class Overhead:
 
     @property
     def slowdown(self) -> float:
+        """Factor by which checkpointing stretches the run: 1 + overhead per second of work."""
         return 1.0 + self.total
 
 

@@ -39,6 +39,8 @@ _SPOT_TAG_HINTS = ("lifecycle", "capacitytype", "purchaseoption", "market")
 
 
 class FindingKind(StrEnum):
+    """What a bill audit found wrong with a bill line."""
+
     OVER_BILLED = "over-billed"
     IDLE_BILLED = "idle-billed"
     STORAGE_AFTER_STOP = "storage-after-stop"
@@ -47,6 +49,8 @@ class FindingKind(StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Finding:
+    """One audit finding: its kind, the bill lines and hours, billed, expected and excess USD."""
+
     kind: FindingKind
     resource: str
     lines: tuple[int, ...]  # the bill's CSV lines (1 = header)
@@ -59,6 +63,8 @@ class Finding:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AuditReport:
+    """A bill audit: the bill read, what it billed in USD, the findings and what was not checked."""
+
     source: str
     format: str
     rows_read: int

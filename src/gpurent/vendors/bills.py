@@ -42,12 +42,16 @@ from gpurent.vendors.outages import FIRST_YEAR, LAST_YEAR, aware_time
 
 
 class LineKind(StrEnum):
+    """What a bill line pays for: compute, storage or other."""
+
     COMPUTE = "compute"
     STORAGE = "storage"
     OTHER = "other"
 
 
 class Market(StrEnum):
+    """How a bill line was priced: on-demand, spot, reserved or unknown."""
+
     ON_DEMAND = "on-demand"
     SPOT = "spot"
     RESERVED = "reserved"  # reserved, savings plan, committed use: not a list price
@@ -56,6 +60,8 @@ class Market(StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BillLine:
+    """One charge of a bill: provider, resource, time window, hours and amount in USD."""
+
     lines: tuple[int, ...]  # the CSV lines it came from (1 = the header)
     provider: str  # aws, gcp, or the generic bill's provider column ("" when not given)
     kind: LineKind
@@ -72,6 +78,7 @@ class BillLine:
 
     @property
     def rate_usd_per_hour(self) -> float | None:
+        """The charge's USD per hour, or None without hours."""
         if not self.hours:
             return None
         return self.amount_usd / self.hours
@@ -79,6 +86,8 @@ class BillLine:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Bill:
+    """A bill as read: its source, format, provider and charges."""
+
     source: str
     format: str  # aws-cur | gcp | generic
     provider: str  # aws | gcp | "" (generic: per line or the --provider flag)

@@ -19,6 +19,8 @@ SLA_AVAILABILITY_PCT = 99.9
 
 
 class PointStatus(StrEnum):
+    """How a vendor answers a checklist point: meets it, states something, or says nothing."""
+
     MEETS = "meets"
     STATED = "stated"
     MISSING = "missing"
@@ -26,6 +28,8 @@ class PointStatus(StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VendorStatement:
+    """What one vendor states on one checklist point."""
+
     vendor: str
     status: PointStatus
     text: str
@@ -33,12 +37,15 @@ class VendorStatement:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChecklistPoint:
+    """One point of the guide's checklist and each vendor's statement on it."""
+
     point: str
     guide: str  # what the guide asks
     statements: tuple[VendorStatement, ...]
 
     @property
     def missing(self) -> tuple[str, ...]:
+        """The vendors that say nothing on this point."""
         return tuple(s.vendor for s in self.statements if s.status is PointStatus.MISSING)
 
 
@@ -66,6 +73,7 @@ def _text_point(vendor: str, text: str | None, meets: bool) -> VendorStatement:
 
 
 def checklist(providers: Sequence[Provider]) -> tuple[ChecklistPoint, ...]:
+    """The guide's checklist points with each provider's statements."""
     wipe = [
         _text_point(
             p.name,

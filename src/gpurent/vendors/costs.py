@@ -14,6 +14,8 @@ from gpurent.vendors.file import Provider, ReferenceJob
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CostItem:
+    """One item of the reference job's cost: USD, the arithmetic and where the rate came from."""
+
     item: str  # "compute", "egress", "storage", "public IPs"
     usd: float
     basis: str  # the arithmetic, e.g. "8 GPUs x 100 h billed x $3.93/GPU-h"

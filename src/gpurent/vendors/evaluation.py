@@ -28,6 +28,8 @@ GRID_STEP = 0.05
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Evaluation:
+    """A vendors file evaluated: scorecard, weight sensitivity, TOPSIS check and checklist."""
+
     source: str  # the vendors file
     scorecard: Scorecard
     changes: tuple[WeightChange, ...]  # L1 and max-norm

@@ -32,6 +32,8 @@ MAX_TIMINGS = 100_000
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BenchEvidence:
+    """One bench result file given as evidence for a GPU type."""
+
     gpu: str  # the GPU type as the vendors file names it
     path: str  # as shown in messages and reports
     result: BenchResult
@@ -39,6 +41,8 @@ class BenchEvidence:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NetEvidence:
+    """Network evidence: latency percentiles, throughput against the contracted rate."""
+
     source: str  # the netcheck file, or "inline"
     latency_p50_us: float | None
     latency_p99_us: float | None
@@ -50,11 +54,14 @@ class NetEvidence:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SlaTier:
+    """One SLA credit tier: availability below below_pct earns credit_pct of the bill."""
+
     below_pct: float  # monthly availability below this ...
     credit_pct: float  # ... earns this share of the month's bill as credit
 
 
 def bench_evidence(base: Path, value: Any, where: str) -> tuple[BenchEvidence, ...]:
+    """The bench result files of a vendor, by GPU type; InputError naming where if bad."""
     out = []
     for gpu, paths in as_table(value, where).items():
         at = f"{where}.{gpu}"
@@ -151,6 +158,7 @@ def _opt_non_negative(value: Any, where: str) -> float | None:
 
 
 def network_evidence(base: Path, value: Any, where: str) -> tuple[NetEvidence, ...]:
+    """The network evidence tables (or netcheck files) of a vendor; InputError naming where."""
     items = [value] if isinstance(value, Mapping) else value
     if not isinstance(items, list):
         raise InputError(f"{where} must be a table or a list of tables")
@@ -185,6 +193,7 @@ def network_evidence(base: Path, value: Any, where: str) -> tuple[NetEvidence, .
 
 
 def timings_list(values: Any, where: str) -> tuple[float, ...]:
+    """Scale-out timings in seconds from a list; InputError naming where if empty or bad."""
     if not isinstance(values, list) or not values:
         raise InputError(f"{where} must be a non-empty list of seconds")
     if len(values) > MAX_TIMINGS:
@@ -193,6 +202,7 @@ def timings_list(values: Any, where: str) -> tuple[float, ...]:
 
 
 def timings_file(path: Path, where: str) -> tuple[float, ...]:
+    """Scale-out timings in seconds from a JSON or one-column CSV file."""
     shown = files.shown(path)
     text = read_evidence(path, "scale-out timings", where)
     if path.suffix.lower() == ".json":
@@ -236,6 +246,7 @@ def sla_tiers(doc: Any, where: str) -> tuple[SlaTier, ...]:
 
 
 def sla_terms(base: Path, value: Any, where: str) -> tuple[tuple[SlaTier, ...], str]:
+    """The SLA tiers, inline or from a TOML file, and where they came from."""
     if isinstance(value, str):
         path = evidence_path(base, value, where)
         shown = files.shown(path)

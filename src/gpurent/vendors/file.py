@@ -98,6 +98,8 @@ class HiddenCosts:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SupportTerms:
+    """A vendor's support: around the clock, GPU experts, response time in hours."""
+
     always_24x7: bool
     gpu_experts: bool
     response_time_h: float
@@ -105,6 +107,8 @@ class SupportTerms:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ContractFacts:
+    """A vendor's contract terms on data destruction, upgrades and exit, as stated."""
+
     data_destruction: str | None
     upgrade_path: str | None
     exit_terms: str | None
@@ -112,6 +116,8 @@ class ContractFacts:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Provider:
+    """One vendor of a vendors file: price, evidence, hidden costs, support and contract."""
+
     name: str
     catalog_provider: str | None
     gpu_usd_per_hour: float | None
@@ -140,6 +146,8 @@ class ReferenceJob:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VendorsFile:
+    """A vendors file as read: its providers, weights and reference job."""
+
     path: str
     providers: tuple[Provider, ...]
     weights: tuple[tuple[str, float], ...] | None  # as the file states them, unnormalised
@@ -216,6 +224,7 @@ def _contract(value: Any, where: str) -> ContractFacts:
 
 
 def reference_job(table: Mapping[str, Any], where: str) -> ReferenceJob:
+    """The reference job of a vendors file's table; InputError naming where if bad."""
     check_known(table, _JOB_KEYS, where)
     for key in ("hours", "gpus"):
         if key not in table:

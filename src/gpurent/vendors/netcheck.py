@@ -51,6 +51,7 @@ class NetcheckConfig:
     rdma: bool = True
 
     def validate(self) -> None:
+        """Check the options' ranges; InputError naming the bad option."""
         if not 1 <= self.streams <= MAX_STREAMS:
             raise InputError(f"--streams must be 1..{MAX_STREAMS}, got {self.streams}")
         if self.interval < MIN_INTERVAL_S:
@@ -64,14 +65,17 @@ class NetcheckConfig:
 
     @property
     def warmup_count(self) -> int:
+        """Latency probes discarded before timing: as given, else a tenth of count (at least 10)."""
         return self.warmup if self.warmup is not None else max(10, self.count // 10)
 
     @property
     def warmup_seconds(self) -> float:
+        """Seconds of throughput to discard first: as given, else a fifth of the run (at most 1)."""
         return self.warmup_s if self.warmup_s is not None else min(1.0, self.duration_s / 5)
 
     @property
     def interval(self) -> float:
+        """Seconds between throughput samples: as given, else a tenth of the run (0.1 to 1)."""
         if self.interval_s is not None:
             return self.interval_s
         return max(0.1, min(1.0, self.duration_s / 10))
@@ -120,6 +124,8 @@ def measure_latency(
 
 @dataclass(frozen=True, slots=True)
 class Throughput:
+    """A throughput run: the mean Gbit/s and each interval's sample."""
+
     gbit_s: float
     samples_gbit_s: tuple[float, ...]
     interval_s: float

@@ -39,6 +39,7 @@ class LatencyUs:
 
     @classmethod
     def of(cls, samples_us: Sequence[float]) -> LatencyUs:
+        """The distribution of samples_us: p50, p90, p99 and the sample count."""
         return cls(
             p50=percentile(samples_us, 50),
             p90=percentile(samples_us, 90),
@@ -47,6 +48,7 @@ class LatencyUs:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The distribution as a JSON-ready dict."""
         return {"p50": self.p50, "p90": self.p90, "p99": self.p99, "samples": self.samples}
 
 
@@ -59,6 +61,7 @@ class RdmaResult:
     bandwidth_gbit_s: float
 
     def to_dict(self) -> dict[str, Any]:
+        """The RDMA figures as a JSON-ready dict."""
         return {"latency_us": self.latency_us.to_dict(), "bandwidth_gbit_s": self.bandwidth_gbit_s}
 
 
@@ -86,6 +89,7 @@ class NetcheckResult:
 
     @property
     def compliance(self) -> float | None:
+        """Share of throughput samples at or above the target rate, or None without a target."""
         return compliance(self.samples_gbit_s, self.target_gbit_s)
 
     def to_dict(self) -> dict[str, Any]:

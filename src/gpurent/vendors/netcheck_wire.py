@@ -67,12 +67,14 @@ def parse_peer(text: str, *, where: str = "--peer", default_port: int = DEFAULT_
 
 
 def parse_port(text: str, *, where: str) -> int:
+    """The port number in text; InputError naming where unless it is 1 to 65535."""
     if not text.isdigit() or not 1 <= int(text) <= 65535:
         raise InputError(f"{where}: the port must be a whole number from 1 to 65535, got {text!r}")
     return int(text)
 
 
 def encode(body: dict[str, Any], *, version: int = VERSION) -> bytes:
+    """One wire message: magic, version and length header, then body as compact JSON."""
     data = json.dumps(body, separators=(",", ":")).encode()
     return _HEADER.pack(MAGIC, version, len(data)) + data
 

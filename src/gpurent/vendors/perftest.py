@@ -43,6 +43,7 @@ class PerftestError(Exception):
 
 
 def installed(kind: str) -> bool:
+    """Whether the perftest tool for kind is on PATH."""
     return shutil.which(TOOLS[kind]) is not None
 
 
@@ -120,6 +121,7 @@ def start_server(kind: str) -> subprocess.Popen[str]:
 
 
 def stop(proc: subprocess.Popen[str]) -> None:
+    """Stop the process: terminate, then kill if it has not exited within 2 s."""
     if proc.poll() is None:
         proc.terminate()
         try:

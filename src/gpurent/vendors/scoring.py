@@ -50,6 +50,8 @@ HARDWARE_BENCHMARKS = ("matmul", "membw", "hostdev", "allreduce")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CriterionScore:
+    """One criterion's score (0-100, None if missing) and the evidence behind it."""
+
     criterion: str
     score: float | None  # 0-100; None: missing evidence
     evidence: str  # the raw evidence in one line, or why it is missing
@@ -58,6 +60,8 @@ class CriterionScore:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Contribution:
+    """One criterion's weight and its points in a vendor's total."""
+
     criterion: str
     weight: float  # the configured weight
     effective_weight: float  # renormalised over the vendor's criteria with evidence; 0 if missing
@@ -66,6 +70,8 @@ class Contribution:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VendorScore:
+    """One vendor's rank, total (0-100), scores per criterion and reference job cost."""
+
     name: str
     rank: int  # 1 = best
     total: float  # 0-100, renormalised over the criteria with evidence
@@ -76,15 +82,19 @@ class VendorScore:
     cost_total_usd: float | None
 
     def score(self, criterion: str) -> float | None:
+        """The vendor's score on criterion, or None if missing."""
         return next(c.score for c in self.criteria if c.criterion == criterion)
 
     @property
     def missing(self) -> tuple[str, ...]:
+        """The criteria the vendor has no evidence for."""
         return tuple(c.criterion for c in self.criteria if c.score is None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MissingWhatIf:
+    """How a vendor's rank, and the top choice, would move if its missing scores were 0 or 100."""
+
     vendor: str
     missing: tuple[str, ...]
     rank: int
@@ -96,6 +106,8 @@ class MissingWhatIf:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Scorecard:
+    """The scorecard: weights, reference job, vendors best first and what-if notes."""
+
     weights: tuple[tuple[str, float], ...]
     weights_source: str
     job: ReferenceJob
@@ -105,6 +117,7 @@ class Scorecard:
 
     @property
     def top(self) -> str:
+        """Name of the best vendor."""
         return self.vendors[0].name
 
 

@@ -27,6 +27,8 @@ BISECT_TOL = 1e-9
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WeightChange:
+    """The smallest weight change (L1 or max norm) that would change the top choice."""
+
     norm: str  # "L1" | "max"
     distance: float | None  # None: no weights on the simplex change the top choice
     challenger: str | None
@@ -63,6 +65,8 @@ class RegionGrid:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TopsisResult:
+    """TOPSIS closeness of each vendor, its order, and where it disagrees with the weighted sum."""
+
     vendors: tuple[str, ...]  # in input order
     closeness: tuple[float, ...]  # 0..1, higher is better
     order: tuple[str, ...]  # best first
@@ -83,6 +87,7 @@ def complete(
 
 
 def totals(matrix: Sequence[Sequence[float]], weights: Sequence[float]) -> list[float]:
+    """Weighted total of each vendor's row of scores."""
     return [sum(w * s for w, s in zip(weights, row, strict=True)) for row in matrix]
 
 
@@ -210,6 +215,7 @@ def region_grid(  # noqa: PLR0917 - the matrix, its labels and the slice
     y_criterion: str,
     step: float = 0.05,
 ) -> RegionGrid:
+    """Top choice over a grid of two criteria's weights (step apart), the rest scaled to fit."""
     i, j = criteria.index(x_criterion), criteria.index(y_criterion)
     n = round(1.0 / step)
     cells = []
@@ -261,6 +267,7 @@ def topsis_result(
     weights: Sequence[float],
     weighted_order: Sequence[str],
 ) -> TopsisResult:
+    """The TOPSIS ranking, with notes where it differs from weighted_order."""
     closeness = topsis(vendors, matrix, weights)
     order = tuple(vendors[i] for i in sorted(range(len(vendors)), key=lambda i: (-closeness[i], i)))
     notes = []

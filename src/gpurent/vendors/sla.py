@@ -50,6 +50,8 @@ class Tier:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SlaTerms:
+    """A provider's SLA: its credit tiers, the monthly bill and the outage reasons it excludes."""
+
     tiers: tuple[Tier, ...]  # at least one
     name: str = ""
     monthly_bill_usd: float | None = None
@@ -72,6 +74,8 @@ class EvidenceRow:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MonthlySla:
+    """One month's availability under the SLA: downtime, availability %, tier met and credit."""
+
     month: str  # "2026-11"
     time_zone: str
     start: datetime  # local midnight on the 1st

@@ -33,6 +33,7 @@ class DitShape:
 
     @property
     def tokens(self) -> int:
+        """Image tokens per sample: the latent edge over the patch size, squared."""
         return (self.latent_px // self.patch) ** 2
 
     @property

@@ -47,6 +47,7 @@ class FluxShape:
 
     @property
     def tokens(self) -> int:
+        """Tokens per sample in the joint attention: image tokens plus text tokens."""
         return self.image_tokens + self.text_tokens
 
 

@@ -119,6 +119,7 @@ _SERVING_PRESETS: dict[str, ServingWorkload] = {
 
 
 def list_serving_presets() -> tuple[str, ...]:
+    """Names of the bundled serving presets."""
     return tuple(_SERVING_PRESETS)
 
 

@@ -31,17 +31,20 @@ class Conv2d:
 
     @property
     def macs(self) -> float:
+        """Multiply-accumulates of the layer over all its repeats, per sample."""
         per = self.out_edge**2 * self.c_in // self.groups * self.c_out * self.kernel**2
         return float(per * self.repeats)
 
     @property
     def params(self) -> float:
+        """Parameters of the layer (weights plus bias), counted once."""
         return float(
             self.c_in // self.groups * self.c_out * self.kernel**2 + self.bias * self.c_out
         )
 
     @property
     def output_values(self) -> float:
+        """Values the layer outputs over all its repeats, per sample."""
         return float(self.out_edge**2 * self.c_out * self.repeats)
 
 

@@ -128,6 +128,7 @@ SDXL_BASE = SdxlShape()
 
 
 def sdxl_params(s: SdxlShape = SDXL_BASE) -> float:
+    """Parameter count of the SDXL UNet of shape s."""
     return _tally(s).params
 
 

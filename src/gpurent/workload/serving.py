@@ -67,6 +67,7 @@ class WeightQuant(StrEnum):
 
     @property
     def weight_only(self) -> bool:
+        """Whether only the weights are quantized (activations stay 16-bit)."""
         return self in (WeightQuant.INT8, WeightQuant.AWQ_INT4, WeightQuant.GPTQ_INT4)
 
     @property
@@ -97,6 +98,7 @@ class KvPrecision(StrEnum):
 
     @property
     def bytes_per_value(self) -> float:
+        """Bytes per cached key or value: 1 at FP8, 2 at 16 bits."""
         return 1.0 if self is KvPrecision.FP8 else 2.0
 
 
@@ -133,12 +135,14 @@ def parse_engine(value: object, where: str = "engine") -> Engine:
 
 
 def parse_weight_quant(value: object, where: str = "weights") -> WeightQuant:
+    """The weight quantization named by value; InputError naming where if unknown."""
     return parse_choice(
         WeightQuant, value, what="weight quantization", where=where, aliases=_WEIGHT_ALIASES
     )
 
 
 def parse_kv_precision(value: object, where: str = "kv_cache") -> KvPrecision:
+    """The KV-cache precision named by value; InputError naming where if unknown."""
     return parse_choice(
         KvPrecision, value, what="KV-cache precision", where=where, aliases=_KV_ALIASES
     )
@@ -158,6 +162,7 @@ class LengthDistribution:
 
     @staticmethod
     def fixed(tokens: int) -> LengthDistribution:
+        """A distribution with every request at tokens tokens."""
         return LengthDistribution(rows=((tokens, 1.0),), label=str(tokens))
 
     @staticmethod
@@ -173,6 +178,7 @@ class LengthDistribution:
 
     @staticmethod
     def histogram(rows: list[tuple[int, float]], label: str) -> LengthDistribution:
+        """A distribution from (tokens, weight) rows: equal lengths merged, weights summing to 1."""
         merged: dict[int, float] = {}
         for tokens, weight in rows:
             merged[tokens] = merged.get(tokens, 0.0) + weight
@@ -183,14 +189,17 @@ class LengthDistribution:
 
     @property
     def mean(self) -> float:
+        """Mean length in tokens."""
         return sum(t * w for t, w in self.rows)
 
     @property
     def max(self) -> int:
+        """Longest length in tokens."""
         return self.rows[-1][0]
 
     @property
     def mean_square(self) -> float:
+        """Mean of the squared length, in tokens squared."""
         return sum(t * t * w for t, w in self.rows)
 
     def quantile(self, q: float) -> int:
@@ -215,6 +224,7 @@ class ServingSlo:
 
     @property
     def any(self) -> bool:
+        """Whether any objective is set."""
         return any(x is not None for x in dataclasses.astuple(self))
 
 
@@ -231,6 +241,7 @@ class Speculation:
 
     @property
     def tokens_per_step(self) -> float:
+        """Tokens a step yields per sequence on average: (1 - a^(k+1)) / (1 - a)."""
         a, k = self.acceptance_rate, self.draft_tokens
         if a >= 1.0:
             return float(k + 1)
@@ -269,6 +280,7 @@ class ServingWorkload:
 
     @property
     def kv_precision(self) -> KvPrecision:
+        """The KV cache's precision: as given, else the weights' 16-bit type (BF16 unless FP16)."""
         if self.kv_cache is not None:
             return self.kv_cache
         return KvPrecision.FP16 if self.weights is WeightQuant.FP16 else KvPrecision.BF16

@@ -25,6 +25,7 @@ class Task(StrEnum):
 
     @property
     def trains(self) -> bool:
+        """Whether the task updates the weights (anything but inference)."""
         return self is not Task.INFERENCE
 
 
@@ -210,6 +211,7 @@ class LlmShape:
 
     @property
     def is_moe(self) -> bool:
+        """Whether the model is a mixture of experts."""
         return self.experts > 0
 
     @property

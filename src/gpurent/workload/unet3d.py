@@ -39,11 +39,13 @@ class Conv3d:
 
     @property
     def params(self) -> float:
+        """Parameters of the layer: weights, bias and norm scale and shift."""
         extra = (self.c_out if self.bias else 0) + (2 * self.c_out if self.norm else 0)
         return float(self.c_in * self.c_out * self.kernel**3 + extra)
 
     @property
     def output_values(self) -> float:
+        """Values the layer outputs per sample."""
         return float(self.out_edge**3 * self.c_out)
 
 
@@ -79,6 +81,7 @@ def unet3d_layers(
 
 
 def unet3d_params(edge: int = 128) -> float:
+    """Parameter count of the 3D U-Net for inputs of edge voxels per side."""
     return sum(c.params for c in unet3d_layers(edge))
 
 

@@ -62,18 +62,22 @@ class ModelInfo:
 
     @property
     def is_llm(self) -> bool:
+        """Whether the model is a decoder LLM with a known shape."""
         return self.llm is not None
 
     @property
     def key(self) -> str:
+        """The model's key in the calibration constants (its name unless set)."""
         return self.calibration_key or self.name
 
     @property
     def uses_seq_len(self) -> bool:
+        """Whether the model's cost depends on the sequence length (encoders and LLMs)."""
         return self.encoder is not None or self.llm is not None
 
     @property
     def num_params(self) -> float:
+        """Parameter count: from the LLM or encoder shape when known, else the listed figure."""
         if self.llm is not None:
             return llm_params(self.llm)
         if self.encoder is not None:

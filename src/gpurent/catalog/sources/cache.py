@@ -87,6 +87,7 @@ def file_key(path: Path, params: tuple[str, ...]) -> list[str]:
 
 
 def entry_path(cache_dir: Path, path: Path) -> Path:
+    """The cache file for the source file at path: a hash of its resolved path under cache_dir."""
     digest = hashlib.sha256(str(path.resolve()).encode("utf-8")).hexdigest()[:32]
     return cache_dir / f"{digest}.bin"
 

@@ -79,6 +79,7 @@ class UpdateResult:
 
 
 def cloud_url(url_base: str, cloud: str) -> str:
+    """The URL of one cloud's vms.csv under url_base."""
     return f"{url_base.rstrip('/')}/{cloud}/vms.csv"
 
 

@@ -110,6 +110,7 @@ def read_meta(home: Path) -> dict[str, CloudMeta]:
 
 
 def write_meta(home: Path, metas: dict[str, CloudMeta]) -> None:
+    """Write the per-cloud metadata of a catalog snapshot as JSON under home."""
     payload = {
         "format": META_FORMAT,
         "clouds": {

@@ -47,6 +47,7 @@ def parse_cpu(text: str) -> tuple[float, float, float]:
 
 
 def is_whole_disk(name: str) -> bool:
+    """Whether a /proc/diskstats device name is a whole disk (not a partition, loop or ram)."""
     return not name.startswith(_SKIP_DISK) and not _PARTITION.match(name)
 
 
@@ -75,6 +76,7 @@ def parse_meminfo(text: str) -> tuple[float, float]:
 
 
 def parse_net_dev(text: str) -> tuple[int, int]:
+    """Bytes received and sent over all interfaces but lo, from /proc/net/dev text."""
     rx = tx = 0
     for line in text.splitlines()[2:]:
         name, _, rest = line.partition(":")
@@ -113,6 +115,7 @@ class HostProbe:
             return None
 
     def read(self) -> tuple[HostSample, list[str]]:
+        """The host's sample (rates since the previous read) and notes on what could not be read."""
         notes: list[str] = []
         if not self.use_proc:
             return self._read_psutil(notes), notes

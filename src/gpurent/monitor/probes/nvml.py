@@ -117,6 +117,7 @@ class NvmlProbe:
         return notes
 
     def close(self) -> None:
+        """Free the GPM samples and shut NVML down (errors ignored)."""
         nv = self._nvml
         try:
             for gpu in self._gpus:
@@ -133,6 +134,7 @@ class NvmlProbe:
 
     @property
     def gpu_count(self) -> int:
+        """Number of GPUs the probe reads."""
         return len(self._gpus)
 
     # --- guarded calls ---------------------------------------------------------------------

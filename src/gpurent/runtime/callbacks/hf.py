@@ -71,6 +71,7 @@ class GpurentTrainerCallback(CheckpointCallback, TrainerCallback):
         control: TrainerControl,
         **kwargs: Any,
     ) -> None:
+        """On resume, load the newest checkpoint's model, optimizer and scheduler state."""
         if not self.resume:
             return
         loaded = self.manager.load_latest()
@@ -97,6 +98,7 @@ class GpurentTrainerCallback(CheckpointCallback, TrainerCallback):
         control: TrainerControl,
         **kwargs: Any,
     ) -> None:
+        """Save a checkpoint when one is due; stop training once a stop was requested."""
         if self._step_end(
             int(state.global_step),
             writer=state.is_world_process_zero,
@@ -111,6 +113,7 @@ class GpurentTrainerCallback(CheckpointCallback, TrainerCallback):
         control: TrainerControl,
         **kwargs: Any,
     ) -> None:
+        """Save a final checkpoint at the end of training."""
         self._train_end(
             int(state.global_step),
             writer=state.is_world_process_zero,

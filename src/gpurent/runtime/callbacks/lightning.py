@@ -55,6 +55,7 @@ class GpurentCheckpoint(CheckpointCallback, Callback):
         }
 
     def on_fit_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """On resume, load the newest checkpoint's model and optimizer state."""
         if not self.resume:
             return
         loaded = self.manager.load_latest()
@@ -80,6 +81,7 @@ class GpurentCheckpoint(CheckpointCallback, Callback):
         batch: Any,
         batch_idx: int,
     ) -> None:
+        """Save a checkpoint when one is due; stop the fit once a stop was requested."""
         if self._step_end(
             trainer.global_step,
             writer=trainer.is_global_zero,
@@ -88,6 +90,7 @@ class GpurentCheckpoint(CheckpointCallback, Callback):
             trainer.should_stop = True
 
     def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """Save a final checkpoint at the end of the fit."""
         self._train_end(
             trainer.global_step,
             writer=trainer.is_global_zero,

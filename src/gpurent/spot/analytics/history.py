@@ -48,6 +48,7 @@ class PriceSeries:
 
     @property
     def label(self) -> str:
+        """The series' name: zone/instance type/product."""
         return f"{self.zone}/{self.instance_type}/{self.product}"
 
     def segments(self) -> list[tuple[datetime, datetime, float]]:
@@ -87,6 +88,7 @@ class Profile:
 
     @property
     def covered_bins(self) -> int:
+        """Number of hour-of-week bins that saw data."""
         return sum(1 for m in self.means if m is not None)
 
 
@@ -155,6 +157,7 @@ def _examples(records: Sequence[PriceRecord]) -> str:
 
 
 def hour_of_week(when: datetime, utc_offset_hours: int = 0) -> int:
+    """The hour of the week (0: Monday 00h, 167: Sunday 23h) of when, plus utc_offset_hours."""
     local = when + timedelta(hours=utc_offset_hours)
     return local.weekday() * 24 + local.hour
 
@@ -218,6 +221,7 @@ def availability_profile(
 
 
 def is_weekday_evening(bin_index: int, evening_hours: tuple[int, int]) -> bool:
+    """Whether hour-of-week bin bin_index is Monday to Friday in evening_hours [start, stop)."""
     day, hour = divmod(bin_index, 24)
     start, stop = evening_hours
     return day < 5 and start <= hour < stop

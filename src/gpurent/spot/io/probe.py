@@ -49,11 +49,14 @@ class ProbeRow:
     created: int
 
     def csv_line(self) -> str:
+        """The attempt as one CSV line: time, zone, requested, created."""
         return f"{self.time.isoformat()},{self.zone},{self.requested},{self.created}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProbeResult:
+    """A capacity probe: one row per attempt, the rounds run, and what stopped it."""
+
     rows: tuple[ProbeRow, ...]
     rounds: int
     stopped_by: str  # "max-attempts" or "max-duration"

@@ -90,10 +90,12 @@ class AlignedZones:
 
     @property
     def ticks(self) -> int:
+        """Number of ticks in each aligned trace."""
         return self.traces[0].ticks
 
     @property
     def gap_hours(self) -> float:
+        """Hours between two ticks."""
         return self.traces[0].gap_hours
 
 

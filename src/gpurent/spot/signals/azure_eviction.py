@@ -28,6 +28,7 @@ FORMAT = "azure-eviction"
 
 
 def parse(doc: object, where: str, *, as_of: datetime) -> list[SpotSignal]:
+    """Eviction-rate signals from the Resource Graph answer doc; InputError naming where if bad."""
     rows = doc.get("data") if isinstance(doc, dict) else doc
     if not isinstance(rows, list):
         raise field_error(where, "data", "missing or not a list of rows")

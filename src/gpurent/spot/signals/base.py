@@ -69,6 +69,7 @@ class SpotSignal:
         return self.value / 100.0 / HOURS_PER_MONTH
 
     def as_json(self) -> dict[str, object]:
+        """The signal as a JSON-ready dict (as_of in ISO 8601, kind by its value)."""
         return {
             "source": self.source,
             "as_of": self.as_of.isoformat(),

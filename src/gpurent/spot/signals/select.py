@@ -124,10 +124,12 @@ class ZoneSignal:
 
     @property
     def name(self) -> str:
+        """The zone's name, or the region's where the source has no zones."""
         return self.zone or self.region
 
     @property
     def oldest(self) -> datetime:
+        """When the oldest of the zone's signals was published."""
         return min(s.as_of for s in (self.placement_score, self.interruption, self.spot_price) if s)
 
 
@@ -141,6 +143,7 @@ class ZoneRanking:
 
     @property
     def order(self) -> tuple[str, ...]:
+        """The zone names in the order to try them."""
         return tuple(z.name for z in self.zones)
 
 

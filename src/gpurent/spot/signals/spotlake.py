@@ -27,6 +27,7 @@ IF_SCORES = {3.0: "<5%", 2.5: "5-10%", 2.0: "10-15%", 1.5: "15-20%", 1.0: ">20%"
 
 
 def looks_like(header: list[str]) -> bool:
+    """Whether a CSV header is SpotLake's (has InstanceType and AZ columns)."""
     return all(c in header for c in ("InstanceType", "AZ"))
 
 
@@ -58,6 +59,7 @@ def _as(base: SpotSignal, kind: SignalKind, value: float, label: str) -> SpotSig
 
 
 def parse(text: str, where: str) -> list[SpotSignal]:
+    """Signals from a SpotLake CSV export; InputError naming where and the line if bad."""
     header, rows = csv_records(text, where)
     for col in REQUIRED:
         if col not in header:

@@ -75,6 +75,7 @@ class JobDollars:
     price_source: str
 
     def as_json(self) -> dict[str, object]:
+        """The job's costs as a JSON-ready dict."""
         return {
             "cost_usd": self.cost_usd,
             "on_demand_cost_usd": self.on_demand_cost_usd,
@@ -117,6 +118,7 @@ class HourlyDollars:
     rule: str
 
     def as_json(self) -> dict[str, object]:
+        """The hourly costs as a JSON-ready dict."""
         return {
             "usd_per_hour": self.usd_per_hour,
             "on_demand_usd_per_hour": self.on_demand_usd_per_hour,

@@ -75,6 +75,7 @@ class TickPlan:
 
     @property
     def feasible_on_demand(self) -> bool:
+        """Whether the job can finish by the deadline on on-demand from the first tick."""
         return self.changeover_ticks + self.work_ticks <= self.deadline_ticks + _EPS
 
 
@@ -105,10 +106,12 @@ class Market:
 
     @property
     def zones(self) -> int:
+        """Number of zones."""
         return len(self.zone_names)
 
     @property
     def ticks(self) -> int:
+        """Number of ticks in the market."""
         return int(self.usable.shape[1])
 
 

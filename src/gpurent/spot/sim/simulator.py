@@ -65,6 +65,7 @@ class SimSummary:
         return self.nodes * float(np.mean([r.cost_usd_per_node for r in self.results]))
 
     def as_json(self) -> dict[str, object]:
+        """The summary as the JSON-ready dict that --json prints."""
         return {
             "policy": self.policy,
             "runs": self.runs,

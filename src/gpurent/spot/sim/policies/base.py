@@ -37,7 +37,8 @@ class Policy(Protocol):
 
     name: str
 
-    def start(self, run: RunView) -> None: ...
+    def start(self, run: RunView) -> None:
+        """Reset the policy's state for a new run."""
 
     def decide(self, t: int, progress_ticks: float, current: int, row: tuple[bool, ...]) -> int:
         """The instance to hold at tick t of the run (`row[z]`: zone z usable now)."""
@@ -57,6 +58,7 @@ class SafetyNet:
         self._two_d = 0.0
 
     def start(self, run: RunView) -> None:
+        """Reset for a new run: uncommitted; the run's deadline and work in ticks."""
         self.committed = False
         self._n = run.plan.deadline_ticks
         self._w = run.plan.work_ticks

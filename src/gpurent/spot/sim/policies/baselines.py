@@ -25,9 +25,11 @@ class OnDemandPolicy:
     name = "on-demand"
 
     def start(self, run: RunView) -> None:
+        """Nothing to reset: the policy keeps no state."""
         del run
 
     def decide(self, t: int, progress_ticks: float, current: int, row: tuple[bool, ...]) -> int:
+        """Always on-demand."""
         return ON_DEMAND
 
 
@@ -41,9 +43,11 @@ class GreedyPolicy:
         self.net = SafetyNet()
 
     def start(self, run: RunView) -> None:
+        """Reset the safety net for a new run."""
         self.net.start(run)
 
     def decide(self, t: int, progress_ticks: float, current: int, row: tuple[bool, ...]) -> int:
+        """On-demand once the safety net commits; else stay on spot, or take the first free zone."""
         net = self.net
         if net.must_commit(t, progress_ticks, current):
             return ON_DEMAND
@@ -70,6 +74,7 @@ class UniformProgressPolicy:
         self._two_d = 0.0
 
     def start(self, run: RunView) -> None:
+        """Reset the safety net and the run's target rate of progress per tick."""
         self.net.start(run)
         self._rate = run.plan.work_ticks / run.plan.deadline_ticks
         self._two_d = 2 * run.plan.changeover_ticks
@@ -85,6 +90,7 @@ class UniformProgressPolicy:
         return True
 
     def decide(self, t: int, progress_ticks: float, current: int, row: tuple[bool, ...]) -> int:
+        """The instance to hold at tick t: keep up uniform progress, on spot where possible."""
         net = self.net
         if net.must_commit(t, progress_ticks, current):
             return ON_DEMAND

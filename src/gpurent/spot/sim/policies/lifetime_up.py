@@ -95,6 +95,7 @@ class LifetimeUniformProgressPolicy(UniformProgressPolicy):
         self._od = 1.0
 
     def start(self, run: RunView) -> None:
+        """Reset for a new run; rebuild the zones' spells and prices when the market changed."""
         super().start(run)
         if self._market is not run.market:
             self._market = run.market
@@ -117,6 +118,7 @@ class LifetimeUniformProgressPolicy(UniformProgressPolicy):
         return best
 
     def decide(self, t: int, progress_ticks: float, current: int, row: tuple[bool, ...]) -> int:
+        """As UniformProgressPolicy, but leave on-demand early for a zone predicted to stay up."""
         if (
             current == ON_DEMAND
             and not self.net.committed
