@@ -49,6 +49,7 @@ async def gpus(
     vendor: Annotated[str | None, Query(description="nvidia or amd.")] = None,
     name: Annotated[str | None, Query(description="Substring of the name or an alias.")] = None,
 ) -> Response:
+    """The GPU table filtered by the query, as `gpurent gpus --json` prints it."""
     body = _gpus_body(check(min_memory, "min_memory", v.non_negative), arch, vendor, name)
     return Response(body, media_type="application/json")
 
@@ -65,6 +66,7 @@ def offers(  # noqa: PLR0917 - FastAPI maps parameters to query parameters
     sort: Annotated[OfferSort, Query(description="Sort order.")] = OfferSort.PRICE,
     limit: Annotated[int, Query(description="Rows to return; 0 = all.")] = 25,
 ) -> dict[str, Any]:
+    """The catalog's offers filtered and sorted by the query, as `gpurent offers --json`."""
     now = now_utc()
     table = load_offers(None, now=now)
     query = OfferQuery(

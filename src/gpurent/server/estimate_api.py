@@ -78,6 +78,7 @@ def _workload(req: EstimateRequest) -> Workload:
 
 @router.post("/estimate", summary="Throughput, memory and time (as `gpurent estimate --json`)")
 def estimate(req: EstimateRequest) -> dict[str, Any]:
+    """One configuration's estimate, the document `gpurent estimate --json` prints."""
     gpus = required(req.gpus, "gpus", v.bounded(v.positive_int, most=v.MAX_GPUS))
     nodes = required(req.nodes, "nodes", v.bounded(v.positive_int, most=v.MAX_NODES))
     inter_node = check(req.inter_node_gbps, "inter_node_gbps", v.bounded(v.positive, most=1e6))

@@ -50,6 +50,7 @@ class Guard:
         self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Check the token and the body size of an HTTP request, then pass it on."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

@@ -11,4 +11,5 @@ router = APIRouter(prefix="/api", tags=["server"])
 
 @router.get("/health", summary="The server answers, and which version it is")
 def health() -> dict[str, str]:
+    """`ok` and the gpurent version."""
     return {"status": "ok", "version": __version__}

@@ -136,6 +136,7 @@ def _objective(
     responses={409: {"description": "Nothing meets the request: the error and the plan"}},
 )
 def plan(req: PlanRequest) -> Any:
+    """The ranked plan, the document `gpurent plan --json` prints (409 with it if nothing fits)."""
     scenario = get_scenario(req.scenario) if req.scenario else None
     if scenario is not None and scenario.name == "inference":
         # `gpurent plan --scenario inference` plans a service (plan --serve), which this endpoint

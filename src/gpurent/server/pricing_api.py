@@ -77,5 +77,6 @@ def _inputs(req: CompareRequest) -> CompareInputs:
     summary="On-demand vs spot vs committed (as `gpurent pricing compare --json`)",
 )
 def pricing_compare(req: CompareRequest) -> Any:
+    """The payment options compared, the document `gpurent pricing compare --json` prints."""
     doc = compare_document(_inputs(req), load_offers().offers)
     return to_jsonable(doc.as_json())

@@ -29,10 +29,12 @@ def status_for(exc: GpurentError) -> int:
 
 
 def one_line(text: str) -> str:
+    """`text` with every run of white space, newlines included, folded into one space."""
     return " ".join(text.split())
 
 
 def error_reply(status: int, message: str, **extra: Any) -> JSONResponse:
+    """The JSON error reply: `{"error": one line}` plus any extra fields, with `status`."""
     return JSONResponse({"error": one_line(message), **extra}, status_code=status)
 
 

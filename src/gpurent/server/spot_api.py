@@ -53,6 +53,7 @@ class SimulateRequest(BaseModel):
     summary="Replay spot traces with a deadline policy (as `gpurent spot simulate --json`)",
 )
 def spot_simulate(req: SimulateRequest) -> Any:
+    """The traces replayed under the policies: the document of `gpurent spot simulate --json`."""
     from gpurent.report.jsonable import to_jsonable
     from gpurent.spot.sim.evaluate import run_policy
     from gpurent.spot.sim.job_market import JobSpec, run_starts
