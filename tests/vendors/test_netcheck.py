@@ -1,5 +1,6 @@
 """`gpurent vendors netcheck`: between two processes on 127.0.0.1, through a delaying relay, and
-between two network namespaces with a tbf rate limit (and netem delay where the kernel has it).
+between two network namespaces with a tbf rate limit and a known delay (netem where the kernel
+has it; a delaying relay in the server's namespace always).
 
 The perftest outputs in data/ are laid out as linux-rdma/perftest prints them (the RESULT_FMT_LAT,
 RESULT_FMT_G and RESULT_FMT header strings of src/perftest_parameters.h at commit
@@ -11,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import queue
 import re
 import shutil
 import signal
@@ -31,8 +31,10 @@ from hypothesis import strategies as st
 from gpurent.vendors import perftest
 from gpurent.vendors.netcheck_result import compliance, percentile
 from tests.conftest import run_cli
+from tests.vendors.delay_relay import DelayingRelay
 
 DATA = Path(__file__).parent / "data"
+RELAY = Path(__file__).parent / "delay_relay.py"
 SRC = Path(__file__).resolve().parents[2] / "src"
 QUICK = ["--count", "200", "--duration", "0.2", "--streams", "2", "--timeout", "3"]
 
@@ -252,67 +254,6 @@ def test_server_ignores_a_client_that_is_not_netcheck(server: Server) -> None:
 # ------------------------------------------------------------------ a known delay, no netem
 
 
-class DelayingRelay:
-    """Forwards TCP from a local port to `target`, holding every chunk `delay_s` in each
-    direction, so a round trip through it takes at least twice that."""
-
-    def __init__(self, target: tuple[str, int], delay_s: float) -> None:
-        self.target = target
-        self.delay_s = delay_s
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.socks: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            upstream = socket.create_connection(self.target)
-            self.socks += [client, upstream]
-            for s in (client, upstream):
-                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self._pipe(client, upstream)
-            self._pipe(upstream, client)
-
-    def _pipe(self, src: socket.socket, dst: socket.socket) -> None:
-        held: queue.Queue[tuple[float, bytes]] = queue.Queue()
-
-        def read() -> None:
-            while True:
-                try:
-                    data = src.recv(65536)
-                except OSError:
-                    data = b""
-                held.put((time.monotonic() + self.delay_s, data))
-                if not data:
-                    return
-
-        def write() -> None:
-            while True:
-                due, data = held.get()
-                time.sleep(max(0.0, due - time.monotonic()))
-                try:
-                    if not data:
-                        dst.shutdown(socket.SHUT_WR)
-                        return
-                    dst.sendall(data)
-                except OSError:
-                    return
-
-        threading.Thread(target=read, daemon=True).start()
-        threading.Thread(target=write, daemon=True).start()
-
-    def close(self) -> None:
-        self.listener.close()
-        for s in self.socks:
-            with contextlib.suppress(OSError):
-                s.shutdown(socket.SHUT_RDWR)
-            s.close()
-
-
 def test_latency_sees_a_known_delay_through_a_relay(server: Server) -> None:
     host, port = server.address.rsplit(":", 1)
     relay = DelayingRelay((host, int(port)), delay_s=0.005)
@@ -527,6 +468,32 @@ def test_netns_latency_sees_a_netem_delay(pair: Pair) -> None:
     assert done.returncode == 0, done.stderr
     p50 = json.loads(done.stdout)["latency_us"]["p50"]
     assert 5_000 <= p50 <= 9_000  # 5 ms on the server's way out, once per round trip
+
+
+def test_netns_latency_sees_a_known_delay_through_a_relay(pair: Pair) -> None:
+    # the kernel may lack sch_netem (this one does): a relay in the server's namespace holds every
+    # chunk 5 ms each way, so the client's round trips across the veth must take at least 10 ms
+    port = pair.server.address.rsplit(":", 1)[1]
+    relay = subprocess.Popen(
+        ["ip", "netns", "exec", pair.server_ns, sys.executable, str(RELAY),
+         pair.server_ip, pair.server_ip, port, "0.005"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert relay.stdout is not None
+        relay_port = relay.stdout.readline().strip()
+        done = netcheck_in(
+            pair.client_ns, "--peer", f"{pair.server_ip}:{relay_port}", "--count", "40",
+            "--duration", "0.2", "--streams", "1", "--no-rdma", "--json",
+        )  # fmt: skip
+    finally:
+        relay.kill()
+        relay.wait()
+        if relay.stdout is not None:
+            relay.stdout.close()
+    assert done.returncode == 0, done.stderr
+    p50 = json.loads(done.stdout)["latency_us"]["p50"]
+    assert 10_000 <= p50 <= 16_000, p50
 
 
 def test_netns_unreachable_peer_is_one_line(pair: Pair) -> None:
