@@ -435,3 +435,13 @@ def test_calibrate_add_takes_a_saved_serve_result(standin: StandIn, tmp_path: Pa
     out.write_text(json.dumps(doc))
     bad = CliRunner().invoke(app, ["calibrate", "add", str(out)])
     assert bad.exit_code == 2 and "run `gpurent bench serve` with --gpu" in bad.stderr
+
+
+def test_without_aiohttp_bench_serve_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.conftest import run_cli
+
+    monkeypatch.setitem(sys.modules, "aiohttp", None)  # makes `import aiohttp` fail
+    code, _, stderr = run_cli("bench", "serve", "--url", "http://127.0.0.1:9/")
+    assert code == 1
+    assert "pip install 'gpurent[bench]'" in stderr
+    assert len(stderr.strip().splitlines()) == 1
