@@ -1,0 +1,218 @@
+"""fp8 rows of `fp8_moe.csv` from MLPerf Training v5.1 result logs (Hopper systems only).
+
+MLPerf Training v5.1 (mlcommons/training_results_v5.1) logs `tracked_stats` with a
+`train_step_time` (seconds per optimizer step of `global_batch_size` sequences of
+`max_sequence_length` tokens) for its LLM benchmarks. This script turns the Hopper (H100/H200)
+submissions of `llama31_8b` (pretraining), `llama31_405b` (pretraining) and `llama2_70b_lora`
+into rows: tokens/s = global batch x sequence length / step time, with the step time the median
+over result files of the median logged value (the first value of a file, which includes
+warm-up, dropped). Only Hopper rows are kept because on Hopper the low precision of NVIDIA's
+NeMo and the submitters' derived recipes can only be FP8 (no FP4 tensor cores), while v5.1
+Blackwell submissions mix FP8 and NVFP4 recipes that the logs do not name.
+
+Layouts come from the submitter's config file name `config_<system>_<N>x<G>x<B>xtp<T>pp<P>
+cp<C>[...].sh` when exactly one matches the system's node count (B: sequences per data-parallel
+rank per step; with PP > 1 the micro-batch is read as 1 and B as the gradient accumulation).
+The tuned stack is not fitted on v5.1, so the rows are out of sample for `--stack tuned`.
+
+    python benchmarks/data/validation/extract_fp8_mlperf.py V51_GIT_DIR > /tmp/fp8_rows.csv
+
+MLPerf Training v4.0 is held out and refused (as in extract_mlperf.py).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+COLUMNS = [
+    "model",
+    "gpu",
+    "num_gpus",
+    "nodes",
+    "precision",
+    "batch_size",
+    "seq_len",
+    "tp",
+    "pp",
+    "cp",
+    "ep",
+    "grad_accum",
+    "task",
+    "lora_rank",
+    "stack",
+    "validates",
+    "measured_throughput",
+    "measured_unit",
+    "suite",
+    "source_repo",
+    "source_path",
+    "source_commit",
+    "note",
+]
+BENCHMARKS = {  # MLPerf name -> (zoo model, task)
+    "llama31_8b": ("llama3-8b", "training"),
+    "llama31_405b": ("llama3.1-405b", "training"),
+    "llama2_70b_lora": ("llama2-70b", "finetune-lora"),
+}
+HOPPER = (
+    (r"H200.*NVL", "H200-NVL-141GB"),
+    (r"H200", "H200-SXM-141GB"),
+    (r"H100", "H100-SXM5-80GB"),
+)
+CONFIG_RE = re.compile(r"config_[^/]*?(\d+)x(\d+)x(\d+)xtp(\d+)pp(\d+)cp(\d+)[^/]*\.sh$")
+# 2025-06-04, when MLPerf Training v5.0 was published: a v5.1 log older than this is a re-run
+# of a v5.0 (fitted) submission, so it is left out.
+V50_PUBLISHED_MS = 1_749_000_000_000
+EXCLUDED_SUBMITTERS = frozenset({"Lambda"})  # Lambda's Hopper/Blackwell rows are held out
+
+
+def git(repo: Path, *args: str) -> str:
+    out = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=False
+    )
+    return out.stdout
+
+
+def values(log: str, key: str) -> list[float]:
+    out = []
+    for line in log.splitlines():
+        if ":::MLLOG" not in line or f'"{key}"' not in line:
+            continue
+        rec = json.loads(line.split(":::MLLOG", 1)[1])
+        v = rec.get("value")
+        if rec.get("key") == key and isinstance(v, int | float):
+            out.append(float(v))
+        elif isinstance(v, dict) and isinstance(v.get(key), int | float):
+            out.append(float(v[key]))
+    return out
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        sys.exit(__doc__)
+    repo = Path(argv[0])
+    name = git(repo, "config", "--get", "remote.origin.url") + str(repo)
+    if "v4.0" in name or "v4_0" in name:
+        sys.exit(f"error: {repo}: MLPerf Training v4.0 is held out; it must not be read")
+    commit = git(repo, "rev-parse", "HEAD").strip()
+    files = git(repo, "ls-tree", "-r", "--name-only", "HEAD").splitlines()
+    pat = re.compile(r"^([^/]+)/results/([^/]+)/([^/]+)/result_\d+\.txt$")
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for f in files:
+        m = pat.match(f)
+        if m and m.group(3) in BENCHMARKS and m.group(1) not in EXCLUDED_SUBMITTERS:
+            groups.setdefault((m.group(1), m.group(2), m.group(3)), []).append(f)
+    w = csv.DictWriter(sys.stdout, COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for (org, system, bench), paths in sorted(groups.items()):
+        try:
+            info = json.loads(git(repo, "show", f"HEAD:{org}/systems/{system}.json"))
+        except json.JSONDecodeError:
+            continue
+        acc = str(info.get("accelerator_model_name", ""))
+        gpu = next((g for p, g in HOPPER if re.search(p, acc)), None)
+        if gpu is None:
+            continue
+        nodes = int(str(info["number_of_nodes"]).strip())
+        per_node = int(str(info["accelerators_per_node"]).strip())
+        n = nodes * per_node
+        steps: list[float] = []
+        rates: list[float] = []
+        gbs_seen: set[int] = set()
+        seq_seen: set[int] = set()
+        for p in sorted(paths):
+            log = git(repo, "show", f"HEAD:{p}")
+            first = re.search(r'"time_ms": (\d+)', log)
+            if first and int(first.group(1)) < V50_PUBLISHED_MS:
+                continue  # an older round's log shipped again: it may be in a fitted round
+            st = values(log, "train_step_time")
+            if len(st) >= 3:
+                steps.append(statistics.median(st[1:]))
+            tp_ = values(log, "throughput")  # samples/s (the LoRA implementations log this)
+            if len(tp_) >= 3:
+                rates.append(statistics.median(tp_[1:]))
+            gbs_seen.update(int(x) for x in values(log, "global_batch_size"))
+            seq_seen.update(int(x) for x in values(log, "max_sequence_length"))
+        if (not steps and not rates) or len(gbs_seen) != 1:
+            continue
+        gbs = gbs_seen.pop()
+        seq = seq_seen.pop() if len(seq_seen) == 1 else 8192
+        if steps:
+            step = statistics.median(steps)
+            how = (
+                f"step time {step:.4f} s = median over {len(steps)} result files of the median "
+                f"train_step_time (first dropped); tokens/s = global batch {gbs} x seq {seq} / "
+                "step time"
+            )
+        else:
+            rate = statistics.median(rates)
+            step = gbs / rate
+            how = (
+                f"{rate:.4f} samples/s = median over {len(rates)} result files of the median "
+                f"tracked_stats throughput (first dropped); tokens/s = that x seq {seq}"
+            )
+        cands = {
+            tuple(int(g) for g in m.groups())
+            for f in files
+            if f.startswith(f"{org}/benchmarks/{bench}/")
+            and (m := CONFIG_RE.search(f))
+            and int(m.group(1)) == nodes
+            and int(m.group(2)) == per_node
+        }
+        tp = pp = cp = 1
+        layout_note = "no config file of this node count: layout left data parallel"
+        if len(cands) == 1:
+            (_, _, _b, tp, pp, cp) = cands.pop()
+            layout_note = f"TP {tp} PP {pp} CP {cp} from the config file name"
+        elif cands:
+            layout_note = (
+                f"{len(cands)} config files of this node count disagree: layout left data parallel"
+            )
+        dp = max(1, n // (tp * pp * cp))
+        per_dp = max(1, gbs // dp)
+        mbs, accum = (1, per_dp) if pp > 1 else (per_dp, 1)
+        tokens = gbs * seq / step
+        model, task = BENCHMARKS[bench]
+        w.writerow(
+            {
+                "model": model,
+                "gpu": gpu,
+                "num_gpus": n,
+                "nodes": nodes,
+                "precision": "fp8",
+                "batch_size": mbs,
+                "seq_len": seq,
+                "tp": tp,
+                "pp": pp,
+                "cp": cp,
+                "ep": "",
+                "grad_accum": accum,
+                "task": task,
+                "lora_rank": 16 if task == "finetune-lora" else "",
+                "stack": "tuned",
+                "validates": "fp8",
+                "measured_throughput": f"{tokens:.0f}",
+                "measured_unit": "tokens/s",
+                "suite": "mlperf-v5.1",
+                "source_repo": "mlcommons/training_results_v5.1",
+                "source_path": f"{org}/results/{system}/{bench}/",
+                "source_commit": commit,
+                "note": (
+                    f"MLPerf v5.1 {bench}; {nodes} x {per_node} {acc}; {how}; {layout_note}; "
+                    f"micro-batch {mbs} x accumulation {accum} per DP rank "
+                    f"(DP {dp}); fp8: Hopper has no lower training precision; framework "
+                    f"{info.get('framework', '?')}"
+                ),
+            }
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
