@@ -102,7 +102,7 @@ def effective_keys(rows: list[dict[str, str]]) -> list[str]:
     return out
 
 
-def load(path: Path = DATA, pretrain: Path | None = PRETRAIN_FIT) -> list[dict[str, str]]:
+def load(path: Path = DATA, pretrain: Path | None = None) -> list[dict[str, str]]:
     with path.open(newline="") as fh:
         rows = [r for r in csv.DictReader(fh) if r.get("stack") == "tuned"]
     if pretrain is not None:

@@ -5,11 +5,13 @@ their layout (tp/pp/cp/ep) and the tuned stack, without an error."""
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from tests.conftest import run_cli
 from tests.estimate.test_validation_set import FORBIDDEN
@@ -81,3 +83,25 @@ def test_bench_reports_both_groups() -> None:
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"fp8 \(FP8 recipes\): \d+ rows, MAPE \d+\.\d%", proc.stdout)
     assert re.search(r"moe \(MXFP8\): \d+ rows, MAPE \d+\.\d%", proc.stdout)
+
+
+def _fit_script() -> ModuleType:
+    path = ROOT / "benchmarks" / "fit_tuned_stack.py"
+    spec = importlib.util.spec_from_file_location("fit_tuned_stack", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_pretraining_training_split_holds_only_fitted_rounds() -> None:
+    """`fit_tuned_stack.py --pretrain` may read only rounds the tuned stack fits on, and none of
+    the held-out rows; the bundled fit (no --pretrain) reads none of it."""
+    mod = _fit_script()
+    split = mod.load(pretrain=mod.PRETRAIN_FIT)
+    pre = [r for r in split if mod.row_key(r) == "llm"]
+    assert len(pre) >= 20
+    assert {r["_round"] for r in pre} <= {"v3.0", "v3.1", "v5.0"}
+    held = {(r["source_path"], r["measured_throughput"]) for r in _rows()}
+    assert not [r for r in pre if (r["source_path"], r["measured_throughput"]) in held]
+    assert all(mod.row_key(r) != "llm" for r in mod.load())
