@@ -52,6 +52,7 @@ COLUMNS = [
     "pp",
     "cp",
     "ep",
+    "sharding",
     "grad_accum",
     "task",
     "lora_rank",
@@ -111,6 +112,21 @@ def git(repo: Path, *args: str) -> str:
         ["git", "-C", str(repo), *args], capture_output=True, text=True, check=False
     )
     return out.stdout
+
+
+DIST_OPT = re.compile(r"USE_DIST_OPTIMIZER=(True|1)\b")
+
+
+def dist_optimizer(repo: Path, files: list[str], org: str, bench: str) -> tuple[str, str]:
+    """`zero1` when the submitter's own implementation turns on Megatron's distributed
+    optimizer (optimizer states sharded over data parallel) in a `config_common*.sh`."""
+    prefix = f"{org}/benchmarks/{bench}/implementations/"
+    for f in files:
+        name = f.rsplit("/", 1)[-1]
+        wanted = f.startswith(prefix) and name.startswith("config_common") and name.endswith(".sh")
+        if wanted and DIST_OPT.search(git(repo, "show", f"HEAD:{f}")):
+            return "zero1", f"sharding zero1: USE_DIST_OPTIMIZER=True in {f}"
+    return "", "sharding not stated in the submitter's config_common*.sh: left empty"
 
 
 def values(log: str, key: str) -> list[float]:
@@ -248,6 +264,7 @@ def rows_for(repo: Path) -> list[dict[str, object]]:
             accum = accum_seen.pop() if len(accum_seen) == 1 else max(1, per_dp // mbs)
         else:
             mbs, accum = (1, per_dp) if pp > 1 else (per_dp, 1)
+        sharding, shard_note = dist_optimizer(repo, files, org, bench)
         tokens = gbs * seq / step
         model, task = benchmarks[bench]
         out.append(
@@ -263,6 +280,7 @@ def rows_for(repo: Path) -> list[dict[str, object]]:
                 "pp": pp,
                 "cp": cp,
                 "ep": "",
+                "sharding": sharding,
                 "grad_accum": accum,
                 "task": task,
                 "lora_rank": 16 if task == "finetune-lora" else "",
@@ -276,7 +294,7 @@ def rows_for(repo: Path) -> list[dict[str, object]]:
                 "source_commit": commit,
                 "note": (
                     f"MLPerf v{version} {bench}; {nodes} x {per_node} {acc}; {how}; {layout_note}; "
-                    f"micro-batch {mbs} x accumulation {accum} per DP rank "
+                    f"micro-batch {mbs} x accumulation {accum} per DP rank; {shard_note} "
                     f"(DP {dp}); fp8: {FP8_WHY[version]}; framework "
                     f"{info.get('framework', '?')}"
                 ),
