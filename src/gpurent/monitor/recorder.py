@@ -105,6 +105,7 @@ class Recorder:
 
     def close(self) -> str | None:
         """Write what is buffered and close the store; return a note if the last write failed."""
-        note = self.flush()
-        self._engine.dispose()
-        return note
+        try:
+            return self.flush()
+        finally:  # also when the store refuses us (a newer gpurent's store)
+            self._engine.dispose()

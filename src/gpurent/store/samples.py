@@ -1,6 +1,7 @@
 """The `monitor_samples` table: the flat sample rows of `gpurent.monitor.sample.COLUMNS`.
 
-Its metric columns come from `gpurent.sample_columns`, shared with the monitor.
+Its metric columns come from `gpurent.sample_columns`, shared with the monitor. The tables here
+are the schema's head: a change to them needs a revision in `gpurent.store.migrations`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ samples_table = sa.Table(
     sa.Column("xid", sa.String(256), nullable=False, default=""),
     *(sa.Column(name, sa.Float, nullable=True) for name in HOST_COLUMNS),
     sa.Column("sources_id", sa.Integer, nullable=False, default=0),
+    # revision 0002: the rented machine the row came from ('' for rows from before it)
+    sa.Column("machine", sa.String(128), nullable=False, default="", server_default=""),
+    sa.Index("ix_monitor_samples_machine_timestamp", "machine", "timestamp"),
 )
 """One row per GPU per sample (host metrics on every row); sources in their own table."""
 
@@ -40,11 +44,19 @@ sources_table = sa.Table(
 
 
 def create_schema(engine: Any) -> None:
-    """Create the tables (and indexes) that do not exist yet."""
-    metadata.create_all(engine)
+    """Bring the store to the newest schema (creating it, or migrating an older one in place)."""
+    from gpurent.store.migrate import upgrade
+
+    upgrade(engine)
 
 
-_DEFAULTS: dict[str, Any] = {"gpu_name": "", "gpu_uuid": "", "lost": False, "xid": ""}
+_DEFAULTS: dict[str, Any] = {
+    "gpu_name": "",
+    "gpu_uuid": "",
+    "lost": False,
+    "xid": "",
+    "machine": "",
+}
 
 
 def _source_ids(conn: Any, texts: set[str]) -> dict[str, int]:
@@ -94,9 +106,19 @@ def insert_rows(conn: Any, rows: Sequence[dict[str, Any]]) -> int:
 def select_rows(
     conn: Any, *, since_s: float | None = None, until_s: float | None = None
 ) -> list[dict[str, Any]]:
-    """The sample rows in [since_s, until_s] (Unix seconds), oldest first, with their sources."""
+    """The sample rows in [since_s, until_s] (Unix seconds), oldest first, with their sources.
+
+    Reads a store at an older revision as it is (a reader never migrates): a column it lacks
+    reads as its default.
+    """
+    present = {c["name"] for c in sa.inspect(conn).get_columns(samples_table.name)}
+    columns = [
+        col if col.name in present else sa.literal(_DEFAULTS.get(col.name)).label(col.name)
+        for col in samples_table.c
+    ]
     query = (
-        sa.select(samples_table, sources_table.c.text.label("sources"))
+        sa.select(*columns, sources_table.c.text.label("sources"))
+        .select_from(samples_table)
         .join(sources_table, sources_table.c.id == samples_table.c.sources_id, isouter=True)
         .order_by(samples_table.c.timestamp, samples_table.c.gpu)
     )
