@@ -1,6 +1,9 @@
 """Engines: a path means a SQLite file (WAL journal, synchronous=NORMAL for ingest speed); a
 string with `://` is used as a SQLAlchemy URL (e.g. postgresql+psycopg://user@host/db).
-Only SQLite is tested here; PostgreSQL works through the same Core statements in principle."""
+
+Tested on both SQLite and PostgreSQL 15 through psycopg 3: every store test (tests/store/ and
+the recorder's in tests/monitor/) runs on each, against a real server in CI (.ci/pg-up.sh).
+Other SQLAlchemy backends may work through the same Core statements but are not tested."""
 
 from __future__ import annotations
 
@@ -33,11 +36,13 @@ def _without_password(url: str) -> str:
 
 def open_engine(target: str | Path, *, read_only: bool = False) -> Any:
     """A SQLAlchemy Engine for a path or URL. Creates no file until first use; with
-    `read_only`, a SQLite file is opened read-only and left byte for byte as it was."""
+    `read_only`, a SQLite file is opened read-only and left byte for byte as it was, and a
+    PostgreSQL session runs read-only transactions (a write fails)."""
     url = store_url(target, read_only=read_only)
     shown = _without_password(url)
+    options = {"postgresql_readonly": True} if read_only and url.startswith("postgresql") else {}
     try:
-        engine = sa.create_engine(url)
+        engine = sa.create_engine(url, execution_options=options)
     except sa.exc.NoSuchModuleError:
         raise InputError(
             f"{shown}: unknown database kind {url.split('://')[0]!r}; give a SQLite file path or "

@@ -6,7 +6,8 @@ are the schema's head: a change to them needs a revision in `gpurent.store.migra
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -75,26 +76,51 @@ def _source_ids(conn: Any, texts: set[str]) -> dict[str, int]:
     return known
 
 
+def _converter(column: sa.Column[Any]) -> Callable[[Any], Any] | None:
+    """What makes a Python value fit `column` the same way on every backend (None: as it is).
+
+    A flag given as 0/1 becomes a bool (PostgreSQL refuses an integer for BOOLEAN); text is cut
+    to the column's length (PostgreSQL refuses longer, SQLite keeps it); NaN becomes NULL
+    (SQLite stores NULL, PostgreSQL NaN).
+    """
+    kind = column.type
+    if isinstance(kind, sa.Boolean):
+        return lambda v: v if v is None or isinstance(v, bool) else bool(v)
+    if isinstance(kind, sa.String) and kind.length is not None:
+        length = kind.length
+        return lambda v: v[:length] if isinstance(v, str) and len(v) > length else v
+    if isinstance(kind, sa.Float):
+        return lambda v: None if isinstance(v, float) and math.isnan(v) else v
+    return None
+
+
+_CONVERTERS = {col.name: _converter(col) for col in samples_table.c}
+
+
 def insert_rows(conn: Any, rows: Sequence[dict[str, Any]]) -> int:
     """Bulk insert (one DBAPI executemany) of flat rows; returns the count.
 
     Goes below SQLAlchemy's per-row parameter processing (a compiled INSERT with positional
-    tuples); the ingest rate is measured by `benchmarks/bench_monitor_recorder.py`. The
-    statement is compiled for the connection's dialect, so the same code serves PostgreSQL.
+    tuples, each value made to fit its column by `_converter`); the ingest rate is measured by
+    `benchmarks/bench_store_ingest.py`. The statement is compiled for the connection's dialect,
+    so the same code serves SQLite (qmark) and PostgreSQL (psycopg's named parameters).
     """
     if not rows:
         return 0
     ids = _source_ids(conn, {str(r.get("sources") or "") for r in rows})
     compiled = samples_table.insert().compile(dialect=conn.dialect)
-    order = compiled.positiontup or list(compiled.params)
+    order = list(compiled.positiontup or compiled.params)
     get = _DEFAULTS.get
-    params = [
-        tuple(
-            ids[str(r.get("sources") or "")] if k == "sources_id" else r.get(k, get(k))
-            for k in order
-        )
-        for r in rows
-    ]
+    fits = [_CONVERTERS.get(k) for k in order]
+    sources_at = order.index("sources_id")
+    params: list[tuple[Any, ...]] = []
+    for r in rows:
+        values = [r.get(k, get(k)) for k in order]
+        for i, fit in enumerate(fits):
+            if fit is not None:
+                values[i] = fit(values[i])
+        values[sources_at] = ids[str(r.get("sources") or "")]
+        params.append(tuple(values))
     if not compiled.positional:
         params_named = [dict(zip(order, p, strict=True)) for p in params]
         conn.exec_driver_sql(str(compiled), params_named)
