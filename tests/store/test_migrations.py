@@ -192,3 +192,18 @@ def test_store_upgrade_command(store_target: str) -> None:
     assert "0001 -> 0002" in out and "made before migrations" in out
     code, out, err = run_cli("monitor", "store", "upgrade", "--db", store_target)
     assert code == 0 and "already at 0002" in out, (out, err)
+
+
+def test_a_failed_upgrade_leaves_the_store_as_it_was(store_target: str) -> None:
+    """All or nothing, on SQLite too: a revision that fails half-way (here an index name already
+    taken by another table) leaves no half-made tables behind to be mistaken for an old store."""
+    engine = open_engine(store_target)
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE other (x INTEGER)")
+        conn.exec_driver_sql("CREATE INDEX ix_monitor_samples_timestamp ON other (x)")
+    with pytest.raises(sa.exc.SQLAlchemyError):
+        upgrade(engine)
+    with engine.connect() as conn:
+        tables = set(sa.inspect(conn).get_table_names())
+    engine.dispose()
+    assert tables == {"other"}

@@ -174,3 +174,33 @@ def test_recorder_keeps_rows_while_the_database_is_missing(pg_url: str) -> None:
         with admin.connect() as conn:
             conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{later}" WITH (FORCE)')
         admin.dispose()
+
+
+def test_concurrent_writers_all_land(store_target: str) -> None:
+    """Pushes from many machines write at once: every transaction commits (SQLite waits for
+    the write lock instead of failing with 'database is locked'), and new source lists seen by
+    two writers at the same moment are stored once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from gpurent.store import insert_rows, select_rows
+
+    engine = _engine(store_target)
+
+    def write(writer: int) -> None:
+        for k in range(15):
+            rows = [
+                {"timestamp": float(k), "gpu": g, "machine": f"m{writer}", "sources": f"s{k}"}
+                for g in range(8)
+            ]
+            with engine.begin() as conn:
+                select_rows(conn, since_s=1e12)  # a read first, as a request handler may do
+                insert_rows(conn, rows)
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(write, range(4)))
+    with engine.connect() as conn:
+        back = select_rows(conn)
+        sources = conn.exec_driver_sql("SELECT count(*) FROM monitor_sources").scalar()
+    engine.dispose()
+    assert len(back) == 4 * 15 * 8 and sources == 15
+    assert {r["sources"] for r in back if r["timestamp"] == 3.0} == {"s3"}

@@ -63,5 +63,15 @@ def open_engine(target: str | Path, *, read_only: bool = False) -> Any:
             cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.close()
+            # Python's sqlite3 opens a transaction only before INSERT/UPDATE/DELETE, so DDL (a
+            # migration) would commit statement by statement; SQLAlchemy emits BEGIN instead.
+            dbapi_conn.isolation_level = None
+
+        @sa.event.listens_for(engine, "begin")
+        def _begin(conn: Any) -> None:
+            # IMMEDIATE: take the write lock first (waiting up to sqlite3's 5 s busy timeout),
+            # so a writer that read first is never refused with "database is locked" when
+            # another committed in between; readers use read_only engines, which do not lock.
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine

@@ -60,20 +60,31 @@ _DEFAULTS: dict[str, Any] = {
 }
 
 
-def _source_ids(conn: Any, texts: set[str]) -> dict[str, int]:
-    known = {
-        row.text: row.id
-        for row in conn.execute(sa.select(sources_table).where(sources_table.c.text.in_(texts)))
-    }
-    missing = sorted(texts - set(known))
-    if missing:
-        start = int(
-            conn.execute(sa.select(sa.func.coalesce(sa.func.max(sources_table.c.id), 0))).scalar()
-        )
+def _source_ids(conn: Any, texts: set[str], *, attempts: int = 5) -> dict[str, int]:
+    """The ids of the source lists `texts`, storing the new ones. Another writer storing the
+    same list (or taking the same next id) at once makes ours fail: undone to a savepoint,
+    read again and retried."""
+    table = sources_table
+    for attempt in range(attempts):
+        known = {
+            row.text: row.id
+            for row in conn.execute(sa.select(table).where(table.c.text.in_(texts)))
+        }
+        missing = sorted(texts - set(known))
+        if not missing:
+            return known
+        start = int(conn.execute(sa.select(sa.func.coalesce(sa.func.max(table.c.id), 0))).scalar())
         new = {text: start + 1 + i for i, text in enumerate(missing)}
-        conn.execute(sources_table.insert(), [{"id": i, "text": t} for t, i in new.items()])
+        try:
+            with conn.begin_nested():
+                conn.execute(table.insert(), [{"id": i, "text": t} for t, i in new.items()])
+        except sa.exc.IntegrityError:
+            if attempt == attempts - 1:
+                raise
+            continue
         known.update(new)
-    return known
+        return known
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _converter(column: sa.Column[Any]) -> Callable[[Any], Any] | None:
