@@ -87,25 +87,24 @@ def _source_ids(conn: Any, texts: set[str], *, attempts: int = 5) -> dict[str, i
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _converter(column: sa.Column[Any]) -> Callable[[Any], Any] | None:
+def _converter(column: sa.Column[Any], dialect: str) -> Callable[[Any], Any] | None:
     """What makes a Python value fit `column` the same way on every backend (None: as it is).
 
-    A flag given as 0/1 becomes a bool (PostgreSQL refuses an integer for BOOLEAN); text is cut
-    to the column's length (PostgreSQL refuses longer, SQLite keeps it); NaN becomes NULL
-    (SQLite stores NULL, PostgreSQL NaN).
+    Text is cut to the column's length (PostgreSQL refuses longer, SQLite would keep it). Beyond
+    SQLite, whose driver already does both: a flag given as 0/1 becomes a bool (PostgreSQL
+    refuses an integer for BOOLEAN) and NaN becomes NULL (SQLite stores NULL, PostgreSQL NaN).
     """
     kind = column.type
-    if isinstance(kind, sa.Boolean):
-        return lambda v: v if v is None or isinstance(v, bool) else bool(v)
     if isinstance(kind, sa.String) and kind.length is not None:
         length = kind.length
         return lambda v: v[:length] if isinstance(v, str) and len(v) > length else v
+    if dialect == "sqlite":
+        return None
+    if isinstance(kind, sa.Boolean):
+        return lambda v: v if v is None or isinstance(v, bool) else bool(v)
     if isinstance(kind, sa.Float):
         return lambda v: None if isinstance(v, float) and math.isnan(v) else v
     return None
-
-
-_CONVERTERS = {col.name: _converter(col) for col in samples_table.c}
 
 
 def insert_rows(conn: Any, rows: Sequence[dict[str, Any]]) -> int:
@@ -122,14 +121,18 @@ def insert_rows(conn: Any, rows: Sequence[dict[str, Any]]) -> int:
     compiled = samples_table.insert().compile(dialect=conn.dialect)
     order = list(compiled.positiontup or compiled.params)
     get = _DEFAULTS.get
-    fits = [_CONVERTERS.get(k) for k in order]
+    columns = samples_table.c
+    fits = [
+        (i, fit)
+        for i, k in enumerate(order)
+        if (fit := _converter(columns[k], conn.dialect.name)) is not None
+    ]
     sources_at = order.index("sources_id")
     params: list[tuple[Any, ...]] = []
     for r in rows:
         values = [r.get(k, get(k)) for k in order]
-        for i, fit in enumerate(fits):
-            if fit is not None:
-                values[i] = fit(values[i])
+        for i, fit in fits:
+            values[i] = fit(values[i])
         values[sources_at] = ids[str(r.get("sources") or "")]
         params.append(tuple(values))
     if not compiled.positional:
