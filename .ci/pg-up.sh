@@ -24,6 +24,8 @@ if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 fi
 dir=$(mktemp -d /tmp/gpurent-pg.XXXXXX)
 chown postgres:postgres "$dir"
+# written now, so that pg-down.sh cleans up even if a step below fails
+printf 'GPURENT_PG_DIR=%s\nGPURENT_PG_BIN=%s\n' "$dir" "$bindir" >"$env_file"
 as_pg() { runuser -u postgres -- "$@"; }
 as_pg "$bindir/initdb" -D "$dir/data" -U postgres --auth=trust --no-sync -E UTF8 \
     --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
@@ -34,8 +36,7 @@ as_pg "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 start -o \
     || { echo "pg-up: the server did not start; its log:" >&2; cat "$dir/server.log" >&2; exit 1; }
 as_pg "$bindir/createdb" -h 127.0.0.1 -p "$port" -U postgres gpurent_test
 url="postgresql+psycopg://postgres@127.0.0.1:$port/gpurent_test"
-printf 'GPURENT_TEST_PG_URL=%s\nGPURENT_PG_DIR=%s\nGPURENT_PG_BIN=%s\n' "$url" "$dir" "$bindir" \
-    >"$env_file"
+printf 'GPURENT_TEST_PG_URL=%s\n' "$url" >>"$env_file"
 ready=$(date +%s.%N)
 awk -v s="$started" -v i="$installed" -v r="$ready" -v u="$url" \
     'BEGIN { printf "postgres up: install %.1f s, start %.1f s; GPURENT_TEST_PG_URL=%s\n", i - s, r - i, u }'

@@ -4,6 +4,7 @@ upgrading twice changes nothing; a store from a newer gpurent is a one-line Inpu
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -207,3 +208,18 @@ def test_a_failed_upgrade_leaves_the_store_as_it_was(store_target: str) -> None:
         tables = set(sa.inspect(conn).get_table_names())
     engine.dispose()
     assert tables == {"other"}
+
+
+def test_store_upgrade_command_errors_are_one_line(tmp_path: Path) -> None:
+    code, _, err = run_cli("monitor", "store", "upgrade", "--db", str(tmp_path / "none.db"))
+    assert code == 2 and "no such file" in err and not (tmp_path / "none.db").exists()
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a database\n")
+    code, _, err = run_cli("monitor", "store", "upgrade", "--db", str(notes))
+    assert code == 1 and "cannot upgrade the store" in err
+    assert notes.read_text() == "not a database\n"
+    closed = "postgresql+psycopg://postgres:secret@127.0.0.1:1/gpurent"  # nothing listens on 1
+    code, _, err = run_cli("monitor", "store", "upgrade", "--db", closed)
+    assert code == 1 and "cannot upgrade the store" in err and "secret" not in err
+    for text in (err,):
+        assert len(text.strip().splitlines()) == 1 and "Traceback" not in text

@@ -160,6 +160,11 @@ def test_recorder_keeps_rows_while_the_database_is_missing(pg_url: str) -> None:
     note = rec.flush()
     assert note is not None and "cannot write" in note and later in note
     assert "\n" not in note and rec.pending_rows == 2
+    with_password = url.set(database=later, password="s3cret").render_as_string(False)
+    secret = Recorder(with_password)
+    secret.add_rows([{"timestamp": 1.0, "gpu": 0}])
+    note = secret.close()
+    assert note is not None and "cannot write" in note and "s3cret" not in note and "***" in note
     admin = sa.create_engine(pg_url, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.exec_driver_sql(f'CREATE DATABASE "{later}"')

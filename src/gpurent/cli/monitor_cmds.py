@@ -441,6 +441,7 @@ def report_cmd(
     """
     from gpurent.monitor.sample import from_rows
     from gpurent.store import open_engine, select_rows  # names the extra if it is missing
+    from gpurent.store.db import without_password
     from gpurent.store.samples import time_range
 
     sa: Any = require("sqlalchemy", "monitor")
@@ -462,12 +463,13 @@ def report_cmd(
             )
     except sa.exc.SQLAlchemyError as exc:
         raise DataError(
-            f"--db {db}: not a gpurent monitor store ({str(exc).splitlines()[0]})"
+            f"--db {without_password(db)}: not a gpurent monitor store "
+            f"({without_password(str(exc).splitlines()[0])})"
         ) from None
     finally:
         engine.dispose()
     if not rows:
-        raise DataError(f"--db {db}: no samples in the requested window")
+        raise DataError(f"--db {without_password(db)}: no samples in the requested window")
     _emit(
         samples=from_rows(rows),
         thresholds=thresholds,

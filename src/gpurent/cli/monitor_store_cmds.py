@@ -29,6 +29,7 @@ def upgrade_cmd(
     Example: gpurent monitor store upgrade --db postgresql+psycopg://me@db-host/gpurent
     """
     from gpurent.store import upgrade  # names the extra if it is missing
+    from gpurent.store.db import without_password
 
     sa: Any = require("sqlalchemy", "monitor")
     if "://" not in db and not Path(db).expanduser().is_file():
@@ -37,8 +38,10 @@ def upgrade_cmd(
         result = upgrade(db)
     except sa.exc.SQLAlchemyError as exc:
         raise DataError(
-            f"--db {db}: cannot upgrade the store ({str(exc).splitlines()[0]})"
+            f"--db {without_password(db)}: cannot upgrade the store "
+            f"({without_password(str(exc).splitlines()[0])})"
         ) from None
+    db = without_password(db)
     if result.before_revision == result.after_revision and not result.stamped_old_store:
         console.print(f"store {db}: already at {result.after_revision}", highlight=False)
         return

@@ -15,6 +15,10 @@ import sqlalchemy as sa
 
 from gpurent.errors import InputError
 
+BUSY_TIMEOUT_MS = 30_000
+"""How long a SQLite writer waits for another's write lock before "database is locked" (many
+machines pushing into one file queue here; sqlite3's own default is 5 s)."""
+
 
 def store_url(target: str | Path, *, read_only: bool = False) -> str:
     """A SQLAlchemy URL for `target`: a URL as it is, a path as SQLite (read-only if asked)."""
@@ -29,8 +33,8 @@ def store_url(target: str | Path, *, read_only: bool = False) -> str:
     return f"sqlite:///{path}"
 
 
-def _without_password(url: str) -> str:
-    """The URL for a message: a password (user:secret@) replaced by ***."""
+def without_password(url: str) -> str:
+    """The URL (or path) for a message: a password (user:secret@) replaced by ***."""
     return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
 
 
@@ -39,7 +43,7 @@ def open_engine(target: str | Path, *, read_only: bool = False) -> Any:
     `read_only`, a SQLite file is opened read-only and left byte for byte as it was, and a
     PostgreSQL session runs read-only transactions (a write fails)."""
     url = store_url(target, read_only=read_only)
-    shown = _without_password(url)
+    shown = without_password(url)
     options = {"postgresql_readonly": True} if read_only and url.startswith("postgresql") else {}
     try:
         engine = sa.create_engine(url, execution_options=options)
@@ -62,6 +66,7 @@ def open_engine(target: str | Path, *, read_only: bool = False) -> Any:
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA synchronous=NORMAL")
+            cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             cur.close()
             # Python's sqlite3 opens a transaction only before INSERT/UPDATE/DELETE, so DDL (a
             # migration) would commit statement by statement; SQLAlchemy emits BEGIN instead.
@@ -69,7 +74,7 @@ def open_engine(target: str | Path, *, read_only: bool = False) -> Any:
 
         @sa.event.listens_for(engine, "begin")
         def _begin(conn: Any) -> None:
-            # IMMEDIATE: take the write lock first (waiting up to sqlite3's 5 s busy timeout),
+            # IMMEDIATE: take the write lock first (waiting up to BUSY_TIMEOUT_MS for it),
             # so a writer that read first is never refused with "database is locked" when
             # another committed in between; readers use read_only engines, which do not lock.
             conn.exec_driver_sql("BEGIN IMMEDIATE")
