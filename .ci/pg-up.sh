@@ -12,8 +12,13 @@ env_file=${GPURENT_PG_ENV:-/tmp/gpurent-pg.env}
 bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
 if [ -z "$bindir" ] || [ ! -x "$bindir/initdb" ]; then
     export DEBIAN_FRONTEND=noninteractive
+    # no default "main" cluster on 5432 (postgresql-common's switch): ours is made below
+    mkdir -p /etc/postgresql-common
+    [ -e /etc/postgresql-common/createcluster.conf ] \
+        || echo "create_main_cluster = false" >/etc/postgresql-common/createcluster.conf
     apt-get update -qq
-    apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+    apt-get install -y -qq --no-install-recommends -o Dpkg::Options::=--force-confold \
+        postgresql >/dev/null
     bindir=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 fi
 installed=$(date +%s.%N)

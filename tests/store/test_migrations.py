@@ -223,3 +223,15 @@ def test_store_upgrade_command_errors_are_one_line(tmp_path: Path) -> None:
     assert code == 1 and "cannot upgrade the store" in err and "secret" not in err
     for text in (err,):
         assert len(text.strip().splitlines()) == 1 and "Traceback" not in text
+
+
+def test_a_store_made_by_todays_create_all_is_stamped_at_the_head(store_target: str) -> None:
+    from gpurent.store.samples import metadata
+
+    engine = open_engine(store_target)
+    metadata.create_all(engine)
+    result = upgrade(engine)
+    assert result.stamped_old_store and result.before_revision == result.after_revision == "0002"
+    with engine.connect() as conn:
+        assert current_revision(conn) == "0002"
+    engine.dispose()

@@ -45,7 +45,11 @@ def upgrade_cmd(
     if result.before_revision == result.after_revision and not result.stamped_old_store:
         console.print(f"store {db}: already at {result.after_revision}", highlight=False)
         return
-    how = " (made before migrations: stamped 0001 first)" if result.stamped_old_store else ""
+    how = (
+        f" (made before migrations: stamped {result.before_revision} first)"
+        if result.stamped_old_store
+        else ""
+    )
     console.print(
         f"store {db}: {result.before_revision or 'empty'} -> {result.after_revision}{how}",
         highlight=False,

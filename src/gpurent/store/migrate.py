@@ -1,8 +1,10 @@
 """Schema migrations in code: `upgrade` brings any store to the newest revision (Alembic).
 
 A store made before migrations (the tables, no alembic_version) is stamped at the base revision
-and upgraded in place, its rows kept. A store stamped with a revision this gpurent does not know
-was made by a newer gpurent: an InputError, nothing touched. See `gpurent.store.migrations`.
+and upgraded in place, its rows kept (one whose tables already match the code's, made by this
+gpurent's `metadata.create_all`, is stamped at the head). A store stamped with a revision this
+gpurent does not know was made by a newer gpurent: an InputError, nothing touched. See
+`gpurent.store.migrations`.
 """
 
 from __future__ import annotations
@@ -55,6 +57,17 @@ def current_revision(conn: Any) -> str | None:
     return str(heads[0]) if heads else None
 
 
+def _matches_code(conn: Any) -> bool:
+    """Whether the store's tables are exactly the ones in code (`metadata.create_all` of this
+    gpurent, e.g. in a test), so that it is stamped at the head rather than the base."""
+    autogenerate: Any = require("alembic.autogenerate", "monitor")
+    migration: Any = require("alembic.runtime.migration", "monitor")
+    from gpurent.store.samples import metadata
+
+    context = migration.MigrationContext.configure(conn)
+    return not autogenerate.compare_metadata(context, metadata)
+
+
 def _upgrade_on(conn: Any, shown: str, revision: str, *, down: bool = False) -> UpgradeResult:
     command: Any = require("alembic.command", "monitor")
     script_mod: Any = require("alembic.script", "monitor")
@@ -69,8 +82,10 @@ def _upgrade_on(conn: Any, shown: str, revision: str, *, down: bool = False) -> 
         )
     stamped = False
     if before is None and sa.inspect(conn).has_table("monitor_samples"):
-        command.stamp(config, BASE_REVISION)  # made by create_all before migrations
-        before, stamped = BASE_REVISION, True
+        # made by create_all: before migrations (the base), or of today's tables (the head)
+        before = "heads" if _matches_code(conn) else BASE_REVISION
+        command.stamp(config, before)
+        before, stamped = str(current_revision(conn)), True
     if down:
         command.downgrade(config, revision)
     else:

@@ -7,8 +7,9 @@ is this folder, hands Alembic the open connection (`config.attributes["connectio
 
 Revisions: `versions/rev_0001_samples.py` is the schema every gpurent before migrations made with
 `metadata.create_all` (monitor_samples, monitor_sources); a store with those tables and no
-`alembic_version` table is stamped at 0001, then upgraded (its rows kept). Each later revision
-changes the schema one step.
+`alembic_version` table is stamped at 0001, then upgraded (its rows kept); one whose tables
+already match the code's (this gpurent's `metadata.create_all`) is stamped at the head. Each
+later revision changes the schema one step.
 
 How to add a revision (e.g. new tables beside `gpurent.store.samples.metadata`):
 1. Change the tables in code (the `sa.Table` on `gpurent.store.samples.metadata`).
