@@ -27,8 +27,9 @@ BASE_REVISION = "0001"
 
 @dataclass(frozen=True)
 class UpgradeResult:
-    """What `upgrade` did: the revision before (None: empty store), after, and whether an old
-    unversioned store was recognised and stamped at the base revision first."""
+    """What `upgrade` did: the revision before (None: empty store), after, and whether an
+    unversioned store (made by `create_all`) was recognised and stamped first (at the base, or
+    at the head when its tables already match the code's)."""
 
     before_revision: str | None
     after_revision: str
