@@ -24,41 +24,9 @@ from gpurent.runtime.supervisor import (
 )
 
 from .counter_job import expected_total
+from .supervisor_fakes import FakeClock, FakeProc
 
 JOB = str(Path(__file__).with_name("counter_job.py"))
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
-
-
-class FakeProc:
-    """Exits with `code` after `runtime_s` of fake time, unless it hangs (runtime None)."""
-
-    def __init__(self, clock: FakeClock, code: int, runtime_s: float | None, pid: int) -> None:
-        self.clock, self.code, self.pid = clock, code, pid
-        self.end = None if runtime_s is None else clock.now + runtime_s
-        self.signals: list[str] = []
-
-    def poll(self) -> int | None:
-        if self.end is not None and self.clock.now >= self.end:
-            return self.code
-        return None
-
-    def terminate(self) -> None:
-        self.signals.append("TERM")
-        self.end, self.code = self.clock.now, -15
-
-    def kill(self) -> None:
-        self.signals.append("KILL")
-        self.end, self.code = self.clock.now, -9
 
 
 class FakeSpawner:
