@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gpurent.vendors.netcheck_result import LatencyUs, RdmaResult
+from gpurent.vendors.netcheck_result import LatencyUs, RdmaResult, netcheck_document
 from gpurent.vendors.stated_evidence import h100_sxm_node, write_bench, write_netcheck
 
 HERE = Path(__file__).parent
@@ -38,8 +38,7 @@ def main(out: Path) -> None:
     bench(out / "b-bench-h100.json", 760.0, 3000.0, 390.0)
     bench(out / "c-bench-h100.json", 610.0, 2700.0, 300.0)
     p50, p99, compliance, rdma_p50 = 18.0, 41.0, 0.97, 1.9
-    write_netcheck(
-        out / "a-netcheck.json",
+    doc = netcheck_document(
         peer="10.0.0.2:5201 (example)",
         latency_us=LatencyUs(p50=p50, p90=p50 * 1.3, p99=p99, samples=1000),
         throughput_gbit_s=95.0 * compliance,
@@ -52,6 +51,7 @@ def main(out: Path) -> None:
         ),
         note=NOTE,
     )
+    write_netcheck(out / "a-netcheck.json", doc)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,12 @@ import pytest
 
 from gpurent.bench.result import load_result
 from gpurent.errors import InputError
-from gpurent.vendors.netcheck_result import LatencyUs, NetcheckResult, RdmaResult
+from gpurent.vendors.netcheck_result import (
+    LatencyUs,
+    NetcheckResult,
+    RdmaResult,
+    netcheck_document,
+)
 from gpurent.vendors.stated_evidence import h100_sxm_node, write_bench, write_netcheck
 
 
@@ -30,8 +35,7 @@ def test_a_stated_netcheck_is_the_document_a_run_writes(tmp_path: Path) -> None:
         rdma=rdma,
         rdma_note="measured with perftest",
     )
-    path = write_netcheck(
-        tmp_path / "net.json",
+    doc = netcheck_document(
         peer=run.peer,
         latency_us=latency,
         throughput_gbit_s=93.0,
@@ -41,6 +45,7 @@ def test_a_stated_netcheck_is_the_document_a_run_writes(tmp_path: Path) -> None:
         rdma=rdma,
         note="stated",
     )
+    path = write_netcheck(tmp_path / "net.json", doc)
     assert json.loads(path.read_text()) == {**run.to_dict(), "note": "stated"}
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpurent.vendors import stated_evidence
-from gpurent.vendors.netcheck_result import LatencyUs
+from gpurent.vendors.netcheck_result import LatencyUs, netcheck_document
 
 
 def write_bench(path: Path, *, matmul: float, membw: float) -> Path:
@@ -23,12 +23,13 @@ def write_bench(path: Path, *, matmul: float, membw: float) -> Path:
 def write_netcheck(path: Path, *, p50: float, compliance: float | None) -> Path:
     """A netcheck result on 127.0.0.1 with this p50 latency in µs and throughput compliance
     (None: no target rate)."""
-    return stated_evidence.write_netcheck(
-        path,
+    doc = netcheck_document(
         peer="127.0.0.1:5201",
         latency_us=LatencyUs(p50=p50, p90=p50 * 1.2, p99=p50 * 2, samples=100),
         throughput_gbit_s=9.5,
         streams=4,
         target_gbit_s=10.0 if compliance is not None else None,
         compliance=compliance,
+        rdma=None,
     )
+    return stated_evidence.write_netcheck(path, doc)

@@ -2,7 +2,7 @@
 `examples/vendors.toml` (`examples/vendors/make_evidence.py`) and the vendors tests' fixtures.
 
 A bench result goes through `gpurent bench`'s own expectations and verdict, and a netcheck
-document through `netcheck_result.netcheck_document`, so each file is what a real run with
+document is built by `netcheck_result.netcheck_document`, so each file is what a real run with
 these figures would write, in the format the vendors file reader checks.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from gpurent.bench.expect import build_expectations
 from gpurent.bench.result import BenchResult, HardwareInfo, Measurement, save_result
@@ -18,7 +19,6 @@ from gpurent.bench.verdict import judge
 from gpurent.catalog.specs import find_gpu
 from gpurent.errors import InputError
 from gpurent.inputs import files
-from gpurent.vendors.netcheck_result import LatencyUs, RdmaResult, netcheck_document
 
 # The figures a stated bench result may give, as `gpurent bench` names them: (benchmark, unit).
 BENCH_FIGURES = {
@@ -104,29 +104,8 @@ def write_bench(
     return path
 
 
-def write_netcheck(
-    path: Path,
-    *,
-    peer: str,
-    latency_us: LatencyUs,
-    throughput_gbit_s: float,
-    streams: int,
-    target_gbit_s: float | None,
-    compliance: float | None,
-    rdma: RdmaResult | None = None,
-    note: str | None = None,
-) -> Path:
-    """Write a netcheck result document of these figures as `gpurent vendors netcheck --out`
-    does (indented JSON and a newline); returns `path`."""
-    doc = netcheck_document(
-        peer=peer,
-        latency_us=latency_us,
-        throughput_gbit_s=throughput_gbit_s,
-        streams=streams,
-        target_gbit_s=target_gbit_s,
-        compliance=compliance,
-        rdma=rdma,
-        note=note,
-    )
-    files.write_text(path, json.dumps(doc, indent=2) + "\n")
+def write_netcheck(path: Path, document: dict[str, Any]) -> Path:
+    """Write a netcheck result document (`netcheck_result.netcheck_document`) as `gpurent
+    vendors netcheck --out` does (indented JSON and a newline); returns `path`."""
+    files.write_text(path, json.dumps(document, indent=2) + "\n")
     return path
