@@ -14,8 +14,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from gpurent.bench.result import save_result
 from gpurent.vendors.netcheck_result import LatencyUs, RdmaResult, netcheck_document
-from gpurent.vendors.stated_evidence import h100_sxm_node, write_bench, write_netcheck
+from gpurent.vendors.stated_evidence import h100_sxm_node, stated_bench_result, write_netcheck
 
 HERE = Path(__file__).parent
 NOTE = "EXAMPLE EVIDENCE written by examples/vendors/make_evidence.py: not a measurement"
@@ -23,14 +24,14 @@ NOTE = "EXAMPLE EVIDENCE written by examples/vendors/make_evidence.py: not a mea
 
 def bench(out: Path, matmul_bf16: float, membw_copy: float, allreduce_busbw: float) -> None:
     """An example 8x H100 SXM bench result with these TFLOP/s and GB/s."""
-    write_bench(
-        out,
+    result = stated_bench_result(
         h100_sxm_node(cpu_model="example CPU", cpu_logical_cores=192, versions="example"),
         {"matmul.bf16": matmul_bf16, "membw.copy": membw_copy, "allreduce.busbw": allreduce_busbw},
         created_at="2026-11-30T12:00:00+00:00",
         duration_s=60.0,
         note=NOTE,
     )
+    save_result(result, out)
 
 
 def main(out: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpurent.bench.result import load_result
+from gpurent.bench.result import load_result, save_result
 from gpurent.errors import InputError
 from gpurent.vendors.netcheck_result import (
     LatencyUs,
@@ -16,7 +16,7 @@ from gpurent.vendors.netcheck_result import (
     RdmaResult,
     netcheck_document,
 )
-from gpurent.vendors.stated_evidence import h100_sxm_node, write_bench, write_netcheck
+from gpurent.vendors.stated_evidence import h100_sxm_node, stated_bench_result, write_netcheck
 
 
 def test_a_stated_netcheck_is_the_document_a_run_writes(tmp_path: Path) -> None:
@@ -51,13 +51,11 @@ def test_a_stated_netcheck_is_the_document_a_run_writes(tmp_path: Path) -> None:
 
 def test_a_stated_bench_result_reads_back_and_is_judged(tmp_path: Path) -> None:
     node = h100_sxm_node(cpu_model="c", cpu_logical_cores=4, versions="v")
-    path = write_bench(
-        tmp_path / "b.json",
-        node,
-        {"matmul.bf16": 700.0},
-        created_at="2026-12-01T00:00:00+00:00",
-        duration_s=1.0,
+    path = tmp_path / "b.json"
+    stated = stated_bench_result(
+        node, {"matmul.bf16": 700.0}, created_at="2026-12-01T00:00:00+00:00", duration_s=1.0
     )
+    save_result(stated, path)
     result = load_result(path)
     assert [m.key for m in result.measurements] == ["matmul.bf16"]
     verdict = {v.check: v for v in result.verdict}
@@ -65,9 +63,7 @@ def test_a_stated_bench_result_reads_back_and_is_judged(tmp_path: Path) -> None:
     assert verdict["matmul.bf16"].measured == 700.0 and verdict["matmul.bf16"].expected
 
 
-def test_a_figure_the_bench_does_not_name_is_refused(tmp_path: Path) -> None:
+def test_a_figure_the_bench_does_not_name_is_refused() -> None:
     node = h100_sxm_node(cpu_model="c", cpu_logical_cores=4, versions="v")
     with pytest.raises(InputError, match=r"unknown figure 'matmul\.fp64'"):
-        write_bench(
-            tmp_path / "b.json", node, {"matmul.fp64": 60.0}, created_at="x", duration_s=1.0
-        )
+        stated_bench_result(node, {"matmul.fp64": 60.0}, created_at="x", duration_s=1.0)

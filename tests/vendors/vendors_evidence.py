@@ -5,19 +5,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpurent.bench.result import save_result
 from gpurent.vendors import stated_evidence
 from gpurent.vendors.netcheck_result import LatencyUs, netcheck_document
 
 
 def write_bench(path: Path, *, matmul: float, membw: float) -> Path:
     """An 8x H100-SXM bench result with these bf16 matmul TFLOP/s and copy GB/s."""
-    return stated_evidence.write_bench(
-        path,
+    result = stated_evidence.stated_bench_result(
         stated_evidence.h100_sxm_node(cpu_model="test", cpu_logical_cores=8, versions="test"),
         {"matmul.bf16": matmul, "membw.copy": membw},
         created_at="2026-12-01T00:00:00+00:00",
         duration_s=1.0,
     )
+    save_result(result, path)
+    return path
 
 
 def write_netcheck(path: Path, *, p50: float, compliance: float | None) -> Path:

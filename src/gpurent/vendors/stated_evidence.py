@@ -1,9 +1,10 @@
 """Evidence files written from stated figures, not from a run: the example evidence beside
 `examples/vendors.toml` (`examples/vendors/make_evidence.py`) and the vendors tests' fixtures.
 
-A bench result goes through `gpurent bench`'s own expectations and verdict, and a netcheck
-document is built by `netcheck_result.netcheck_document`, so each file is what a real run with
-these figures would write, in the format the vendors file reader checks.
+A bench result goes through `gpurent bench`'s own expectations and verdict (write it with
+`bench.result.save_result`), and a netcheck document is built by
+`netcheck_result.netcheck_document`, so each file is what a real run with these figures would
+write, in the format the vendors file reader checks.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gpurent.bench.expect import build_expectations
-from gpurent.bench.result import BenchResult, HardwareInfo, Measurement, save_result
+from gpurent.bench.result import BenchResult, HardwareInfo, Measurement
 from gpurent.bench.verdict import judge
 from gpurent.catalog.specs import find_gpu
 from gpurent.errors import InputError
@@ -84,24 +85,6 @@ def stated_bench_result(
         calibration_rows=(),
         notes=(note,) if note else (),
     )
-
-
-def write_bench(
-    path: Path,
-    hardware: HardwareInfo,
-    figures: Mapping[str, float],
-    *,
-    created_at: str,
-    duration_s: float,
-    note: str = "",
-) -> Path:
-    """Write the `stated_bench_result` of these figures as `gpurent bench --out` does; returns
-    `path`."""
-    result = stated_bench_result(
-        hardware, figures, created_at=created_at, duration_s=duration_s, note=note
-    )
-    save_result(result, path)
-    return path
 
 
 def write_netcheck(path: Path, document: dict[str, Any]) -> Path:
