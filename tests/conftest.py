@@ -29,6 +29,19 @@ def run_cli(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+def one_line_error(code: int, out: str, err: str, *words: str, exit_code: int = 2) -> str:
+    """Check a `run_cli` result is the CLI's one-line error: exit `exit_code`, a single
+    "error: ..." line on stderr holding every one of `words`, and no traceback; return it."""
+    assert code == exit_code, (code, out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("error: "), lines[0]
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    assert "Traceback" not in out + err
+    return lines[0]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """GPU tests run only where CUDA is present; elsewhere they are reported as skipped."""
     try:
