@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -27,6 +29,15 @@ def run_cli(*args: str) -> tuple[int, str, str]:
     """Invoke the real CLI in-process; return (exit code, stdout, stderr)."""
     result = CliRunner().invoke(app, list(args))
     return result.exit_code, result.stdout, result.stderr
+
+
+def cli_json(*args: str) -> dict[str, Any]:
+    """`run_cli(*args)` that must exit 0 and print one JSON object; that object."""
+    code, out, err = run_cli(*args)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert isinstance(doc, dict), doc
+    return doc
 
 
 def one_line_error(code: int, out: str, err: str, *words: str, exit_code: int = 2) -> str:

@@ -7,13 +7,12 @@ import dataclasses
 import functools
 import importlib.util
 import itertools
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import run_cli as run
+from tests.conftest import cli_json
 
 from gpurent.catalog import get_gpu
 from gpurent.catalog.precision import Precision
@@ -26,12 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 MEMORY_PEAKS = ROOT / "benchmarks" / "data" / "memory_peaks.csv"
 
 
-def _estimate_json(*args: str) -> dict[str, object]:
-    code, out, err = run("estimate", *args, "--json")
-    assert code == 0, err
-    doc = json.loads(out)
-    assert isinstance(doc, dict)
-    return doc
+def _estimate_json(*args: str) -> dict[str, Any]:
+    return cli_json("estimate", *args, "--json")
 
 
 def _memory(doc: dict[str, object]) -> dict[str, float]:
