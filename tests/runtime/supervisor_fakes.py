@@ -1,7 +1,13 @@
-"""Stand-ins for the supervisor tests: a clock that moves only when slept on, and a job process
-that ends after a set time on that clock (or hangs) and records the signals it is sent."""
+"""Stand-ins for the supervisor tests: a clock that moves only when slept on, a job process
+that ends after a set time on that clock (or hangs) and records the signals it is sent, and a
+supervisor wired to them."""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from gpurent.runtime.supervisor import EventLog, Supervisor, SupervisorConfig
 
 
 class FakeClock:
@@ -37,3 +43,27 @@ class FakeProc:
     def kill(self) -> None:
         self.signals.append("KILL")
         self.end, self.code = self.clock.now, -9
+
+
+def fake_supervisor(
+    clock: FakeClock,
+    spawner: Callable[[Sequence[str], Mapping[str, str]], Any],
+    **options: Any,
+) -> tuple[Supervisor, list[str]]:
+    """A supervisor of `train` on `clock` (1 s polls, 10 s base back-off) that spawns through
+    `spawner`; `options` are SupervisorConfig fields or the Supervisor's `checks`,
+    `poll_notices` and `lock`. Returns it and the shell commands it ran (each answered 0)."""
+    wiring = {k: options.pop(k) for k in ("checks", "poll_notices", "lock") if k in options}
+    shell: list[str] = []
+    cfg = SupervisorConfig(command=("train",), poll_s=1.0, backoff_base_s=10.0, **options)
+    sup = Supervisor(
+        cfg,
+        log=EventLog(wall_clock=clock),
+        spawner=spawner,
+        clock=clock,
+        sleep=clock.sleep,
+        base_env={},
+        run_shell=lambda cmd: shell.append(cmd) or 0,
+        **wiring,
+    )
+    return sup, shell

@@ -24,7 +24,7 @@ from gpurent.runtime.supervisor import (
 )
 
 from .counter_job import expected_total
-from .supervisor_fakes import FakeClock, FakeProc
+from .supervisor_fakes import FakeClock, FakeProc, fake_supervisor
 
 JOB = str(Path(__file__).with_name("counter_job.py"))
 
@@ -48,21 +48,9 @@ def _supervisor(
 ) -> tuple[Supervisor, FakeSpawner, FakeClock, list[str]]:
     clock = FakeClock()
     spawner = FakeSpawner(clock, plan)
-    shell: list[str] = []
-    checks = config.pop("checks", ())
-    notices = config.pop("notices", list)
-    cfg = SupervisorConfig(command=("train",), poll_s=1.0, backoff_base_s=10.0, **config)
-    sup = Supervisor(
-        cfg,
-        log=EventLog(wall_clock=clock),
-        spawner=spawner,
-        checks=checks,
-        poll_notices=notices,
-        clock=clock,
-        sleep=clock.sleep,
-        base_env={},
-        run_shell=lambda cmd: shell.append(cmd) or 0,
-    )
+    if "notices" in config:
+        config["poll_notices"] = config.pop("notices")
+    sup, shell = fake_supervisor(clock, spawner, **config)
     return sup, spawner, clock, shell
 
 

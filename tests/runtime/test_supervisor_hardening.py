@@ -23,10 +23,10 @@ from gpurent.runtime import CheckpointManager
 from gpurent.runtime.health import HealthResult, ProgressTracker, Status, read_step
 from gpurent.runtime.joblock import ChildRecord, RunLock, RunState, boot_id, start_ticks
 from gpurent.runtime.notices import AwsWatcher, AzureWatcher, GcpWatcher, NoticeMonitor
-from gpurent.runtime.supervisor import EventLog, Supervisor, SupervisorConfig
+from gpurent.runtime.supervisor import Supervisor
 
 from .metadata_server import MetadataState, metadata_server
-from .supervisor_fakes import FakeClock, FakeProc
+from .supervisor_fakes import FakeClock, FakeProc, fake_supervisor
 
 HERE = Path(__file__).parent
 FAMILY = str(HERE / "family_job.py")
@@ -213,7 +213,6 @@ def _fake(
 ) -> tuple[Supervisor, list[str]]:
     """A supervisor on a fake clock; a None in `plan` is the supervisor dying at that spawn."""
     clock = FakeClock()
-    shell: list[str] = []
     spawned: list[FakeProc] = []
 
     def spawner(argv: Sequence[str], env: Mapping[str, str]) -> FakeProc:
@@ -225,19 +224,7 @@ def _fake(
         spawned.append(FakeProc(clock, step[0], step[1], NO_SUCH_PID + len(spawned)))
         return spawned[-1]
 
-    cfg = SupervisorConfig(command=("train",), poll_s=1.0, backoff_base_s=10.0, **config)
-    sup = Supervisor(
-        cfg,
-        log=EventLog(wall_clock=clock),
-        spawner=spawner,
-        checks=checks,
-        clock=clock,
-        sleep=clock.sleep,
-        base_env={},
-        run_shell=lambda cmd: shell.append(cmd) or 0,
-        lock=lock,
-    )
-    return sup, shell
+    return fake_supervisor(clock, spawner, checks=checks, lock=lock, **config)
 
 
 def test_restarted_supervisor_goes_on_counting_failures(tmp_path: Path) -> None:
