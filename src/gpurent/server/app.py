@@ -15,6 +15,7 @@ from gpurent.server import (
     pricing_api,
     replies,
     spot_api,
+    vendors_api,
 )
 from gpurent.server.guard import Guard
 from gpurent.server.settings import ServerSettings, checked_settings
@@ -40,6 +41,7 @@ def create_app(settings: ServerSettings) -> Any:
         plan_api.router,
         pricing_api.router,
         spot_api.router,
+        vendors_api.router,
     ):
         api.include_router(router)
     return Guard(api, token=settings.token, max_body_bytes=settings.max_body_bytes)
