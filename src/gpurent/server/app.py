@@ -8,6 +8,7 @@ from fastapi import FastAPI
 
 from gpurent import __version__
 from gpurent.server import (
+    bench_api,
     catalog_api,
     estimate_api,
     health_api,
@@ -42,6 +43,7 @@ def create_app(settings: ServerSettings) -> Any:
         pricing_api.router,
         spot_api.router,
         vendors_api.router,
+        bench_api.router,
     ):
         api.include_router(router)
     return Guard(api, token=settings.token, max_body_bytes=settings.max_body_bytes)
