@@ -16,6 +16,8 @@ from gpurent.server import (
     pricing_api,
     replies,
     spot_api,
+    spot_history_api,
+    spot_zones_api,
     vendors_api,
 )
 from gpurent.server.guard import Guard
@@ -44,6 +46,8 @@ def create_app(settings: ServerSettings) -> Any:
         spot_api.router,
         vendors_api.router,
         bench_api.router,
+        spot_zones_api.router,
+        spot_history_api.router,
     ):
         api.include_router(router)
     return Guard(api, token=settings.token, max_body_bytes=settings.max_body_bytes)
