@@ -15,6 +15,7 @@ from gpurent.server import (
     plan_api,
     pricing_api,
     replies,
+    serving_api,
     spot_api,
     spot_history_api,
     spot_zones_api,
@@ -48,6 +49,7 @@ def create_app(settings: ServerSettings) -> Any:
         bench_api.router,
         spot_zones_api.router,
         spot_history_api.router,
+        serving_api.router,
     ):
         api.include_router(router)
     return Guard(api, token=settings.token, max_body_bytes=settings.max_body_bytes)
