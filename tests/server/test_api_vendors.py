@@ -109,3 +109,14 @@ def test_bad_vendors_requests_are_one_line_422(api: httpx.Client, body: dict[str
     reply = api.post("/api/vendors/score", json=body)
     assert reply.status_code == 422, reply.text
     assert "\n" not in reply.json()["error"]
+
+
+@pytest.mark.parametrize("text", ["NaN", "Infinity", "-1"])
+def test_non_finite_or_negative_job_figures_are_422(api: httpx.Client, text: str) -> None:
+    for field in ("egress_gb", "storage_gb"):
+        body = '{"document": {"provider": [{"name": "a"}]}, "%s": %s}' % (field, text)
+        reply = api.post(
+            "/api/vendors/score", content=body, headers={"content-type": "application/json"}
+        )
+        assert reply.status_code == 422, (field, text, reply.text)
+        assert field.replace("_", "-") in reply.json()["error"]  # names the CLI's flag
