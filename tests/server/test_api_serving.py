@@ -212,7 +212,7 @@ def test_a_length_histogram_file_on_the_server_is_not_read(
 @pytest.mark.parametrize("text", ["NaN", "Infinity", "-Infinity", "1e999"])
 def test_non_finite_serving_numbers_are_422(api: httpx.Client, text: str) -> None:
     for field in ("rate", "ttft_p99_ms", "headroom", "spot_interruptions_per_hour", "restart_s"):
-        body = '{"preset": "llama3-8b-chat", "%s": %s}' % (field, text)
+        body = f'{{"preset": "llama3-8b-chat", "{field}": {text}}}'
         reply = api.post(
             "/api/plan/serve", content=body, headers={"content-type": "application/json"}
         )

@@ -114,7 +114,7 @@ def test_bad_vendors_requests_are_one_line_422(api: httpx.Client, body: dict[str
 @pytest.mark.parametrize("text", ["NaN", "Infinity", "-1"])
 def test_non_finite_or_negative_job_figures_are_422(api: httpx.Client, text: str) -> None:
     for field in ("egress_gb", "storage_gb"):
-        body = '{"document": {"provider": [{"name": "a"}]}, "%s": %s}' % (field, text)
+        body = f'{{"document": {{"provider": [{{"name": "a"}}]}}, "{field}": {text}}}'
         reply = api.post(
             "/api/vendors/score", content=body, headers={"content-type": "application/json"}
         )
