@@ -120,3 +120,16 @@ def test_non_finite_or_negative_job_figures_are_422(api: httpx.Client, text: str
         )
         assert reply.status_code == 422, (field, text, reply.text)
         assert field.replace("_", "-") in reply.json()["error"]  # names the CLI's flag
+
+
+@pytest.mark.parametrize("names", [["vendors", "vendors/a.json"], ["vendors/a.json", "vendors"]])
+def test_a_file_named_as_another_files_folder_is_one_line_422(
+    api: httpx.Client, names: list[str]
+) -> None:
+    body = {
+        "document": {"provider": [{"name": "a"}]},
+        "evidence": [{"name": n, "content": "{}"} for n in names],
+    }
+    reply = api.post("/api/vendors/score", json=body)
+    assert reply.status_code == 422, reply.text
+    assert "vendors" in reply.json()["error"] and "gpurent-serve-" not in reply.text

@@ -40,10 +40,13 @@ def written(sent: Sequence[SentFile]) -> Iterator[Path]:
         root = Path(folder)
         for f in sent:
             path = root / f.name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if path.is_dir():
-                raise InputError(f"{f.name}: also a folder of another file's name; rename one")
-            path.write_text(f.content, encoding="utf-8")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(f.content, encoding="utf-8")
+            except OSError:  # a file and a folder of one name: "vendors", "vendors/a.json"
+                raise InputError(
+                    f"{f.name}: one name is both a file and another file's folder; rename one"
+                ) from None
         try:
             yield root
         except GpurentError as exc:
