@@ -83,7 +83,12 @@ def test_an_evidence_path_outside_the_sent_files_is_refused(
     # a valid bench result on the server's disk: without the confinement it would be read
     secret = tmp_path / "secret.json"
     shutil.copy(EXAMPLES / "vendors" / "a-bench-h100.json", secret)
-    for path in (str(secret), "../../../../../../" + str(secret).lstrip("/"), "vendors/none.json"):
+    for path in (
+        str(secret),
+        "../../../../../../" + str(secret).lstrip("/"),
+        "vendors/none.json",
+        "vendors/a\x00.json",
+    ):
         body = _body()
         body["document"]["provider"][0]["bench"] = {"H100": [path]}
         reply = api.post("/api/vendors/score", json=body)

@@ -70,6 +70,8 @@ def evidence_confined_to(root: Path) -> Iterator[None]:
 def evidence_path(base: Path, value: Any, where: str) -> Path:
     """A path from the vendors file: relative ones are relative to the file's folder."""
     text = as_text(value, where)
+    if "\x00" in text:
+        raise InputError(f"{where}: {text!r} has a NUL character; give the file's path")
     path = Path(text)
     root = _EVIDENCE_ROOT.get()
     if root is not None and (
