@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpurent.estimate.serving import Figure, ServingEstimate, ServingPoint
 from gpurent.report import charts
 from gpurent.workload.serving import ServingSlo
+
+if TYPE_CHECKING:
+    from gpurent.workload.serving import ServingWorkload
 
 CURVE_HEADERS = (
     "clients",
@@ -313,3 +316,16 @@ __all__ = [
     "summary_lines",
     "title",
 ]
+
+
+def unmet_line(est: ServingEstimate, wl: ServingWorkload, gpus: int, tp: int) -> str:
+    """One line for an estimate whose model does not fit or whose SLOs no load meets."""
+    why = (
+        "does not fit in GPU memory"
+        if est.load.limiting == "memory"
+        else (f"misses {est.load.limiting} by {est.load.miss:.2f}x even at a vanishing load")
+    )
+    return (
+        f"{wl.name or wl.model} on {gpus}x {est.curve.gpu} (tp {tp}): {why}; try more GPUs "
+        "per replica, a faster GPU or a narrower quantization"
+    )

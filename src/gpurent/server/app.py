@@ -8,13 +8,18 @@ from fastapi import FastAPI
 
 from gpurent import __version__
 from gpurent.server import (
+    bench_api,
     catalog_api,
     estimate_api,
     health_api,
     plan_api,
     pricing_api,
     replies,
+    serving_api,
     spot_api,
+    spot_history_api,
+    spot_zones_api,
+    vendors_api,
 )
 from gpurent.server.guard import Guard
 from gpurent.server.settings import ServerSettings, checked_settings
@@ -40,6 +45,11 @@ def create_app(settings: ServerSettings) -> Any:
         plan_api.router,
         pricing_api.router,
         spot_api.router,
+        vendors_api.router,
+        bench_api.router,
+        spot_zones_api.router,
+        spot_history_api.router,
+        serving_api.router,
     ):
         api.include_router(router)
     return Guard(api, token=settings.token, max_body_bytes=settings.max_body_bytes)
