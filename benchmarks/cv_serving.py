@@ -2,9 +2,10 @@
 
     PYTHONPATH=src python benchmarks/cv_serving.py [--jobs 2] [--sources a,b] [--json]
 
-For each source that has low-load TTFT rows (`prefill` kind), refit every constant
-(`fit_serving.fit`) on all the other sources' rows and score that source's rows: the error on
-a publisher, GPU mix and engine version the fit never saw, which one seeded split cannot show.
+For each source that has low-load TTFT rows (`prefill` kind; `--sources` names others),
+refit every constant (`fit_serving.fit`) on all the other sources' rows and score that
+source's rows: the error on a publisher, GPU mix and engine version the fit never saw, which
+one seeded split cannot show.
 Prints per source and kind the MAPE and row count, then the pooled MAPE per kind over every
 left-out row, and the spread of the fitted first-token cost and half-occupancy tokens across
 the folds (the interval those constants carry). Slow (one full fit per source, about a minute
@@ -54,13 +55,17 @@ def _abs_pct(pairs: list[tuple[object, float]]) -> list[float]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--sources", default="", help="comma-separated source ids (default: all)")
+    ap.add_argument(
+        "--sources",
+        default="",
+        help="comma-separated source ids (default: every source with TTFT rows)",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     rows = load_rows()
     sources = sorted({r.source for r in rows if r.kind == "prefill"})
     if args.sources:
-        sources = [s for s in sources if s in set(args.sources.split(","))]
+        sources = [s for s in args.sources.split(",") if s]
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         folds = list(pool.map(_fold, sources))
     pooled: dict[str, list[float]] = defaultdict(list)

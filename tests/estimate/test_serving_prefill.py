@@ -5,6 +5,8 @@ weight read, and TTFT's monotonicity in the prompt length through every path."""
 from __future__ import annotations
 
 import dataclasses
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -20,6 +22,7 @@ from gpurent.estimate.serving import (
 )
 from gpurent.workload.serving import Engine, LengthDistribution, ServingWorkload, WeightQuant
 
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 H100 = get_gpu("H100-SXM5-80GB")
 A100 = get_gpu("A100-SXM4-80GB")
 BASE = ServingWorkload(
@@ -118,3 +121,17 @@ def test_longer_prompts_never_get_a_lower_ttft(
     pb = operating_point(longer, g, request_rate_per_s=rate, constants=k)
     if pa.stable and pb.stable:
         assert pb.ttft_p50_ms.value >= pa.ttft_p50_ms.value * (1 - 1e-9)
+
+
+def test_held_out_prefill_error_stays_at_the_published_figure() -> None:
+    """docs/benchmarks.md reports the held-out low-load TTFT MAPE (19.6 % over 9 rows, the
+    target of 15 % not met); a change to the prefill terms must not make it worse than 20 %."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        import serving_rows
+    finally:
+        sys.path.remove(str(BENCH))
+    k = load_serving_constants()
+    held = [r for r in serving_rows.load_rows() if r.held_out and r.kind == "prefill"]
+    assert len(held) >= 9
+    assert serving_rows.mape(serving_rows.log_residuals(held, k)) <= 20.0

@@ -5,17 +5,20 @@ Per engine step (one iteration of the scheduler) with `B` sequences decoding at 
 `c` and `T` prefill tokens (chunked prefill: a prompt enters as chunks of at most
 `chunk_tokens - B` tokens per step, next to the decodes):
 
-    step_s = max(M / (W e_bw), F_dec / (P e_pf)) + F_pf / (P e_pf) + 2 L x allreduce + o_s
+    step_s = max(M / (W e_bw), F_dec / (P e_pf))
+             + max(0, F_pf / (P e_pf occ) - weights / (W e_bw)) + 2 L x allreduce + o_s
 
 M = weight bytes read (the linear layers in their quantized width, the 16-bit output head;
 a mixture of experts reads only the experts its batch touches) + B c KV bytes, per GPU;
 F_dec = B (2 N_active + 4 L h_q c) / tp the decode FLOPs, F_pf the prefill FLOPs of the chunk
 (2 N_active per new token + causal attention 2 L h_q (s^2 - s_cached^2) per prompt, the
-quadratic term); P the GPU's dense peak at the math precision (weight-only int8/int4 divide
-it by a dequant factor), W its memory bandwidth (both from `GpuSpec` for every GPU); e_bw,
-e_pf, o_s the engine's fitted decode bandwidth efficiency, prefill compute efficiency and
-per-step overhead (`data/serving_constants.json`, `benchmarks/fit_serving.py`). The all-reduce
-is the estimator's tensor-parallel one (`perf.tp_allreduce_time_s`), twice per layer.
+quadratic term, at the occupancy T / (T + T_half) of the step's T prompt tokens); P the
+GPU's dense peak at the math precision (fp8 / NVFP4 times a fitted low-precision factor;
+weight-only int8/int4 divide it by a dequant factor), W its memory bandwidth (both from
+`GpuSpec` for every GPU); e_bw, e_pf, o_s the engine's fitted decode bandwidth efficiency,
+prefill compute efficiency and per-step overhead (`data/serving_constants.json`,
+`benchmarks/fit_serving.py`). The all-reduce is the estimator's tensor-parallel one
+(`perf.tp_allreduce_time_s`) plus a fitted extra, twice per layer, in decode and prefill.
 
 Steady state (a fluid model): with arrivals X req/s each needing t_pf of prefill compute, the
 share u = X t_pf of GPU time goes to prefill, so decode advances 1 / step steps per second of
@@ -26,6 +29,10 @@ X (TTFT + O TPOT) = C. A replica holds at most `max_concurrency` sequences: the 
 `max_num_seqs` or what the paged KV cache (blocks of 16 tokens, in the memory left after
 weights, activations and the runtime at `gpu_memory_utilization`) holds at the mean request
 length (prompt + output); beyond it the load is unstable.
+
+A prompt's chunk runs in the step that reads the weights for the decodes, so its matmuls
+overlap that read (chunked prefill); every request's TTFT adds the engine's first-token cost
+(scheduling, sampling, detokenising) and, in a server, its per-request overhead.
 
 Tails (a stated approximation, not a simulation): TTFT = half a step (the running step ends)
 + the wait of an M/G/1 queue of prefills (Pollaczek-Khinchine mean, X E[S^2] / (2 (1 - rho)),
