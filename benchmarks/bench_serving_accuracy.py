@@ -4,9 +4,10 @@
 
 Scores the bundled constants (src/gpurent/estimate/data/serving_constants.json, written by
 fit_serving.py from the other rows) on the rows `serving_rows.Row.held_out` selects, per kind:
-prefill (TTFT at low load), decode (TPOT / inter-token latency: a decode step at that load's
-batch), throughput (output tokens/s at a concurrency, or offline at saturation) and TTFT under
-load (more than 4 clients). Targets (issue 19): prefill and decode step times MAPE <= 15 %,
+prefill (TTFT at low load: at most 4 clients, a Poisson rate, or an engine-level static
+batch), decode (TPOT / inter-token latency: a decode step at that load's batch), throughput
+(output tokens/s at a concurrency, or offline at saturation) and TTFT under load (more than 4
+clients). Targets (issue 19): prefill and decode step times MAPE <= 15 %,
 throughput <= 20 %. The fit rows are scored too (in-sample), for comparison.
 """
 

@@ -43,21 +43,36 @@ OUT = Path(__file__).resolve().parents[1] / "src" / "gpurent" / "estimate" / "da
 OUT_FILE = OUT / "serving_constants.json"
 PRIOR = 0.02  # weight of a squared log-distance to the prior, per constant
 WIDEN = 1.5
-PARAMS = ("prefill_efficiency", "decode_bw_efficiency", "step_overhead_s", "request_overhead_s")
+PARAMS = (
+    "prefill_efficiency",
+    "decode_bw_efficiency",
+    "step_overhead_s",
+    "request_overhead_s",
+    "first_token_s",
+)
 BOUNDS = {
     "prefill_efficiency": (0.1, 1.0),
     "decode_bw_efficiency": (0.3, 1.0),
     "step_overhead_s": (1e-5, 0.05),
     "request_overhead_s": (1e-4, 1.0),
+    "first_token_s": (1e-5, 0.1),
     "tp_allreduce_extra_s": (1e-7, 1e-3),
     "prefill_layer_s": (1e-7, 1e-3),
+    "prefill_half_tokens": (1.0, 20000.0),
+    "low_precision_factor": (0.3, 1.5),
 }
-SHARED_START = {"tp_allreduce_extra_s": 10e-6, "prefill_layer_s": 20e-6}
+SHARED_START = {
+    "tp_allreduce_extra_s": 10e-6,
+    "prefill_layer_s": 20e-6,
+    "prefill_half_tokens": 100.0,
+    "low_precision_factor": 1.0,
+}
 START = {
     "prefill_efficiency": 0.55,
     "decode_bw_efficiency": 0.8,
     "step_overhead_s": 0.0015,
     "request_overhead_s": 0.02,
+    "first_token_s": 0.002,
 }
 # weight-only dequant factors and the runtime's own memory: assumed (no public measurement
 # isolates them in these rows); stated in docs/serving.md
@@ -71,6 +86,8 @@ def _constants(
     basis: Mapping[Engine, str],
     tp_allreduce_extra_s: float,
     prefill_layer_s: float,
+    prefill_half_tokens: float,
+    low_precision_factor: float,
 ) -> ServingConstants:
     return ServingConstants(
         engines={
@@ -79,6 +96,7 @@ def _constants(
                 decode_bw_efficiency=p["decode_bw_efficiency"],
                 step_overhead_s=p["step_overhead_s"],
                 request_overhead_s=p["request_overhead_s"],
+                first_token_s=p["first_token_s"],
                 basis=basis[e],
             )
             for e, p in engines.items()
@@ -87,6 +105,8 @@ def _constants(
         runtime_overhead_gib=RUNTIME_GIB,
         tp_allreduce_extra_s=tp_allreduce_extra_s,
         prefill_layer_s=prefill_layer_s,
+        prefill_half_tokens=prefill_half_tokens,
+        low_precision_factor=low_precision_factor,
         comm=COMM,
         latency_log_interval=(0.0, 0.0),
         ttft_log_interval=(0.0, 0.0),
@@ -136,8 +156,13 @@ def _coordinate_search(
     return x
 
 
-def fit(rows: list[Row]) -> tuple[ServingConstants, dict[str, object]]:
-    train = [r for r in rows if not r.held_out]
+def fit(
+    rows: list[Row], held: Callable[[Row], bool] | None = None
+) -> tuple[ServingConstants, dict[str, object]]:
+    """Fit on the rows `held` leaves in (default: every row but the seeded held-out share;
+    `cv_serving.py` passes a source's rows)."""
+    out = held or (lambda r: r.held_out)
+    train = [r for r in rows if not out(r)]
     # TTFT under load is scored, not fitted: it is the queueing approximation's figure, and
     # its large, load-amplified residuals would bend the device efficiencies
     fit_rows = [r for r in train if r.kind != "ttft-under-load"]
@@ -221,6 +246,7 @@ def to_json(k: ServingConstants, provenance: Mapping[str, object]) -> str:
                 "decode_bw_efficiency": round(c.decode_bw_efficiency, 4),
                 "step_overhead_s": round(c.step_overhead_s, 6),
                 "request_overhead_s": round(c.request_overhead_s, 5),
+                "first_token_s": round(c.first_token_s, 6),
                 "basis": c.basis,
             }
             for e, c in k.engines.items()
@@ -229,6 +255,8 @@ def to_json(k: ServingConstants, provenance: Mapping[str, object]) -> str:
         "runtime_overhead_gib": k.runtime_overhead_gib,
         "tp_allreduce_extra_s": round(k.tp_allreduce_extra_s, 8),
         "prefill_layer_s": round(k.prefill_layer_s, 8),
+        "prefill_half_tokens": round(k.prefill_half_tokens, 1),
+        "low_precision_factor": round(k.low_precision_factor, 4),
         "intervals": {
             "latency": list(k.latency_log_interval),
             "ttft": list(k.ttft_log_interval),
@@ -254,11 +282,14 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{e.value:13s} prefill {c.prefill_efficiency:.3f}  decode bw "
             f"{c.decode_bw_efficiency:.3f}  step {c.step_overhead_s * 1e3:.2f} ms  request "
-            f"{c.request_overhead_s * 1e3:.1f} ms  ({c.basis})"
+            f"{c.request_overhead_s * 1e3:.1f} ms  first token {c.first_token_s * 1e3:.2f} ms  "
+            f"({c.basis})"
         )
     print(
         f"tensor-parallel all-reduce extra: {k.tp_allreduce_extra_s * 1e6:.1f} us; prefill "
-        f"per layer and chunk: {k.prefill_layer_s * 1e6:.1f} us"
+        f"per layer and chunk: {k.prefill_layer_s * 1e6:.1f} us; prefill at half efficiency "
+        f"at {k.prefill_half_tokens:.0f} tokens per step; fp8/fp4 matmuls at "
+        f"{k.low_precision_factor:.2f} of the 16-bit efficiency"
     )
     print(
         f"intervals: latency {k.latency_log_interval}, ttft {k.ttft_log_interval}, "

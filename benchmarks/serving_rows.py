@@ -90,14 +90,17 @@ class Row:
 
     @property
     def kind(self) -> str:
-        """prefill: TTFT at low load (at most 4 clients, or a Poisson rate); decode: TPOT / ITL
+        """prefill: TTFT at low load (at most 4 clients, or a Poisson rate, or an engine-level
+        static batch); decode: TPOT / ITL
         (a decode step at that load's batch); ttft-under-load: TTFT at more clients;
         throughput: output tokens/s (at a concurrency, or offline at saturation)."""
         if self.metric == "output_tok_s":
             return "throughput"
         if self.metric.startswith("tpot"):
             return "decode"
-        if self.mode == "poisson" or (self.mode in ("closed", "engine") and self.load <= 4):
+        if self.mode == "engine":
+            return "prefill"  # a static batch prefilled in one step: no queue at any batch
+        if self.mode == "poisson" or (self.mode == "closed" and self.load <= 4):
             return "prefill"
         return "ttft-under-load"
 

@@ -5,17 +5,20 @@ Per engine step (one iteration of the scheduler) with `B` sequences decoding at 
 `c` and `T` prefill tokens (chunked prefill: a prompt enters as chunks of at most
 `chunk_tokens - B` tokens per step, next to the decodes):
 
-    step_s = max(M / (W e_bw), F_dec / (P e_pf)) + F_pf / (P e_pf) + 2 L x allreduce + o_s
+    step_s = max(M / (W e_bw), F_dec / (P e_pf))
+             + max(0, F_pf / (P e_pf occ) - weights / (W e_bw)) + 2 L x allreduce + o_s
 
 M = weight bytes read (the linear layers in their quantized width, the 16-bit output head;
 a mixture of experts reads only the experts its batch touches) + B c KV bytes, per GPU;
 F_dec = B (2 N_active + 4 L h_q c) / tp the decode FLOPs, F_pf the prefill FLOPs of the chunk
 (2 N_active per new token + causal attention 2 L h_q (s^2 - s_cached^2) per prompt, the
-quadratic term); P the GPU's dense peak at the math precision (weight-only int8/int4 divide
-it by a dequant factor), W its memory bandwidth (both from `GpuSpec` for every GPU); e_bw,
-e_pf, o_s the engine's fitted decode bandwidth efficiency, prefill compute efficiency and
-per-step overhead (`data/serving_constants.json`, `benchmarks/fit_serving.py`). The all-reduce
-is the estimator's tensor-parallel one (`perf.tp_allreduce_time_s`), twice per layer.
+quadratic term, at the occupancy T / (T + T_half) of the step's T prompt tokens); P the
+GPU's dense peak at the math precision (fp8 / NVFP4 times a fitted low-precision factor;
+weight-only int8/int4 divide it by a dequant factor), W its memory bandwidth (both from
+`GpuSpec` for every GPU); e_bw, e_pf, o_s the engine's fitted decode bandwidth efficiency,
+prefill compute efficiency and per-step overhead (`data/serving_constants.json`,
+`benchmarks/fit_serving.py`). The all-reduce is the estimator's tensor-parallel one
+(`perf.tp_allreduce_time_s`) plus a fitted extra, twice per layer, in decode and prefill.
 
 Steady state (a fluid model): with arrivals X req/s each needing t_pf of prefill compute, the
 share u = X t_pf of GPU time goes to prefill, so decode advances 1 / step steps per second of
@@ -26,6 +29,10 @@ X (TTFT + O TPOT) = C. A replica holds at most `max_concurrency` sequences: the 
 `max_num_seqs` or what the paged KV cache (blocks of 16 tokens, in the memory left after
 weights, activations and the runtime at `gpu_memory_utilization`) holds at the mean request
 length (prompt + output); beyond it the load is unstable.
+
+A prompt's chunk runs in the step that reads the weights for the decodes, so its matmuls
+overlap that read (chunked prefill); every request's TTFT adds the engine's first-token cost
+(scheduling, sampling, detokenising) and, in a server, its per-request overhead.
 
 Tails (a stated approximation, not a simulation): TTFT = half a step (the running step ends)
 + the wait of an M/G/1 queue of prefills (Pollaczek-Khinchine mean, X E[S^2] / (2 (1 - rho)),
@@ -79,7 +86,10 @@ class EngineCoeffs:
     prefill_efficiency: float  # share of dense peak the prefill (and decode) matmuls realise
     decode_bw_efficiency: float  # share of memory bandwidth decode's weight + KV reads realise
     step_overhead_s: float  # per step: scheduler, sampling, kernel launches
-    request_overhead_s: float  # per request, on its TTFT: HTTP, tokenization, first detokenize
+    request_overhead_s: float  # per request, on its TTFT: the server's HTTP and tokenization
+    # per request, on its TTFT, in a server and in an engine-level run alike: scheduling the
+    # prompt, sampling the first token and detokenising it (fitted on every engine's rows)
+    first_token_s: float
     basis: str  # "fitted on N rows" or "assumed: ..."
 
 
@@ -96,6 +106,14 @@ class ServingConstants:
     # per layer and prefill chunk: the context phase's own kernels (attention over the chunk,
     # normalisation, rotary embedding) beyond its FLOPs, fitted; what short prompts pay
     prefill_layer_s: float
+    # prefill matmuls at low occupancy: a step of T prompt tokens realises
+    # e_pf x T / (T + prefill_half_tokens) of the peak (small prompts fill few tiles of the
+    # GPU), one curve for every GPU, fitted
+    prefill_half_tokens: float
+    # 8- and 4-bit float tensor-core matmuls (fp8, NVFP4) realise this share of what the
+    # engine's efficiency realises at 16 bits (activation quantisation and scaling kernels;
+    # the doubled peak is held back by power and clocks), fitted
+    low_precision_factor: float
     # 80 % intervals: log(measured / predicted) 10th and 90th percentiles, per figure kind
     latency_log_interval: tuple[float, float]  # TPOT and step times
     ttft_log_interval: tuple[float, float]  # TTFT (queueing included) and e2e
@@ -113,6 +131,7 @@ def parse_serving_constants(raw: Mapping[str, Any], *, comm: CommCoeffs) -> Serv
                 decode_bw_efficiency=float(e["decode_bw_efficiency"]),
                 step_overhead_s=float(e["step_overhead_s"]),
                 request_overhead_s=float(e["request_overhead_s"]),
+                first_token_s=float(e.get("first_token_s", 0.0)),
                 basis=str(e["basis"]),
             )
             for name, e in raw["engines"].items()
@@ -123,6 +142,8 @@ def parse_serving_constants(raw: Mapping[str, Any], *, comm: CommCoeffs) -> Serv
             runtime_overhead_gib=float(raw["runtime_overhead_gib"]),
             tp_allreduce_extra_s=float(raw["tp_allreduce_extra_s"]),
             prefill_layer_s=float(raw["prefill_layer_s"]),
+            prefill_half_tokens=float(raw.get("prefill_half_tokens", 0.0)),
+            low_precision_factor=float(raw.get("low_precision_factor", 1.0)),
             latency_log_interval=(
                 float(raw["intervals"]["latency"][0]),
                 float(raw["intervals"]["latency"][1]),
@@ -349,6 +370,7 @@ class _Replica:
     comm_fixed_s: float  # per decode step: 2 L x (all-reduce latency + extra)
     comm_per_token_s: float  # per decode step and token: 2 L x the all-reduce's volume time
     prefill_chunk_s: float  # per prefill chunk: L x the fitted per-layer prefill time
+    prefill_half_tokens: float  # tokens per step at which prefill runs at half its efficiency
     comm: CommCoeffs
 
 
@@ -383,7 +405,10 @@ def _replica(
     # the architecture's realized share of its datasheet rates (1 for NVIDIA; fitted for
     # CDNA on MLPerf Training, `estimate.efficiency`): the one rule every GPU goes through
     realized = realized_efficiency(gpu).factor
-    peak = peak_flops(gpu, _math_precision(q, gpu)) * realized
+    math_precision = _math_precision(q, gpu)
+    peak = peak_flops(gpu, math_precision) * realized
+    if math_precision in (Precision.FP8, Precision.NVFP4):
+        peak *= k.low_precision_factor
     if q.weight_only:
         peak /= k.dequant_factor.get(q, 1.0)
     spec = workload.speculation
@@ -415,6 +440,7 @@ def _replica(
         comm_fixed_s=layers2 * (2.0 * one - two + extra),
         comm_per_token_s=layers2 * (two - one),
         prefill_chunk_s=shape.layers * k.prefill_layer_s,
+        prefill_half_tokens=k.prefill_half_tokens,
         comm=k.comm,
     )
     return r, _memory(workload, gpu, shape, r, weights, k)
@@ -476,21 +502,39 @@ def _decode_step_s(r: _Replica, batch: float, context: float) -> float:
     return float(t * (1.0 + r.draft_ratio))
 
 
-def _prefill_compute_s(r: _Replica, prompt: float, cached: float) -> float:
+def _occupancy(r: _Replica, step_tokens: float) -> float:
+    """The share of the prefill efficiency a step of `step_tokens` prompt tokens realises:
+    T / (T + T_half), rising to 1 as the matmuls fill the GPU."""
+    half = r.prefill_half_tokens
+    return step_tokens / (step_tokens + half) if half > 0 and step_tokens > 0 else 1.0
+
+
+def _prefill_compute_s(
+    r: _Replica,
+    prompt: float,
+    cached: float,
+    batch_tokens: float | None = None,
+    *,
+    matmuls_only: bool = False,
+) -> float:
     """Extra step time of a prompt's new tokens: linear layers + causal attention over the
-    whole prompt (the cached prefix is attended to but not recomputed) + their all-reduces."""
+    whole prompt (the cached prefix is attended to but not recomputed) + their all-reduces.
+    The matmuls run at the occupancy of the step's prompt tokens: this prompt's new tokens,
+    or `batch_tokens` when prompts are prefilled together (a wave, a static batch), at most
+    a chunk. The all-reduces pay the same fitted extra as decode's; `matmuls_only`: the
+    compute alone (what overlaps a step's weight read)."""
     new = max(0.0, prompt - cached)
     flops = new * r.flops_per_token + r.attn_flops_coeff * (prompt * prompt - cached * cached)
     chunks = max(1, math.ceil(new / max(1, r.chunk_tokens)))
-    comm = (
-        chunks
-        * 2
-        * r.shape.layers
-        * tp_allreduce_time_s(
-            min(new, r.chunk_tokens) * r.allreduce_bytes_per_token, r.gpu, r.tp, r.comm, None
-        )
+    step_tokens = min(float(r.chunk_tokens), batch_tokens if batch_tokens is not None else new)
+    eff = r.peak * r.coeffs.prefill_efficiency * _occupancy(r, step_tokens)
+    if matmuls_only:
+        return flops / eff
+    one = tp_allreduce_time_s(
+        min(new, r.chunk_tokens) * r.allreduce_bytes_per_token, r.gpu, r.tp, r.comm, None
     )
-    return flops / (r.peak * r.coeffs.prefill_efficiency) + comm + chunks * r.prefill_chunk_s
+    comm = chunks * 2 * r.shape.layers * (one + r.allreduce_extra_s)
+    return flops / eff + comm + chunks * r.prefill_chunk_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -500,6 +544,7 @@ class _Prefill:
     mean_s: float
     mean_sq_s: float
     by_length: tuple[tuple[int, float, float], ...]  # (prompt tokens, probability, t_pf s)
+    matmul_s: Mapping[int, float]  # prompt tokens -> its prefill's matmul time, s
 
 
 def _prefill(r: _Replica, workload: ServingWorkload) -> _Prefill:
@@ -509,6 +554,10 @@ def _prefill(r: _Replica, workload: ServingWorkload) -> _Prefill:
         mean_s=sum(w * t for _, w, t in rows),
         mean_sq_s=sum(w * t * t for _, w, t in rows),
         by_length=rows,
+        matmul_s={
+            p: _prefill_compute_s(r, float(p), h * p, matmuls_only=True)
+            for p, _ in workload.prompt.rows
+        },
     )
 
 
@@ -581,12 +630,17 @@ def _point(
         )
     x = st.rate
 
-    # M/G/1 prefill queue: service = the request's own prefill (its chunks' compute + one
-    # decode step per chunk)
+    # M/G/1 prefill queue: service = the request's own prefill, one engine step per chunk;
+    # a chunk's matmuls share the step's weight read with the decodes (chunked prefill), so
+    # only the compute beyond that read adds to the steps
+    weights_s = r.dense_read_bytes / r.eff_bw
+
     def service(prompt: int, t_pf: float) -> float:
         new = prompt * (1.0 - workload.prefix_cache_hit_rate)
         room = max(1.0, r.chunk_tokens - st.batch)
-        return t_pf + max(1, math.ceil(new / room)) * st.step_s
+        n = max(1, math.ceil(new / room))
+        hidden = min(pf.matmul_s.get(prompt, 0.0), n * weights_s)
+        return t_pf - hidden + n * st.step_s
 
     s_rows = [(w, service(p, t)) for p, w, t in pf.by_length]
     es = sum(w * s for w, s in s_rows)
@@ -606,7 +660,7 @@ def _point(
         t_pf = next(t for pp, _, t in pf.by_length if pp == p)
         return st.step_s / 2.0 + wait(q) + service(p, t_pf) + slot_wait_s + overhead
 
-    overhead = r.coeffs.request_overhead_s
+    overhead = r.coeffs.request_overhead_s + r.coeffs.first_token_s
     ttft_mean = st.step_s / 2.0 + w_mean + es + slot_wait_s + overhead
 
     # TPOT spread: prefills landing during a request's decode (compound Poisson)
@@ -701,10 +755,12 @@ def _lockstep(
     chunk = max(1, r.chunk_tokens)
     n_chunks = max(1, math.ceil(clients * new / chunk))
     weights_s = r.dense_read_bytes / (r.bw * r.coeffs.decode_bw_efficiency)
-    t_chunk = max(weights_s, clients * pf.mean_s / n_chunks) + r.coeffs.step_overhead_s
+    # the wave's prompts share each chunk: its matmuls run at the chunk's occupancy
+    wave_pf = _prefill_compute_s(r, prompt, prompt - new, batch_tokens=clients * new)
+    t_chunk = max(weights_s, clients * wave_pf / n_chunks) + r.coeffs.step_overhead_s
     ctx = prompt + out / 2.0
     step = _decode_step_s(r, float(clients), ctx) / r.tau
-    overhead = r.coeffs.request_overhead_s
+    overhead = r.coeffs.request_overhead_s + r.coeffs.first_token_s
 
     def chunk_of(i: int) -> int:  # 1-based request -> the chunk that ends its prefill
         return max(1, min(n_chunks, math.ceil(i * new / chunk)))
