@@ -11,10 +11,12 @@ from gpurent.server import (
     catalog_api,
     estimate_api,
     health_api,
+    pages,
     plan_api,
     pricing_api,
     replies,
     spot_api,
+    static_files,
 )
 from gpurent.server.guard import Guard
 from gpurent.server.settings import ServerSettings, checked_settings
@@ -40,6 +42,8 @@ def create_app(settings: ServerSettings) -> Any:
         plan_api.router,
         pricing_api.router,
         spot_api.router,
+        static_files.router,
+        pages.router,
     ):
         api.include_router(router)
     return Guard(api, token=settings.token, max_body_bytes=settings.max_body_bytes)

@@ -33,6 +33,7 @@ from gpurent.plan.constraints import (
     Risk,
 )
 from gpurent.plan.planner import make_plan
+from gpurent.plan.result import Plan
 from gpurent.plan.scenarios import Scenario, get_scenario
 from gpurent.plan.signal_store import signal_rates_for
 from gpurent.pricing.costs import DEFAULT_STORAGE_GB_PER_NODE, CostAssumptions
@@ -137,6 +138,16 @@ def _objective(
 )
 def plan(req: PlanRequest) -> Any:
     """The ranked plan, the document `gpurent plan --json` prints (409 with it if nothing fits)."""
+    result, doc = plan_for(req)
+    if not result.feasible:
+        reason = result.infeasible_reasons[0] if result.infeasible_reasons else "no candidate"
+        return error_reply(409, f"nothing meets the request: {reason}", plan=doc)
+    return doc
+
+
+def plan_for(req: PlanRequest) -> tuple[Plan, dict[str, Any]]:
+    """The plan for `req` and its `gpurent plan --json` document: what /api/plan answers and the
+    planner page renders (the same core call as the CLI)."""
     scenario = get_scenario(req.scenario) if req.scenario else None
     if scenario is not None and scenario.name == "inference":
         # `gpurent plan --scenario inference` plans a service (plan --serve), which this endpoint
@@ -185,7 +196,4 @@ def plan(req: PlanRequest) -> Any:
     )
     result = make_plan(work, offers, constraints, assumptions, load_estimator(), scenario=scenario)
     doc = plan_document(result, assumptions.storage_gb_per_node, price_warnings(result, now_utc()))
-    if not result.feasible:
-        reason = result.infeasible_reasons[0] if result.infeasible_reasons else "no candidate"
-        return error_reply(409, f"nothing meets the request: {reason}", plan=doc)
-    return doc
+    return result, doc
