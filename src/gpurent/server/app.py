@@ -12,6 +12,7 @@ from gpurent.server import (
     estimate_api,
     health_api,
     pages,
+    pages_data,
     plan_api,
     pricing_api,
     replies,
@@ -44,6 +45,7 @@ def create_app(settings: ServerSettings) -> Any:
         spot_api.router,
         static_files.router,
         pages.router,
+        pages_data.router,
     ):
         api.include_router(router)
     return Guard(api, token=settings.token, max_body_bytes=settings.max_body_bytes)
