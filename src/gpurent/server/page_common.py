@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import hmac
 import secrets
+from collections import OrderedDict
+from collections.abc import Hashable
 from urllib.parse import parse_qs
 
 from fastapi import Request
@@ -83,3 +85,29 @@ async def read_form(request: Request) -> dict[str, list[str]]:
 def first(form: dict[str, list[str]], name: str) -> str:
     """The field's first value, stripped ("" when absent)."""
     return form.get(name, [""])[0].strip()
+
+
+class BodyCache:
+    """The last `size` rendered page bodies by key (the inputs a page is a pure function of), so
+    that a page asked again with the same inputs is not rendered again (a 100-row table is most
+    of a page's time; docs/benchmarks.md). A value may pin objects whose `id` is in its key."""
+
+    def __init__(self, size: int = 128) -> None:
+        self._size = size
+        self._items: OrderedDict[Hashable, tuple[object, str]] = OrderedDict()
+
+    def get(self, key: Hashable, pinned: object = None) -> str | None:
+        """The body stored under `key` (and with the same `pinned` object), or None."""
+        hit = self._items.get(key)
+        if hit is None or hit[0] is not pinned:
+            return None
+        self._items.move_to_end(key)
+        return hit[1]
+
+    def put(self, key: Hashable, body: str, pinned: object = None) -> str:
+        """Store `body` under `key`, dropping the oldest beyond the size; returns `body`."""
+        self._items[key] = (pinned, body)
+        self._items.move_to_end(key)
+        while len(self._items) > self._size:
+            self._items.popitem(last=False)
+        return body

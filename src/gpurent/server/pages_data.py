@@ -17,6 +17,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
+from gpurent.catalog.offers import OfferTable
 from gpurent.errors import GpurentError, InputError
 from gpurent.inputs import values as v
 from gpurent.report.pages import PageInfo, message_page
@@ -29,12 +30,13 @@ from gpurent.report.pages_data import (
     spot_page,
     vendors_dashboard,
 )
-from gpurent.server.page_common import html_reply, page_info
+from gpurent.server.page_common import BodyCache, html_reply, page_info
 from gpurent.server.replies import one_line, status_for
 from gpurent.userdata import data_home, now_utc
 
 router = APIRouter(include_in_schema=False)
-OFFER_ROWS = 200
+OFFER_ROWS = 100
+"""Rows shown (the count of all matching is on the page): rendering is most of the page's time."""
 SPOT_STARTS = 30
 SPOT_POLICIES = ("on-demand", "greedy", "uniform-progress", "lifetime-up")
 """`spot simulate --policy all` without the hindsight optimum (seconds where these take ms)."""
@@ -63,20 +65,21 @@ def _number(form: dict[str, str], name: str) -> float | None:
 # -- offers -------------------------------------------------------------------------------------
 
 
-def offers_view(filters: dict[str, str]) -> OffersView:
+def offers_view(filters: dict[str, str], table: OfferTable | None = None) -> OffersView:
     """The offers the filters select, as `gpurent offers` selects them (cheapest first)."""
     from gpurent.catalog.query import OfferQuery, OfferSort, resolve_gpu_filter, select_offers
     from gpurent.catalog.sources import load_offers
     from gpurent.server.params import items
 
     now = now_utc()
-    table = load_offers(None, now=now)
+    table = load_offers(None, now=now) if table is None else table
     pricing = filters["pricing"]
     if pricing not in {"", "on-demand", "spot"}:
         raise InputError(f"pricing: {pricing!r} is not one of on-demand, spot")
     max_price = _number(filters, "max_price")
     query = OfferQuery(
-        gpus=resolve_gpu_filter(items([filters["gpu"]]), table.offers),
+        # resolving names costs a pass over every offer: only when there are names to resolve
+        gpus=resolve_gpu_filter(items([filters["gpu"]]), table.offers) if filters["gpu"] else (),
         providers=tuple(p.lower() for p in items([filters["provider"]])),
         region=filters["region"] or None,
         max_price_usd_per_hour=None if max_price is None else v.positive(max_price, "max_price"),
@@ -96,19 +99,30 @@ def offers_view(filters: dict[str, str]) -> OffersView:
     )
 
 
+_OFFERS = BodyCache()
+
+
 @router.get("/offers", response_class=HTMLResponse)
-async def offers(request: Request) -> HTMLResponse:
-    """The offers browser."""
+def offers(request: Request) -> HTMLResponse:
+    """The offers browser (a body is reused while the catalog object, the filters and the date,
+    which the price ages count from, are the same)."""
+    from gpurent.catalog.sources import load_offers
+
     info = page_info(request)
     filters = _query(request, ("gpu", "provider", "region", "pricing", "max_price"), {})
+    table = load_offers(None, now=now_utc())
+    key = (id(table), tuple(filters.items()), now_utc().date(), info.plotly_version)
+    body = _OFFERS.get(key, pinned=table)
+    if body is not None:
+        return html_reply(body, info)
     try:
-        view = offers_view(filters)
+        view = offers_view(filters, table)
     except GpurentError as exc:
         empty = {**filters, "gpu": "", "provider": "", "region": "", "pricing": "", "max_price": ""}
-        view = replace(offers_view(empty), filters=filters)  # the form keeps what was typed
+        view = replace(offers_view(empty, table), filters=filters)  # the form keeps the typed
         body = offers_page(info, view, error=one_line(exc.message))
         return html_reply(body, info, status=status_for(exc))
-    return html_reply(offers_page(info, view), info)
+    return html_reply(_OFFERS.put(key, offers_page(info, view), pinned=table), info)
 
 
 # -- spot ---------------------------------------------------------------------------------------
@@ -179,11 +193,19 @@ def spot_view(job: dict[str, str]) -> SpotView:
     return SpotView(source=source, zones=zones, profile=profile, job=job, summaries=summaries)
 
 
+_SPOT = BodyCache()
+
+
 @router.get("/spot", response_class=HTMLResponse)
-async def spot(request: Request) -> HTMLResponse:
+def spot(request: Request) -> HTMLResponse:
     """Availability heat map, zone advice, simulated policies."""
     info = page_info(request)
     job = _query(request, tuple(SPOT_DEFAULTS), SPOT_DEFAULTS)
+    paths, _ = spot_traces()
+    key = (_signature(paths), tuple(job.items()), info.plotly_version)
+    body = _SPOT.get(key)
+    if body is not None:
+        return html_reply(body, info)
     try:
         view = spot_view(job)
     except GpurentError as exc:
@@ -192,7 +214,7 @@ async def spot(request: Request) -> HTMLResponse:
         except GpurentError as again:  # the traces themselves are unusable
             body = message_page(info, active="spot", title="Spot", error=one_line(again.message))
         return html_reply(body, info, status=status_for(exc))
-    return html_reply(spot_page(info, view), info)
+    return html_reply(_SPOT.put(key, spot_page(info, view)), info)
 
 
 # -- bench --------------------------------------------------------------------------------------
@@ -216,7 +238,7 @@ def bench_view(name: str) -> BenchView:
 
 
 @router.get("/bench", response_class=HTMLResponse)
-async def bench(request: Request) -> HTMLResponse:
+def bench(request: Request) -> HTMLResponse:
     """A bench result against the expectations."""
     info = page_info(request)
     try:
@@ -250,18 +272,24 @@ def _evaluation(path: str, mtime_ns: int, size: int) -> Any:
     return evaluate(load_vendors(path))
 
 
+_VENDORS = BodyCache(size=8)
+
+
 def _vendors_body(info: PageInfo) -> str:
     path = vendors_file()
     if not path.exists():
         return vendors_dashboard(info, None, str(path))
     stat = path.stat()
-    return vendors_dashboard(
-        info, _evaluation(str(path), stat.st_mtime_ns, stat.st_size), str(path)
-    )
+    key = (str(path), stat.st_mtime_ns, stat.st_size, info.plotly_version)
+    body = _VENDORS.get(key)
+    if body is None:
+        ev = _evaluation(str(path), stat.st_mtime_ns, stat.st_size)
+        body = _VENDORS.put(key, vendors_dashboard(info, ev, str(path)))
+    return body
 
 
 @router.get("/vendors", response_class=HTMLResponse)
-async def vendors(request: Request) -> HTMLResponse:
+def vendors(request: Request) -> HTMLResponse:
     """The vendors scorecard and its sensitivity map."""
     info = page_info(request)
     try:
