@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 import httpx
@@ -164,3 +165,24 @@ def test_every_page_has_the_nav_and_security_headers(api: httpx.Client) -> None:
         assert page.headers["x-content-type-options"] == "nosniff"
         for label in ("Plan", "Offers", "Spot", "Monitor", "Bench", "Vendors"):
             assert f">{label}</a>" in page.text
+
+
+def test_vendors_page_follows_a_changed_evidence_file(
+    api: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpurent.server import pages_data
+
+    monkeypatch.setattr(pages_data, "VENDORS_FRESH_S", 0.2)
+    home = Path(os.environ["GPURENT_HOME"])
+    shutil.copytree(ROOT / "examples/vendors", home / "vendors")
+    shutil.copy(ROOT / "examples/vendors.toml", home / "vendors.toml")
+    before = api.get("/vendors").text
+    assert "Example A" in before and str(home / "vendors.toml") in before
+    bench = home / "vendors/a-bench-h100.json"
+    doc = json.loads(bench.read_text())
+    doc["measurements"][0]["value"] /= 4  # provider A's matmul falls to a quarter
+    bench.write_text(json.dumps(doc))
+    time.sleep(0.3)
+    after = api.get("/vendors").text
+    assert after != before
+    assert "Top choice: Example A" in before and "Top choice: Example A" not in after

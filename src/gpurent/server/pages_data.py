@@ -7,6 +7,7 @@ the page again with one line and a 4xx."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
@@ -264,8 +265,9 @@ def vendors_file() -> Path:
 
 
 @lru_cache(maxsize=8)
-def _evaluation(path: str, mtime_ns: int, size: int) -> Any:
-    """The file's evaluation with its own weights, cached by (path, mtime, size)."""
+def _evaluation(path: str, mtime_ns: int, size: int, period: int) -> Any:
+    """The file's evaluation with its own weights, cached by (path, mtime, size) for one
+    period of VENDORS_FRESH_S seconds (its evidence files are read again after it)."""
     from gpurent.vendors.evaluation import evaluate
     from gpurent.vendors.file import load_vendors
 
@@ -273,6 +275,7 @@ def _evaluation(path: str, mtime_ns: int, size: int) -> Any:
 
 
 _VENDORS = BodyCache(size=8)
+VENDORS_FRESH_S = 5.0
 
 
 def _vendors_body(info: PageInfo) -> str:
@@ -280,10 +283,13 @@ def _vendors_body(info: PageInfo) -> str:
     if not path.exists():
         return vendors_dashboard(info, None, str(path))
     stat = path.stat()
-    key = (str(path), stat.st_mtime_ns, stat.st_size, info.plotly_version)
+    # the evidence files the vendors file names may change too: a body lives at most
+    # VENDORS_FRESH_S seconds (the file's own stat is in the key)
+    period = int(time.monotonic() // VENDORS_FRESH_S)
+    key = (str(path), stat.st_mtime_ns, stat.st_size, period, info.plotly_version)
     body = _VENDORS.get(key)
     if body is None:
-        ev = _evaluation(str(path), stat.st_mtime_ns, stat.st_size)
+        ev = _evaluation(str(path), stat.st_mtime_ns, stat.st_size, period)
         body = _VENDORS.put(key, vendors_dashboard(info, ev, str(path)))
     return body
 
