@@ -58,7 +58,8 @@ def serve(
     guard = "token required" if settings.token else "no token"
     scope = "this machine only" if is_loopback(host) else "reachable from the network"
     err_console.print(
-        f"gpurent serve: http://{where}:{port}/docs ({scope}, {guard})",
+        f"gpurent serve: http://{where}:{port}/ (the dashboard; the API at /docs; {scope}, "
+        f"{guard})",
         highlight=False,
         markup=False,
         soft_wrap=True,
