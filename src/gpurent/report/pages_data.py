@@ -234,12 +234,31 @@ def bench_page(info: PageInfo, view: BenchView, error: str | None = None) -> str
     )
 
 
+VENDOR_COLORS = ("#1f4e9c", "#f2c12e", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#17becf")
+
+
 def region_figure(grid: RegionGrid) -> Figure:
     """Who wins as two weights vary (the others share the rest): a heat map of the winner's
-    index, each cell's text the winner; the weights used marked."""
+    index in one colour per vendor (the legend names them, with their share of the slice), each
+    cell's hover its weights and winner; the weights used marked."""
     n = len(grid.cells)
+    k = len(grid.vendors)
+    colors = [VENDOR_COLORS[i % len(VENDOR_COLORS)] for i in range(k)]
+    scale = [[edge, colors[i]] for i in range(k) for edge in (i / k, (i + 1) / k)]
     weights = [round(i * grid.step, 6) for i in range(n)]
     names = [[None if c is None else grid.vendors[c] for c in row] for row in grid.cells]
+    share = dict(grid.share())
+    legend = [
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": f"{name} ({share.get(name, 0.0):.0%})",
+            "x": [None],
+            "y": [None],
+            "marker": {"symbol": "square", "size": 12, "color": colors[i]},
+        }
+        for i, name in enumerate(grid.vendors)
+    ]
     return {
         "data": [
             {
@@ -248,9 +267,9 @@ def region_figure(grid: RegionGrid) -> Figure:
                 "y": weights,
                 "z": [list(row) for row in grid.cells],
                 "text": names,
-                "zmin": 0,
-                "zmax": max(len(grid.vendors) - 1, 1),
-                "colorscale": "Portland",
+                "zmin": -0.5,
+                "zmax": k - 0.5,
+                "colorscale": scale,
                 "showscale": False,
                 "hovertemplate": f"{grid.x_criterion} %{{x:.0%}}, {grid.y_criterion} "
                 "%{y:.0%}: %{text}<extra></extra>",
@@ -263,6 +282,7 @@ def region_figure(grid: RegionGrid) -> Figure:
                 "y": [grid.base_y],
                 "marker": {"symbol": "circle-open", "size": 14, "color": "#000"},
             },
+            *legend,
         ],
         "layout": {
             "title": {"text": f"winner by {grid.x_criterion} and {grid.y_criterion} weight"},
@@ -270,18 +290,6 @@ def region_figure(grid: RegionGrid) -> Figure:
             "yaxis": {"title": {"text": f"weight of {grid.y_criterion}"}, "tickformat": ".0%"},
             "margin": {"t": 40, "r": 20},
             "height": 420,
-            "annotations": [
-                {
-                    "text": f"{name} {share:.0%}",
-                    "showarrow": False,
-                    "x": 1.0,
-                    "y": 1.0 - k * 0.07,
-                    "xref": "paper",
-                    "yref": "paper",
-                    "xanchor": "right",
-                }
-                for k, (name, share) in enumerate(grid.share())
-            ],
         },
     }
 
