@@ -48,6 +48,8 @@ lint: $(STAMP_DEV)
 typecheck: $(STAMP_DEV)
 	$(BIN)/mypy
 
+# GPURENT_TEST_PG_URL (written by .ci/pg-up.sh, exported by .ci/run) reaches pytest through the
+# environment: the store tests run on that PostgreSQL server too.
 unit: $(STAMP_DEV) $(STAMP_ENGINES)
 	GPURENT_ENGINES_BIN=$(abspath $(ENGINES))/bin $(BIN)/python -m pytest
 

@@ -9,7 +9,11 @@ and the measurement of a row (they come from the same result logs), so the time-
 of a row is measured throughput / predicted throughput - 1 (+ = the estimate is too slow).
 
 Parameters (docs/estimator.md, "Which software stack it assumes"):
-- per model (`resnet50`, `bert-large-pretrain`, `llm-lora` for every decoder-LLM LoRA): the
+- per model (`resnet50`, `bert-large-pretrain`, `llm-lora` for every decoder-LLM LoRA; with
+  `--pretrain` also `llm` for decoder-LLM pretraining, fitted on
+  `benchmarks/data/mlperf_llm_pretrain_fit.csv`: GPT-3 175B of v3.0/v3.1 and Llama 3.1 405B of
+  v5.0, FP8, rebuilt by `benchmarks/data/validation/extract_fp8_mlperf.py V30 V31 V50`; tried
+  in issue 18 and not bundled, see docs/benchmarks.md): the
   speed of the one-GPU step relative to the default stack's fitted model, the geometric mean of
   measured / predicted over the fit rows (iterated, since communication does not scale with it);
 - the data-parallel fabric: `overlap` (share of backward that hides the gradient all-reduce)
@@ -55,6 +59,9 @@ from gpurent.workload.spec import Sharding, Stack, Task, Workload, parse_shardin
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "benchmarks" / "data" / "validation" / "mlperf_throughput.csv"
+# LLM pretraining rows of the fit rounds only (v4.1, v5.1 and v6.0 pretraining rows are the
+# held-out check in validation/fp8_moe.csv)
+PRETRAIN_FIT = ROOT / "benchmarks" / "data" / "mlperf_llm_pretrain_fit.csv"
 MLPERF_8GPU = ROOT / "benchmarks" / "data" / "mlperf_training_8gpu.csv"
 CALIBRATION = ROOT / "src" / "gpurent" / "estimate" / "data" / "calibration.json"
 OUT = ROOT / "src" / "gpurent" / "estimate" / "data" / TUNED_FILE
@@ -66,9 +73,16 @@ SYNCS = (0.9, 0.92, 0.94, 0.96, 0.98, 1.0)
 DESCRIPTION = Stack.TUNED.description
 
 
-def speed_key(model: str) -> str:
+def speed_key(model: str, task: str = "finetune-lora") -> str:
+    """The `speed` key of a row: `llm-lora` / `llm` (LoRA / pretraining) for decoder LLMs."""
     info = get_model(model)
-    return "llm-lora" if info.is_llm else info.key
+    if not info.is_llm:
+        return info.key
+    return "llm-lora" if task.startswith("finetune") else "llm"
+
+
+def row_key(r: dict[str, str]) -> str:
+    return speed_key(r["model"], (r.get("task") or "training").strip())
 
 
 def arch_of(r: dict[str, str]) -> str:
@@ -80,17 +94,20 @@ def effective_keys(rows: list[dict[str, str]]) -> list[str]:
     key among `rows`, else the pooled "KEY"."""
     counts: dict[str, int] = defaultdict(int)
     for r in rows:
-        counts[f"{speed_key(r['model'])}@{arch_of(r)}"] += 1
+        counts[f"{row_key(r)}@{arch_of(r)}"] += 1
     out = []
     for r in rows:
-        own = f"{speed_key(r['model'])}@{arch_of(r)}"
-        out.append(own if counts[own] >= MIN_ARCH_ROWS else speed_key(r["model"]))
+        own = f"{row_key(r)}@{arch_of(r)}"
+        out.append(own if counts[own] >= MIN_ARCH_ROWS else row_key(r))
     return out
 
 
-def load(path: Path = DATA) -> list[dict[str, str]]:
+def load(path: Path = DATA, pretrain: Path | None = None) -> list[dict[str, str]]:
     with path.open(newline="") as fh:
         rows = [r for r in csv.DictReader(fh) if r.get("stack") == "tuned"]
+    if pretrain is not None:
+        with pretrain.open(newline="") as fh:
+            rows += [r for r in csv.DictReader(fh) if r.get("stack") == "tuned"]
     for r in rows:
         r["_round"] = r["suite"].removeprefix("mlperf-")
     return rows
@@ -108,6 +125,8 @@ def workload(r: dict[str, str]) -> Workload:
         tensor_parallel=int(r.get("tp") or 1),
         pipeline_parallel=int(r.get("pp") or 1),
         context_parallel=int(r.get("cp") or 1),
+        expert_parallel=int(r.get("ep") or 1),
+        gradient_accumulation=int(r.get("grad_accum") or 1),
         lora_rank=int(r.get("lora_rank") or 16),
         stack=Stack.TUNED,
     )
@@ -156,7 +175,7 @@ def fit(
     rows: list[dict[str, str]], base: Constants, per_arch: bool = True
 ) -> tuple[StackCoeffs, float]:
     """Speed factors and (overlap, sync) minimising the median |log ratio| on `rows`."""
-    eff = effective_keys(rows) if per_arch else [speed_key(r["model"]) for r in rows]
+    eff = effective_keys(rows) if per_arch else [row_key(r) for r in rows]
     best: tuple[float, StackCoeffs] | None = None
     for overlap in OVERLAPS:
         for sync in SYNCS:
@@ -173,10 +192,10 @@ def fit(
                 # the geometric mean of the factors of all its rows
                 pooled: dict[str, list[float]] = defaultdict(list)
                 for r, key in zip(rows, eff, strict=True):
-                    if key != speed_key(r["model"]):
-                        pooled[speed_key(r["model"])].append(math.log(speed[key]))
+                    if key != row_key(r):
+                        pooled[row_key(r)].append(math.log(speed[key]))
                 for r, key in zip(rows, eff, strict=True):
-                    if key == speed_key(r["model"]) and key in pooled:
+                    if key == row_key(r) and key in pooled:
                         pooled[key].append(math.log(speed[key]))
                 for key, logs in pooled.items():
                     speed[key] = math.exp(statistics.fmean(logs))
@@ -255,7 +274,7 @@ def loro_intervals(rows: list[dict[str, str]], base: Constants) -> dict[str, dic
         sk, _ = fit([r for r in rows if r["_round"] != rnd], base)
         for r, x in zip(test_rows, ratios(test_rows, base, sk), strict=True):
             if x is not None:
-                logs[sk.speed_key(speed_key(r["model"]), arch_of(r))].append(math.log(x))
+                logs[sk.speed_key(row_key(r), arch_of(r))].append(math.log(x))
     for key in [k for k, v in logs.items() if "@" in k and len(v) < MIN_ARCH_ROWS]:
         logs[key.split("@")[0]] += logs.pop(key)  # too few for its own: pooled
     out: dict[str, dict[str, float]] = {}
@@ -286,11 +305,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--v51", action="store_true", help="also judge the v5.1 8-GPU Llama 2 70B LoRA rows"
     )
+    ap.add_argument(
+        "--pretrain",
+        action="store_true",
+        help="also fit an `llm` (pretraining) speed on mlperf_llm_pretrain_fit.csv (tried in "
+        "issue 18, not bundled: see docs/benchmarks.md)",
+    )
     args = ap.parse_args(argv)
     raw = json.loads(CALIBRATION.read_text(encoding="utf-8"))
     raw.get("stacks", {}).pop(Stack.TUNED.value, None)
     base = parse_constants(raw)
-    rows = load()
+    rows = load(pretrain=PRETRAIN_FIT if args.pretrain else None)
     if args.loro:
         print("| round held out | rows | default stack | tuned (fitted on the other rounds) |")
         print("|---|---|---|---|")
@@ -346,7 +371,15 @@ def main(argv: list[str] | None = None) -> int:
             "provenance": {
                 "fitted_on": f"MLPerf Training {', '.join(fit_rounds)} rows of "
                 "benchmarks/data/validation/mlperf_throughput.csv (mlcommons/training_results_*, "
-                "commits in that folder's README.md); v4.0 held out and never read",
+                "commits in that folder's README.md)"
+                + (
+                    " and, for the `llm` (pretraining) key, "
+                    "benchmarks/data/mlperf_llm_pretrain_fit.csv (GPT-3 175B v3.0/v3.1, Llama "
+                    "3.1 405B v5.0)"
+                    if args.pretrain
+                    else ""
+                )
+                + "; v4.0 held out and never read",
                 "rows_per_speed_key": counts,
                 "held_out_round": args.test,
                 "intervals": "10th-90th percentiles of log(measured / predicted) of each "

@@ -20,6 +20,7 @@ STANDALONE: list[list[str]] = [
     ["bench_catalog.py"],
     ["bench_estimator_speed.py"],
     ["bench_estimator_validation.py"],
+    ["bench_estimator_fp8_moe.py"],
     ["bench_plan.py", "--runs", "3"],
     ["bench_monitor_overhead.py", "--seconds", "10"],
     ["bench_monitor_recorder.py", "--rows", "200000"],

@@ -192,6 +192,7 @@ NUMBER_TARGETS = (
         ),
         ("--job-hours", "--deadline-hours", "--changeover-hours", "--price-ratio", "--nodes"),
     ),
+    NumberTarget("bench-results", ("bench", "results", "--json"), ("--limit",)),
     NumberTarget(
         "spot-zones",
         ("spot", "zones", "{tmp}/trace.csv", "--json"),

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -27,6 +29,28 @@ def run_cli(*args: str) -> tuple[int, str, str]:
     """Invoke the real CLI in-process; return (exit code, stdout, stderr)."""
     result = CliRunner().invoke(app, list(args))
     return result.exit_code, result.stdout, result.stderr
+
+
+def cli_json(*args: str) -> dict[str, Any]:
+    """`run_cli(*args)` that must exit 0 and print one JSON object; that object."""
+    code, out, err = run_cli(*args)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert isinstance(doc, dict), doc
+    return doc
+
+
+def one_line_error(code: int, out: str, err: str, *words: str, exit_code: int = 2) -> str:
+    """Check a `run_cli` result is the CLI's one-line error: exit `exit_code`, a single
+    "error: ..." line on stderr holding every one of `words`, and no traceback; return it."""
+    assert code == exit_code, (code, out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("error: "), lines[0]
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    assert "Traceback" not in out + err
+    return lines[0]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

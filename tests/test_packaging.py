@@ -64,6 +64,7 @@ _MODULE_OF = {
 # Distributions an extra installs for another library's sake, not imported by gpurent itself.
 _NOT_IMPORTED = {
     "accelerate": "transformers.Trainer (what the HF callback runs under) needs it",
+    "psycopg": "SQLAlchemy's postgresql+psycopg dialect imports it for a PostgreSQL store URL",
     "plotly": "gpurent serve serves its package data, plotly.min.js (server/static_files.py)",
 }
 

@@ -7,11 +7,12 @@ time to interruption and the same restart time, and each says where its default 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from gpurent.cloud.spot_defaults import OTHERS, SPOT_DEFAULTS, spot_default
-from tests.conftest import run_cli
+from tests.conftest import cli_json, run_cli
 
 OFFERS = {"aws": "aws/p3.2xlarge/us-east-1", "gcp": "gcp/a2-highgpu-1g/us-central1"}
 
@@ -104,11 +105,8 @@ def test_explicit_values_still_win_and_are_named() -> None:
     assert got["mtti_s"] == 6 * 3600 and got["restart_s"] == 0
 
 
-def _interval_args(*args: str) -> dict[str, object]:
-    code, out, err = run_cli("spot", "interval", *args, "--json")
-    assert code == 0, err
-    got: dict[str, object] = json.loads(out)
-    return got
+def _interval_args(*args: str) -> dict[str, Any]:
+    return cli_json("spot", "interval", *args, "--json")
 
 
 def test_interval_on_a_trace_names_only_the_defaults_it_used(tmp_path) -> None:

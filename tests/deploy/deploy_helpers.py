@@ -1,4 +1,5 @@
-"""Helpers of the deploy tests: plans from the real CLI, the CLI in-process."""
+"""Helpers of the deploy tests: plans from the real CLI, the engines' tools (the CLI runner
+itself is `tests.conftest.run_cli`)."""
 
 from __future__ import annotations
 
@@ -9,15 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import run_cli
 from typer.testing import CliRunner
 
 from gpurent.cli.main import app
-
-
-def run_cli(*args: str) -> tuple[int, str, str]:
-    """Invoke the real CLI in-process; return (exit code, stdout, stderr)."""
-    result = CliRunner().invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def plan_doc(*args: str) -> dict[str, Any]:

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from deploy_helpers import engine_python, engine_tool, first_index, render, run_cli
+from deploy_helpers import engine_python, engine_tool, first_index, render
+from tests.conftest import run_cli
 
 DSTACK = """
 import json, sys, yaml

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from deploy_helpers import engines_bin, first_index, run_cli
+from deploy_helpers import engines_bin, first_index
+from tests.conftest import one_line_error, run_cli
 
 
 def test_slurm_script_takes_every_value_from_the_plan(
@@ -71,19 +72,12 @@ def test_json_result_names_the_candidate(plan_file: Path, tmp_path: Path) -> Non
     assert doc["command_given"] is False
 
 
-def _one_line_error(code: int, stdout: str, stderr: str, *words: str) -> None:
-    assert code == 2, (stdout, stderr)
-    assert stderr.startswith("error: ") and stderr.count("\n") == 1, stderr
-    for w in words:
-        assert w in stderr, stderr
-
-
 def test_other_schema_version_is_one_line(plan_file: Path, tmp_path: Path) -> None:
     doc = json.loads(plan_file.read_text())
     doc["schema_version"] = "2"
     plan_file.write_text(json.dumps(doc))
     out = tmp_path / "o"
-    _one_line_error(
+    one_line_error(
         *run_cli("deploy", "render", str(plan_file), "--format", "slurm", "-o", str(out)),
         "schema version '2'",
     )
@@ -94,7 +88,7 @@ def test_non_empty_directory_without_force_writes_nothing(plan_file: Path, tmp_p
     out = tmp_path / "o"
     out.mkdir()
     (out / "keep.txt").write_text("mine")
-    _one_line_error(
+    one_line_error(
         *run_cli("deploy", "render", str(plan_file), "--format", "slurm", "-o", str(out)),
         "not empty",
         "--force",
@@ -109,12 +103,12 @@ def test_non_empty_directory_without_force_writes_nothing(plan_file: Path, tmp_p
 
 def test_unknown_format_and_candidate_out_of_range(plan_file: Path, tmp_path: Path) -> None:
     out = tmp_path / "o"
-    _one_line_error(
+    one_line_error(
         *run_cli("deploy", "render", str(plan_file), "--format", "slurmm", "-o", str(out)),
         "unknown format 'slurmm'",
         "slurm",
     )
-    _one_line_error(
+    one_line_error(
         *run_cli(
             "deploy",
             "render",
@@ -135,7 +129,7 @@ def test_unknown_format_and_candidate_out_of_range(plan_file: Path, tmp_path: Pa
 def test_not_a_plan_is_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("[1, 2]")
-    _one_line_error(
+    one_line_error(
         *run_cli("deploy", "render", str(bad), "--format", "slurm", "-o", str(tmp_path / "o")),
         "not a gpurent plan",
     )

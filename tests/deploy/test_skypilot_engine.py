@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from deploy_helpers import engine_python, first_index, render, run_cli
+from deploy_helpers import engine_python, first_index, render
+from tests.conftest import run_cli
 
 from gpurent.catalog import find_gpu
 from gpurent.deploy.skypilot import CLOUDS

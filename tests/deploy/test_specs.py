@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from deploy_helpers import run_cli
+from tests.conftest import run_cli
 
 from gpurent.deploy import DeploySpec, SlurmOptions, render, render_slurm
 from gpurent.errors import InputError

@@ -7,10 +7,12 @@ import dataclasses
 import itertools
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.conftest import cli_json
 from tests.conftest import run_cli as run
 
 from gpurent.catalog.precision import Precision
@@ -31,12 +33,8 @@ _ML_ENG = (
 )
 
 
-def _total(*args: str) -> dict[str, object]:
-    code, out, err = run("estimate", *args, "--json")
-    assert code == 0, err
-    doc = json.loads(out)
-    assert isinstance(doc, dict)
-    return doc
+def _total(*args: str) -> dict[str, Any]:
+    return cli_json("estimate", *args, "--json")
 
 
 def _mem(doc: dict[str, object]) -> dict[str, float]:

@@ -6,19 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.conftest import one_line_error
 from tests.conftest import run_cli as run
 
 BASE = ("estimate", "--model", "llama3-8b", "--gpu", "H100")
-
-
-def _one_line_error(code: int, out: str, err: str, *numbers: str) -> str:
-    assert code == 2, (out, err)
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert "Traceback" not in err
-    for n in numbers:
-        assert n in lines[0], (n, lines[0])
-    return lines[0]
 
 
 @pytest.mark.parametrize(
@@ -36,7 +27,7 @@ def _one_line_error(code: int, out: str, err: str, *numbers: str) -> str:
 def test_layout_that_does_not_divide_is_a_one_line_input_error(
     flags: tuple[str, ...], numbers: tuple[str, ...]
 ) -> None:
-    _one_line_error(*run(*BASE, *flags), *numbers)
+    one_line_error(*run(*BASE, *flags), *numbers)
 
 
 def test_workload_file_layout_is_checked_against_the_gpus(tmp_path: Path) -> None:
@@ -46,7 +37,7 @@ def test_workload_file_layout_is_checked_against_the_gpus(tmp_path: Path) -> Non
         encoding="utf-8",
     )
     code, out, err = run("estimate", "--workload", str(wl), "--gpu", "H100", "--gpus", "12")
-    line = _one_line_error(code, out, err, "12 GPUs", "4 x 2 = 8")
+    line = one_line_error(code, out, err, "12 GPUs", "4 x 2 = 8")
     assert "tensor_parallel" in line  # says where to change it in a workload file
     code, out, err = run(
         "estimate", "--workload", str(wl), "--gpu", "H100", "--gpus", "16", "--nodes", "2"

@@ -3,14 +3,16 @@ model keeps its invariants (more parallelism, checkpointing and sharding never a
 
 from __future__ import annotations
 
-import csv
 import dataclasses
+import functools
+import importlib.util
 import itertools
-import json
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from tests.conftest import run_cli as run
+from tests.conftest import cli_json
 
 from gpurent.catalog import get_gpu
 from gpurent.catalog.precision import Precision
@@ -19,15 +21,12 @@ from gpurent.estimate.memory import memory_breakdown
 from gpurent.workload.models import get_model
 from gpurent.workload.spec import Sharding, Task, Workload
 
-MEMORY_PEAKS = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "memory_peaks.csv"
+ROOT = Path(__file__).resolve().parents[2]
+MEMORY_PEAKS = ROOT / "benchmarks" / "data" / "memory_peaks.csv"
 
 
-def _estimate_json(*args: str) -> dict[str, object]:
-    code, out, err = run("estimate", *args, "--json")
-    assert code == 0, err
-    doc = json.loads(out)
-    assert isinstance(doc, dict)
-    return doc
+def _estimate_json(*args: str) -> dict[str, Any]:
+    return cli_json("estimate", *args, "--json")
 
 
 def _memory(doc: dict[str, object]) -> dict[str, float]:
@@ -102,9 +101,17 @@ def test_checkpointed_layer_inputs_are_split_by_tensor_parallel() -> None:
     assert eight.activations_gib == pytest.approx(one.activations_gib / 8, rel=1e-9)
 
 
-def _published_rows() -> list[dict[str, str]]:
-    with MEMORY_PEAKS.open(newline="") as f:
-        return list(csv.DictReader(f))
+@functools.cache
+def _published_rows() -> list[Any]:
+    """The rows as `benchmarks/bench_memory_peaks.py` reads them (one reader of the CSV)."""
+    path = ROOT / "benchmarks" / "bench_memory_peaks.py"
+    spec = importlib.util.spec_from_file_location("bench_memory_peaks", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("bench_memory_peaks", module)  # its dataclasses need it
+    spec.loader.exec_module(module)
+    rows: list[Any] = module.load_rows(MEMORY_PEAKS)
+    return rows
 
 
 # Known misses, each with its reason; strict, so the test fails once the model stops missing.
@@ -126,24 +133,9 @@ def test_the_memory_data_holds_enough_published_runs() -> None:
 )
 def test_a_published_run_fits(index: int) -> None:
     r = _published_rows()[index - 1]
-    work = Workload(
-        model=r["model"],
-        task=Task(r["task"]),
-        precision=Precision(r["precision"]),
-        batch_size_per_gpu=int(r["batch_size"]),
-        seq_len=int(r["seq_len"]),
-        activation_checkpointing=r["activation_checkpointing"] == "true",
-        sharding=Sharding(r["sharding"]),
-        tensor_parallel=int(r["tp"]),
-        pipeline_parallel=int(r["pp"]),
-        gradient_accumulation=int(r["grad_accum"]),
-        lora_rank=int(r["lora_rank"]),
-        cpu_offload=r["cpu_offload"] == "true",
-        fused_loss={"true": True, "false": False}.get(r["fused_loss"]),
-    )
-    capacity = float(r["capacity_gib"] or get_gpu(r["gpu"]).capacity_gib)
-    mem = memory_breakdown(work, get_model(r["model"]), int(r["num_gpus"]), capacity)
-    assert mem.fits, (r["model"], r["gpu"], r["num_gpus"], mem.total_gib)
+    capacity = r.capacity_gib or get_gpu(r.gpu).capacity_gib
+    mem = memory_breakdown(r.workload, get_model(r.workload.model), r.num_gpus, capacity)
+    assert mem.fits, (r.workload.model, r.gpu, r.num_gpus, mem.total_gib)
 
 
 # --- invariants -------------------------------------------------------------------------

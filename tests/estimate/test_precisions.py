@@ -8,21 +8,15 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from tests.conftest import run_cli as run
 
 from gpurent.catalog import Precision, get_gpu, parse_precision
-from gpurent.cli.main import app
 from gpurent.errors import InputError
 from gpurent.estimate import estimate
 from gpurent.estimate.precisions import RECIPES
 from gpurent.workload import Workload
 
 LLM = Workload(model="llama3-8b", precision=Precision.FP8, batch_size_per_gpu=2, seq_len=4096)
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    r = CliRunner().invoke(app, list(args))
-    return r.exit_code, r.stdout, r.stderr
 
 
 @pytest.mark.parametrize(

@@ -9,21 +9,15 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
+from tests.conftest import run_cli as run
 
 from gpurent.catalog import Precision, get_gpu
-from gpurent.cli.main import app
 from gpurent.errors import InputError
 from gpurent.estimate import estimate, load_constants
 from gpurent.estimate.estimator import roofline_s
 from gpurent.workload import Stack, Workload, parse_stack, workload_from_mapping
 
 FIXED = ["resnet50", "ssd", "bert-large-squad", "gnmt", "tacotron2", "waveglow", "ncf"]
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    r = CliRunner().invoke(app, list(args))
-    return r.exit_code, r.stdout, r.stderr
 
 
 def test_default_is_the_current_stack_and_notes_name_it() -> None:

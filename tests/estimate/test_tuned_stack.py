@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner
+from tests.conftest import run_cli as run
 
 from gpurent.catalog import Precision, get_gpu
-from gpurent.cli.main import app
 from gpurent.estimate import estimate, load_constants
 from gpurent.workload import Stack, Task, Workload, parse_stack
 
@@ -19,11 +18,6 @@ LORA = Workload(
     batch_size_per_gpu=1,
     seq_len=8192,
 )
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    r = CliRunner().invoke(app, list(args))
-    return r.exit_code, r.stdout, r.stderr
 
 
 def test_tuned_is_a_stack_with_fitted_constants_and_provenance() -> None:

@@ -10,6 +10,9 @@ import pytest
 from gpurent.monitor.fake_nvml import FakeNvml
 from gpurent.monitor.probes import HostProbe, NvmlProbe
 from gpurent.monitor.sample import Sample
+from tests.store_targets import store_target
+
+__all__ = ["store_target"]  # the recorder's store tests run on SQLite and PostgreSQL
 
 
 class Clock:

@@ -48,9 +48,11 @@ def test_exporter_serves_dcgm_names_on_localhost(clock: Clock) -> None:
     assert "DCGM_FI_DEV_FB_FREE" in families
 
 
-def test_recorder_round_trip_and_retention(tmp_path: Path, clock: Clock) -> None:
+def test_recorder_round_trip_and_retention(store_target: str, clock: Clock) -> None:
     samples, _ = run_probe(SCENARIOS["lost"], clock, steps=4)
-    db = tmp_path / "sub" / "m.db"
+    db = store_target
+    if "://" not in db:
+        db = str(Path(db).parent / "sub" / "m.db")  # the recorder makes the folder
     rec = Recorder(db, retention_s=2.5)
     for s in samples:
         rec.add(s)
@@ -135,8 +137,8 @@ def test_diagnose_bad_input(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "no such file" in r.stderr
 
 
-def test_cli_run_records_then_reports(tmp_path: Path) -> None:
-    db = tmp_path / "m.db"
+def test_cli_run_records_then_reports(tmp_path: Path, store_target: str) -> None:
+    db = store_target
     action_file = tmp_path / "idle-fired"
     r = runner.invoke(
         app,

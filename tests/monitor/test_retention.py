@@ -20,7 +20,7 @@ from .conftest import Clock, run_probe
 runner = CliRunner()
 
 
-def _rows(db: Path) -> int:
+def _rows(db: str | Path) -> int:
     from gpurent.store import open_engine, select_rows
 
     engine = open_engine(db)
@@ -31,7 +31,7 @@ def _rows(db: Path) -> int:
         engine.dispose()
 
 
-def _record(db: Path, *extra: str) -> Result:
+def _record(db: str | Path, *extra: str) -> Result:
     args = ["monitor", "--fake-gpus", "busy", "--duration", "0", "--json", "--record", str(db)]
     return runner.invoke(app, [*args, *extra])
 
@@ -64,8 +64,8 @@ def test_recorder_refuses_bad_retention(tmp_path: Path) -> None:
             Recorder(tmp_path / "m.db", retention_s=bad)
 
 
-def test_summary_counts_match_the_store(tmp_path: Path) -> None:
-    db = tmp_path / "m.db"
+def test_summary_counts_match_the_store(store_target: str) -> None:
+    db = store_target
     old_clock = Clock(1000.0)  # 1970: older than any retention
     samples, _ = run_probe(SCENARIOS["busy"], old_clock, steps=3)
     rec = Recorder(db)

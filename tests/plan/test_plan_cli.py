@@ -3,29 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import jsonschema
 import pytest
+from plan_cli import plan_json
+from plan_cli import run_plan as run
 from typer.testing import CliRunner
 
 from gpurent.catalog import bundled_offers
 from gpurent.cli.main import app
 from gpurent.cli.plan_cmds import parse_duration_s
-
-SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "plan.schema.json").read_text())
-
-
-def run(*args: str):
-    return CliRunner().invoke(app, ["plan", *args])
-
-
-def plan_json(*args: str, code: int = 0) -> dict:
-    r = run(*args, "--json")
-    assert r.exit_code == code, r.stderr or r.stdout
-    doc = json.loads(r.stdout)
-    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
-    return doc
 
 
 def test_quick_start_preset_plans_on_the_bundled_catalog():

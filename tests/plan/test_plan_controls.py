@@ -7,24 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import jsonschema
+from plan_cli import plan_json
+from plan_cli import run_plan as run
 from typer.testing import CliRunner
 
 from gpurent.cli.main import app
-
-SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "plan.schema.json").read_text())
-
-
-def run(*args: str):
-    return CliRunner().invoke(app, ["plan", *args])
-
-
-def plan_json(*args: str, code: int = 0) -> dict:
-    r = run(*args, "--json")
-    assert r.exit_code == code, r.stderr or r.stdout
-    doc = json.loads(r.stdout)
-    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
-    return doc
 
 
 def shown(doc: dict) -> list[dict]:

@@ -9,27 +9,17 @@ import io
 import json
 from pathlib import Path
 
-import jsonschema
 import pytest
+from plan_cli import plan_json
 from typer.testing import CliRunner
 
 from gpurent.cli.main import app
 from gpurent.cloud.billing import billing_rule
 from gpurent.cloud.commitments import HOURS_PER_YEAR
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "plan.schema.json").read_text())
-
 
 def run(*args: str, env: dict[str, str] | None = None):
     return CliRunner().invoke(app, list(args), env=env)
-
-
-def plan_json(*args: str, code: int = 0) -> dict:
-    r = run("plan", *args, "--json")
-    assert r.exit_code == code, r.stderr or r.stdout
-    doc = json.loads(r.stdout)
-    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
-    return doc
 
 
 def catalog(tmp_path: Path, text: str) -> str:

@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from plan_cli import PLAN_SCHEMA as SCHEMA
 from plan_fakes import fake_estimate, llm, offer
 from tests.conftest import run_cli as run
 
@@ -24,7 +25,6 @@ from gpurent.pricing.costs import CostAssumptions
 from gpurent.workload.spec import Workload
 
 ASSUME = CostAssumptions(storage_gb_per_node=0.0)
-SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "plan.schema.json").read_text())
 GPUS = ("H100", "A100-80GB", "L4", "L40S", "T4")
 
 

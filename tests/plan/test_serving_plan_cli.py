@@ -5,29 +5,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 
-import jsonschema
 import pytest
-from typer.testing import CliRunner
-
-from gpurent.cli.main import app
+from plan_cli import run_plan as run
+from plan_cli import serve_json
 
 ROOT = Path(__file__).resolve().parents[2]
-SCHEMA = json.loads((ROOT / "docs" / "serve-plan.schema.json").read_text())
-
-
-def run(*args: str):
-    return CliRunner().invoke(app, ["plan", *args])
-
-
-def serve_json(*args: str, code: int = 0) -> dict:
-    r = run(*args, "--json")
-    assert r.exit_code == code, r.stderr or r.stdout
-    doc = json.loads(r.stdout)
-    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
-    return doc
 
 
 def test_serve_preset_json_schema_and_price_provenance():

@@ -24,41 +24,9 @@ from gpurent.runtime.supervisor import (
 )
 
 from .counter_job import expected_total
+from .supervisor_fakes import FakeClock, FakeProc, fake_supervisor
 
 JOB = str(Path(__file__).with_name("counter_job.py"))
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
-
-
-class FakeProc:
-    """Exits with `code` after `runtime_s` of fake time, unless it hangs (runtime None)."""
-
-    def __init__(self, clock: FakeClock, code: int, runtime_s: float | None, pid: int) -> None:
-        self.clock, self.code, self.pid = clock, code, pid
-        self.end = None if runtime_s is None else clock.now + runtime_s
-        self.signals: list[str] = []
-
-    def poll(self) -> int | None:
-        if self.end is not None and self.clock.now >= self.end:
-            return self.code
-        return None
-
-    def terminate(self) -> None:
-        self.signals.append("TERM")
-        self.end, self.code = self.clock.now, -15
-
-    def kill(self) -> None:
-        self.signals.append("KILL")
-        self.end, self.code = self.clock.now, -9
 
 
 class FakeSpawner:
@@ -80,21 +48,9 @@ def _supervisor(
 ) -> tuple[Supervisor, FakeSpawner, FakeClock, list[str]]:
     clock = FakeClock()
     spawner = FakeSpawner(clock, plan)
-    shell: list[str] = []
-    checks = config.pop("checks", ())
-    notices = config.pop("notices", list)
-    cfg = SupervisorConfig(command=("train",), poll_s=1.0, backoff_base_s=10.0, **config)
-    sup = Supervisor(
-        cfg,
-        log=EventLog(wall_clock=clock),
-        spawner=spawner,
-        checks=checks,
-        poll_notices=notices,
-        clock=clock,
-        sleep=clock.sleep,
-        base_env={},
-        run_shell=lambda cmd: shell.append(cmd) or 0,
-    )
+    if "notices" in config:
+        config["poll_notices"] = config.pop("notices")
+    sup, shell = fake_supervisor(clock, spawner, **config)
     return sup, spawner, clock, shell
 
 

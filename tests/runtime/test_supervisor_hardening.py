@@ -23,9 +23,10 @@ from gpurent.runtime import CheckpointManager
 from gpurent.runtime.health import HealthResult, ProgressTracker, Status, read_step
 from gpurent.runtime.joblock import ChildRecord, RunLock, RunState, boot_id, start_ticks
 from gpurent.runtime.notices import AwsWatcher, AzureWatcher, GcpWatcher, NoticeMonitor
-from gpurent.runtime.supervisor import EventLog, Supervisor, SupervisorConfig
+from gpurent.runtime.supervisor import Supervisor
 
 from .metadata_server import MetadataState, metadata_server
+from .supervisor_fakes import FakeClock, FakeProc, fake_supervisor
 
 HERE = Path(__file__).parent
 FAMILY = str(HERE / "family_job.py")
@@ -198,32 +199,6 @@ def test_non_utf8_heartbeat_is_no_step_not_a_crash(tmp_path: Path, pypath: None)
 # ---- item 9: the failure streak across restarts, exit 75, the rebuild rules ---------------
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
-
-
-class Proc:
-    def __init__(self, clock: Clock, code: int, runtime_s: float | None, pid: int) -> None:
-        self.clock, self.code, self.pid = clock, code, pid
-        self.end = None if runtime_s is None else clock.now + runtime_s
-
-    def poll(self) -> int | None:
-        return self.code if self.end is not None and self.clock.now >= self.end else None
-
-    def terminate(self) -> None:
-        self.end, self.code = self.clock.now, -15
-
-    def kill(self) -> None:
-        self.end, self.code = self.clock.now, -9
-
-
 class SupervisorDiedError(Exception):
     pass
 
@@ -237,32 +212,19 @@ def _fake(
     **config: Any,
 ) -> tuple[Supervisor, list[str]]:
     """A supervisor on a fake clock; a None in `plan` is the supervisor dying at that spawn."""
-    clock = Clock()
-    shell: list[str] = []
-    spawned: list[Proc] = []
+    clock = FakeClock()
+    spawned: list[FakeProc] = []
 
-    def spawner(argv: Sequence[str], env: Mapping[str, str]) -> Proc:
+    def spawner(argv: Sequence[str], env: Mapping[str, str]) -> FakeProc:
         step = plan[len(spawned)]
         if step is None:
             raise SupervisorDiedError
         if on_spawn is not None:
             on_spawn(len(spawned))
-        spawned.append(Proc(clock, step[0], step[1], NO_SUCH_PID + len(spawned)))
+        spawned.append(FakeProc(clock, step[0], step[1], NO_SUCH_PID + len(spawned)))
         return spawned[-1]
 
-    cfg = SupervisorConfig(command=("train",), poll_s=1.0, backoff_base_s=10.0, **config)
-    sup = Supervisor(
-        cfg,
-        log=EventLog(wall_clock=clock),
-        spawner=spawner,
-        checks=checks,
-        clock=clock,
-        sleep=clock.sleep,
-        base_env={},
-        run_shell=lambda cmd: shell.append(cmd) or 0,
-        lock=lock,
-    )
-    return sup, shell
+    return fake_supervisor(clock, spawner, checks=checks, lock=lock, **config)
 
 
 def test_restarted_supervisor_goes_on_counting_failures(tmp_path: Path) -> None:

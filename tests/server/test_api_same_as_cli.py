@@ -195,12 +195,3 @@ def test_an_infeasible_plan_is_409_with_the_cli_document(api: httpx.Client) -> N
     assert doc["plan"] == _cli_json(
         "plan", "--preset", "llama-lora", "--budget", "0.001", "--json", code=3
     )
-
-
-def test_the_inference_scenario_is_refused_until_the_api_plans_services(api: httpx.Client) -> None:
-    # the CLI's --scenario inference is a serving plan (plan --serve); the API does not answer
-    # those yet and must not pass off a batch-job plan as one
-    reply = api.post("/api/plan", json={"scenario": "inference"})
-    assert reply.status_code == 422
-    error = reply.json()["error"]
-    assert "\n" not in error and "gpurent plan --serve" in error

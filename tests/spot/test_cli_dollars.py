@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
-from tests.conftest import run_cli
+from tests.conftest import cli_json, run_cli
 from tests.spot.test_cli_spot_defaults import pattern
 
 JOB = ["--job-hours", "1", "--deadline-hours", "2", "--starts", "5"]
 
 
-def simulate(*args: str) -> dict[str, object]:
-    code, out, err = run_cli("spot", "simulate", *args, "--json")
-    assert code == 0, err
-    got: dict[str, object] = json.loads(out)
-    return got
+def simulate(*args: str) -> dict[str, Any]:
+    return cli_json("spot", "simulate", *args, "--json")
 
 
 def test_price_pair_gives_cost_and_saving(write_csv) -> None:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from gpurent.monitor.sample import COLUMNS, GpuSample, Sample, to_rows
 from gpurent.vendors.audit import idle_seconds
 from gpurent.vendors.bills import LineKind, Market, read_bill
-from tests.conftest import run_cli
+from tests.conftest import cli_json, run_cli
 
 DATA = Path(__file__).parent / "data"
 CATALOG = str(DATA / "offers.csv")
@@ -26,10 +26,7 @@ EBS_HOUR = 0.0547945  # 500 GB gp3 for an hour at $0.08/GB-month (730 h)
 
 
 def _audit(*args: str) -> dict[str, Any]:
-    code, out, err = run_cli("vendors", "audit", "--catalog", CATALOG, "--json", *args)
-    assert code == 0, err
-    doc: dict[str, Any] = json.loads(out)
-    return doc
+    return cli_json("vendors", "audit", "--catalog", CATALOG, "--json", *args)
 
 
 def _by_kind(doc: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:

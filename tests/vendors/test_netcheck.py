@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -30,7 +31,7 @@ from hypothesis import strategies as st
 
 from gpurent.vendors import perftest
 from gpurent.vendors.netcheck_result import compliance, percentile
-from tests.conftest import run_cli
+from tests.conftest import cli_json, run_cli
 from tests.vendors.delay_relay import DelayingRelay
 
 DATA = Path(__file__).parent / "data"
@@ -91,12 +92,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     srv.stop()
 
 
-def netcheck_json(*args: str) -> dict[str, object]:
-    code, out, err = run_cli("vendors", "netcheck", *args, "--json")
-    assert code == 0, err
-    doc = json.loads(out)
-    assert isinstance(doc, dict)
-    return doc
+def netcheck_json(*args: str) -> dict[str, Any]:
+    return cli_json("vendors", "netcheck", *args, "--json")
 
 
 # ------------------------------------------------------------------ loopback, two processes

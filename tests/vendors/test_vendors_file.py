@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import one_line_error, run_cli
 from tests.vendors.vendors_evidence import write_bench, write_netcheck
 
 GOOD_PROVIDER = """
@@ -22,16 +22,6 @@ def _score(tmp_path: Path, text: str, *args: str, name: str = "v.toml") -> tuple
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     return run_cli("vendors", "score", str(path), *args)
-
-
-def _one_line_error(code: int, out: str, err: str, *needles: str) -> None:
-    assert code == 2, (code, out, err)
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("error: ")
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    assert "Traceback" not in out + err
 
 
 @pytest.mark.parametrize(
@@ -71,12 +61,12 @@ def _one_line_error(code: int, out: str, err: str, *needles: str) -> None:
 def test_bad_vendors_files_are_one_line_errors(
     tmp_path: Path, text: str, needles: tuple[str, ...]
 ) -> None:
-    _one_line_error(*_score(tmp_path, text), *needles)
+    one_line_error(*_score(tmp_path, text), *needles)
 
 
 def test_a_missing_evidence_file_names_the_field(tmp_path: Path) -> None:
     text = GOOD_PROVIDER + 'bench = { H100 = "nope.json" }\n'
-    _one_line_error(
+    one_line_error(
         *_score(tmp_path, text), "provider[0] (A).bench.H100", "no such file", "nope.json"
     )
 
@@ -84,7 +74,7 @@ def test_a_missing_evidence_file_names_the_field(tmp_path: Path) -> None:
 def test_a_netcheck_file_given_as_a_bench_result_is_refused(tmp_path: Path) -> None:
     write_netcheck(tmp_path / "net.json", p50=10.0, compliance=0.9)
     text = GOOD_PROVIDER + 'bench = { H100 = "net.json" }\n'
-    _one_line_error(
+    one_line_error(
         *_score(tmp_path, text),
         "bench.H100",
         "'gpurent.vendors.netcheck' file, not a `gpurent bench",
@@ -94,7 +84,7 @@ def test_a_netcheck_file_given_as_a_bench_result_is_refused(tmp_path: Path) -> N
 def test_a_bench_result_given_as_a_netcheck_is_refused(tmp_path: Path) -> None:
     write_bench(tmp_path / "bench.json", matmul=700.0, membw=3000.0)
     text = GOOD_PROVIDER + '[[provider.netcheck]]\nfile = "bench.json"\n'
-    _one_line_error(
+    one_line_error(
         *_score(tmp_path, text),
         "netcheck[0]",
         "bench.json is not a `gpurent vendors netcheck` result",
@@ -107,19 +97,19 @@ def test_a_netcheck_of_another_schema_version_is_refused(tmp_path: Path) -> None
     doc["schema_version"] = 7
     path.write_text(json.dumps(doc))
     text = GOOD_PROVIDER + '[[provider.netcheck]]\nfile = "net.json"\n'
-    _one_line_error(*_score(tmp_path, text), "schema_version 7")
+    one_line_error(*_score(tmp_path, text), "schema_version 7")
 
 
 def test_a_broken_bench_file_names_the_field(tmp_path: Path) -> None:
     (tmp_path / "b.json").write_text('{"schema_version": 1}')
     text = GOOD_PROVIDER + 'bench = { H100 = ["b.json"] }\n'
-    _one_line_error(*_score(tmp_path, text), "bench.H100", "missing field")
+    one_line_error(*_score(tmp_path, text), "bench.H100", "missing field")
 
 
 def test_a_bad_timings_file_names_the_line(tmp_path: Path) -> None:
     (tmp_path / "t.txt").write_text("seconds\n120\nsoon\n")
     text = '[[provider]]\nname = "A"\nscale_out_file = "t.txt"\n'
-    _one_line_error(*_score(tmp_path, text), "scale_out_file", "t.txt:3", "'soon'")
+    one_line_error(*_score(tmp_path, text), "scale_out_file", "t.txt:3", "'soon'")
 
 
 def test_weights_not_summing_to_one_warn_or_are_refused_with_strict(tmp_path: Path) -> None:
@@ -129,17 +119,15 @@ def test_weights_not_summing_to_one_warn_or_are_refused_with_strict(tmp_path: Pa
     assert err.startswith("warning: ") and "v.toml: weights: the weights sum to 1.2, not 1" in err
     doc = json.loads(out)
     assert sum(w for _, w in doc["scorecard"]["weights"]) == pytest.approx(1.0)
-    _one_line_error(
-        *_score(tmp_path, text, "--strict"), "v.toml: weights", "sum to 1.2", "--strict"
-    )
+    one_line_error(*_score(tmp_path, text, "--strict"), "v.toml: weights", "sum to 1.2", "--strict")
 
 
 def test_bad_flags_are_one_line_errors(tmp_path: Path) -> None:
-    _one_line_error(*_score(tmp_path, GOOD_PROVIDER, "--weights", "speed=1"), "--weights", "speed")
-    _one_line_error(*_score(tmp_path, GOOD_PROVIDER, "--job", "lots"), "--job must be HOURSxGPUS")
-    _one_line_error(*_score(tmp_path, GOOD_PROVIDER, "--slice", "hardware"), "--slice takes two")
-    _one_line_error(*_score(tmp_path, GOOD_PROVIDER, "--slice", "hardware,luck"), "--slice", "luck")
-    _one_line_error(*_score(tmp_path, GOOD_PROVIDER, "--json", "--markdown"), "at most one")
+    one_line_error(*_score(tmp_path, GOOD_PROVIDER, "--weights", "speed=1"), "--weights", "speed")
+    one_line_error(*_score(tmp_path, GOOD_PROVIDER, "--job", "lots"), "--job must be HOURSxGPUS")
+    one_line_error(*_score(tmp_path, GOOD_PROVIDER, "--slice", "hardware"), "--slice takes two")
+    one_line_error(*_score(tmp_path, GOOD_PROVIDER, "--slice", "hardware,luck"), "--slice", "luck")
+    one_line_error(*_score(tmp_path, GOOD_PROVIDER, "--json", "--markdown"), "at most one")
 
 
 def test_a_yaml_vendors_file_reads_the_same(tmp_path: Path) -> None:
@@ -155,13 +143,13 @@ def test_a_cpu_bench_run_is_refused_as_gpu_evidence(tmp_path: Path) -> None:
     doc["hardware"]["device"] = "cpu"
     path.write_text(json.dumps(doc))
     text = GOOD_PROVIDER + 'bench = { H100 = "b.json" }\n'
-    _one_line_error(*_score(tmp_path, text), "bench.H100", "is a CPU run")
+    one_line_error(*_score(tmp_path, text), "bench.H100", "is a CPU run")
 
 
 def test_a_bench_run_on_another_gpu_than_its_key_is_refused(tmp_path: Path) -> None:
     write_bench(tmp_path / "b.json", matmul=700.0, membw=3000.0)  # an H100 run
     text = GOOD_PROVIDER + 'bench = { A100 = "b.json" }\n'
-    _one_line_error(
+    one_line_error(
         *_score(tmp_path, text), "bench.A100", "ran on H100-SXM5-80GB (Hopper), not a A100"
     )
 

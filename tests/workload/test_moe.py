@@ -7,10 +7,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from tests.conftest import run_cli as run
 
 from gpurent.catalog import Precision, get_gpu
-from gpurent.cli.main import app
 from gpurent.errors import InputError
 from gpurent.estimate import estimate
 from gpurent.workload import Sharding, Workload
@@ -26,11 +25,6 @@ PUBLISHED = [
 MIXTRAL = Workload(
     model="mixtral-8x7b", precision=Precision.BF16, batch_size_per_gpu=1, seq_len=4096
 )
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    r = CliRunner().invoke(app, list(args))
-    return r.exit_code, r.stdout, r.stderr
 
 
 @pytest.mark.parametrize(("model", "total", "active"), PUBLISHED)

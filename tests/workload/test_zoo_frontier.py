@@ -8,10 +8,9 @@ import math
 from dataclasses import replace
 
 import pytest
-from typer.testing import CliRunner
+from tests.conftest import run_cli as run
 
 from gpurent.catalog import Precision, get_gpu
-from gpurent.cli.main import app
 from gpurent.estimate import estimate
 from gpurent.estimate.memory import llm_layer_activation_values
 from gpurent.units import BYTES_PER_GIB
@@ -38,11 +37,6 @@ PUBLISHED = [
     ("gpt-oss-120b", 116.8e9, 5.13e9 + 0.579e9, 5.13e9),
     ("gpt-oss-20b", 20.9e9, 3.6e9 + 0.579e9, 3.6e9),
 ]
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    r = CliRunner().invoke(app, list(args))
-    return r.exit_code, r.stdout, r.stderr
 
 
 @pytest.mark.parametrize(("model", "total", "active", "active_no_embedding"), PUBLISHED)

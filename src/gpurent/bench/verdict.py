@@ -79,45 +79,29 @@ def _row(
 ) -> VerdictRow:
     table = ADVICE_CPU if device == "cpu" and benchmark in ADVICE_CPU else ADVICE
     cause, advice = table.get(benchmark, ("", ""))
-    if failure is not None:
+
+    def unjudged(status: Status, source: str, why: str = "", todo: str = "") -> VerdictRow:
+        """A row with nothing to compare: the figure as measured (if any), no expectation;
+        `why` and `todo` are its cause and advice."""
         return VerdictRow(
             check=check,
-            status=Status.FAIL,
-            measured=None,
-            expected=None,
-            unit=unit,
-            fraction=None,
-            threshold=None,
-            source="benchmark failed",
-            cause=failure,
-            advice=advice,
-        )
-    if measured is None:
-        return VerdictRow(
-            check=check,
-            status=Status.NA,
-            measured=None,
-            expected=None,
-            unit=unit,
-            fraction=None,
-            threshold=None,
-            source="not applicable here",
-            cause="",
-            advice="",
-        )
-    if exp is None or exp.value <= 0:
-        return VerdictRow(
-            check=check,
-            status=Status.INFO,
+            status=status,
             measured=measured,
             expected=None,
             unit=unit,
             fraction=None,
             threshold=None,
-            source="no expectation for this hardware",
-            cause="",
-            advice="",
+            source=source,
+            cause=why,
+            advice=todo,
         )
+
+    if failure is not None:
+        return unjudged(Status.FAIL, "benchmark failed", failure, advice)
+    if measured is None:
+        return unjudged(Status.NA, "not applicable here")
+    if exp is None or exp.value <= 0:
+        return unjudged(Status.INFO, "no expectation for this hardware")
     fraction = measured / exp.value
     if fraction >= exp.threshold:
         status = Status.OK

@@ -28,6 +28,7 @@ bench_app = typer.Typer(
         "  gpurent bench --only matmul,membw --json   # two benchmarks, JSON on stdout\n\n"
         "  gpurent bench --path /mnt/ckpt --out a.json\n\n"
         "  gpurent bench compare a.json b.json\n\n"
+        "  gpurent bench results --json             # what bench has saved\n\n"
         "  gpurent bench serve --url http://127.0.0.1:8000   # a live LLM endpoint"
     ),
     invoke_without_command=True,
@@ -223,6 +224,56 @@ def compare_cmd(
         typer.echo(compare_markdown(rows, str(a), str(b)), nl=False)
     else:
         console.print(compare_table(rows, str(a), str(b)))
+
+
+@bench_app.command("results")
+@cli_errors
+@checked(limit=v.bounded(v.positive_int, most=10_000))
+def results_cmd(
+    *,
+    folder: Annotated[
+        Path | None,
+        typer.Option(
+            "--dir",
+            help="The folder of saved results (default: $GPURENT_HOME/bench, where `gpurent "
+            "bench` saves them).",
+            show_default=False,
+        ),
+    ] = None,
+    limit: Annotated[int, typer.Option(help="The newest this many results.")] = 50,
+    json_: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+) -> None:
+    """List the saved bench results, newest first, each with its verdict (measured vs expected).
+
+    Example: gpurent bench results --json
+    """
+    from rich.table import Table
+
+    from gpurent.bench.saved import read_saved, results_dir, saved_document, verdict_counts
+
+    saved = read_saved(folder if folder is not None else results_dir(), limit)
+    if json_:
+        print_json(saved_document(saved))
+        return
+    table = Table(title=f"{saved.total} saved bench result(s), newest first")
+    for col in ("file", "run at", "GPU", "ok", "warn", "fail", "below expectation"):
+        table.add_column(col, justify="right" if col in ("ok", "warn", "fail") else "left")
+    for s in saved.results:
+        counts = verdict_counts(s.result)
+        hw = s.result.hardware
+        low = [r.check for r in s.result.verdict if r.status in ("warn", "fail")]
+        table.add_row(
+            s.file,
+            s.result.created_at,
+            f"{hw.gpu_count}x {hw.gpu_catalog_name or hw.gpu_name}" if hw.gpu_count else "cpu",
+            str(counts["ok"]),
+            str(counts["warn"]),
+            str(counts["fail"]),
+            ", ".join(low) or "-",
+        )
+    console.print(table)
+    for u in saved.unreadable:
+        err_console.print(f"skipped {u.file}: {u.error}", highlight=False, markup=False)
 
 
 def _attach_serve() -> None:

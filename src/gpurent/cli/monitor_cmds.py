@@ -21,6 +21,7 @@ from gpurent.cli.common import (
     print_json_line,
     read_duration_s,
 )
+from gpurent.cli.monitor_store_cmds import store_app
 from gpurent.errors import DataError, InputError, require
 from gpurent.inputs import files
 from gpurent.textsafe import cells, clean
@@ -38,10 +39,12 @@ monitor_app = typer.Typer(
         "  gpurent monitor --exporter --port 9400          (Prometheus /metrics)\n\n"
         "  gpurent monitor --fake-gpus demo --duration 10 --json   (no GPU needed)\n\n"
         "  gpurent monitor report --db ~/gpu.db --html report.html\n\n"
-        "  gpurent monitor diagnose samples.csv"
+        "  gpurent monitor diagnose samples.csv\n\n"
+        "  gpurent monitor store upgrade --db ~/gpu.db   (migrate an older store)"
     ),
     no_args_is_help=False,
 )
+monitor_app.add_typer(store_app, name="store")
 
 
 def register(app: typer.Typer) -> None:
@@ -438,6 +441,7 @@ def report_cmd(
     """
     from gpurent.monitor.sample import from_rows
     from gpurent.store import open_engine, select_rows  # names the extra if it is missing
+    from gpurent.store.db import without_password
     from gpurent.store.samples import time_range
 
     sa: Any = require("sqlalchemy", "monitor")
@@ -459,12 +463,13 @@ def report_cmd(
             )
     except sa.exc.SQLAlchemyError as exc:
         raise DataError(
-            f"--db {db}: not a gpurent monitor store ({str(exc).splitlines()[0]})"
+            f"--db {without_password(db)}: not a gpurent monitor store "
+            f"({without_password(str(exc).splitlines()[0])})"
         ) from None
     finally:
         engine.dispose()
     if not rows:
-        raise DataError(f"--db {db}: no samples in the requested window")
+        raise DataError(f"--db {without_password(db)}: no samples in the requested window")
     _emit(
         samples=from_rows(rows),
         thresholds=thresholds,

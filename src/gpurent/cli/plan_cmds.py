@@ -35,6 +35,7 @@ from gpurent.plan.constraints import (
     Objective,
     PricingModel,
     Risk,
+    parse_regions,
 )
 from gpurent.plan.scenarios import SCENARIOS, Scenario, get_scenario
 from gpurent.pricing.costs import (
@@ -84,22 +85,6 @@ def parse_duration_s(text: str, flag: str = "--deadline") -> float:
     if value <= 0:
         raise InputError(f"{flag} must be positive, got {text!r}")
     return value
-
-
-def parse_regions(values: list[str] | None, known: set[str]) -> tuple[str, ...]:
-    """Each `--region` value: one region's whole name, kept whole, when it is exactly one of
-    `known` (ignoring case and spacing around its commas), else a comma list of names/prefixes.
-    Vast names its regions "Alberta, CA, NA", so commas cannot always be separators."""
-
-    def squeeze(text: str) -> str:
-        return ",".join(part.strip() for part in text.lower().split(","))
-
-    whole = {squeeze(name): name for name in known if "," in name}
-    out: list[str] = []
-    for value in values or ():
-        name = whole.get(squeeze(value.strip()))
-        out.extend([name] if name is not None else split_list(value))
-    return tuple(dict.fromkeys(out))
 
 
 E = TypeVar("E", Objective, PricingModel, Interconnect, Risk, EgressTo)

@@ -4,16 +4,12 @@ call `estimate.serving.estimate_serving`, render with `report.serving_report`)."
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rich.table import Table
 
 from gpurent.cli.common import console, fail, print_json
-from gpurent.errors import InputError, NotFoundError
+from gpurent.errors import InputError
 from gpurent.inputs import files
-
-if TYPE_CHECKING:
-    from gpurent.workload.serving import ServingWorkload
 
 EXIT_INFEASIBLE = 3  # as `gpurent plan`: the request cannot be met (the estimate is printed)
 SERVE_HELP = (
@@ -37,25 +33,6 @@ SERVE_EXAMPLES = """
 """
 
 
-def _workload(serve: str) -> ServingWorkload:
-    from gpurent.workload.models import get_model
-    from gpurent.workload.presets import list_serving_presets, serving_preset
-    from gpurent.workload.serving import ServingWorkload, load_serving
-
-    text = serve.strip()
-    if text.lower().endswith((".toml", ".yaml", ".yml")):
-        return load_serving(Path(text))
-    if text.lower() in list_serving_presets():
-        return serving_preset(text)
-    try:
-        model = get_model(text)
-    except NotFoundError:
-        raise NotFoundError(
-            "serving preset or model", text, [*list_serving_presets(), "<zoo model>", "FILE.toml"]
-        ) from None
-    return ServingWorkload(model=model.name, name=model.name)
-
-
 def serve_estimate(
     serve: str,
     *,
@@ -72,10 +49,11 @@ def serve_estimate(
     from gpurent.estimate.serving import estimate_serving
     from gpurent.report import serving_report as rep
     from gpurent.workload.serving import parse_overrides, serving_from_mapping
+    from gpurent.workload.serving_named import named_serving
 
     if gpu is None:
         raise InputError("--gpu is required (e.g. --gpu H100); see `gpurent gpus`")
-    wl = _workload(serve)
+    wl = named_serving(serve)
     if overrides:
         wl = serving_from_mapping(parse_overrides(overrides), "--set", base=wl)
     tp = tensor_parallel if tensor_parallel is not None else gpus
@@ -103,13 +81,4 @@ def serve_estimate(
         if html is not None:
             console.print(f"wrote {files.shown(html)}", markup=False, highlight=False)
     if not est.load.met:
-        why = (
-            "does not fit in GPU memory"
-            if est.load.limiting == "memory"
-            else (f"misses {est.load.limiting} by {est.load.miss:.2f}x even at a vanishing load")
-        )
-        raise fail(
-            f"{wl.name or wl.model} on {gpus}x {est.curve.gpu} (tp {tp}): {why}; try more GPUs "
-            "per replica, a faster GPU or a narrower quantization",
-            EXIT_INFEASIBLE,
-        )
+        raise fail(rep.unmet_line(est, wl, gpus, tp), EXIT_INFEASIBLE)

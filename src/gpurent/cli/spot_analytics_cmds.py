@@ -8,7 +8,6 @@ start) costs nothing.
 from __future__ import annotations
 
 from dataclasses import asdict
-from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -21,7 +20,6 @@ from gpurent.cli.common import (
     console,
     err_console,
     print_json,
-    to_jsonable,
 )
 from gpurent.cli.spot_prices import OFFER_HELP, PRICES_HELP, choose_prices, usd
 from gpurent.cloud.spot_defaults import spot_default
@@ -34,7 +32,6 @@ if TYPE_CHECKING:
     from gpurent.spot.analytics.zones import ZoneReport
     from gpurent.spot.history_report import HistoryReport
     from gpurent.spot.interval import Overhead
-    from gpurent.spot.io.price_io import PriceRecord
     from gpurent.spot.io.trace import Trace
     from gpurent.spot.sim.dollars import Prices
 
@@ -309,7 +306,8 @@ def zones_cmd(
 
     Example: gpurent spot zones --instance p5.48xlarge   (ranked by stored signals)
     """
-    from gpurent.cli.spot_zone_signals import render_signal_zones, zone_money
+    from gpurent.cli.spot_zone_signals import render_signal_zones
+    from gpurent.report.spot_zones import zone_money, zones_document
     from gpurent.spot.analytics.zones import analyse_zones
 
     pair = choose_prices(offer, prices)
@@ -317,12 +315,10 @@ def zones_cmd(
         render_signal_zones(instance, offer, provider, region, pair, as_json=as_json)
         return
     report = analyse_zones(_load_traces(traces), set_size=size, nodes=nodes, top=max(top, 1))
-    order, money = zone_money(report, pair)
     if as_json:
-        print_json(
-            {**to_jsonable(report), "try_order": order, "dollars": money and money.as_json()}
-        )
+        print_json(zones_document(report, pair))
         return
+    order, money = zone_money(report, pair)
     _render_zones(report)
     console.print(f"try in this order: {', '.join(order)} (most available first)", highlight=False)
     if money is not None:
@@ -383,14 +379,6 @@ def _render_zones(report: ZoneReport) -> None:
     )
 
 
-def _parse_evening(text: str) -> tuple[int, int]:
-    try:
-        a, b = (int(x) for x in text.split("-"))
-    except ValueError:
-        raise InputError(f"--evening {text!r}: write START-END hours, e.g. 17-22") from None
-    return a, b
-
-
 @cli_errors
 @checked(
     utc_offset=v.bounded(v.integer, least=-12, most=14),
@@ -439,33 +427,16 @@ def history_cmd(
     --utc-offset -5
     """
     from gpurent.report.html import spot_history_page
-    from gpurent.spot.analytics.history import build_series
-    from gpurent.spot.history_report import analyse_history
-    from gpurent.spot.io.price_io import load_price_history, records_from_traces
+    from gpurent.spot.history_report import history_from_files
 
-    records: list[PriceRecord] = []
-    for f in files or []:
-        records.extend(load_price_history(f))
-    traces = _load_traces(trace, prices) if trace else []
-    records.extend(records_from_traces(traces))
-    if not records:
-        raise InputError("give a price history file, or --trace files with --prices")
-    ends = [
-        t.start_time + timedelta(hours=t.duration_hours) for t in traces if t.start_time is not None
-    ]
-    end = max(ends) if ends and not files else None  # files bring their own window end
-    series = build_series(
-        records,
-        end=end,
+    report = history_from_files(
+        files or [],
+        _load_traces(trace, prices) if trace else [],
         zones=zone or (),
         instance_types=instance_type or (),
-        products=() if product == "all" else (product,) if files else (),
-    )
-    report = analyse_history(
-        series,
-        traces=traces,
+        product=product,
         utc_offset_hours=utc_offset,
-        evening_hours=_parse_evening(evening),
+        evening=evening,
         horizon_h=horizon,
     )
     if html_out is not None:

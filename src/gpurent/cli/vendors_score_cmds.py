@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -14,46 +13,10 @@ from gpurent.cli.common import cli_errors, console, err_console, print_json, spl
 from gpurent.cli.vendors_cmds import vendors_app
 from gpurent.errors import InputError
 from gpurent.inputs import files
-from gpurent.inputs import values as v
 from gpurent.textsafe import clean
 
 if TYPE_CHECKING:  # the vendors room reads bench results: imported when the command runs
     from gpurent.vendors.evaluation import Evaluation
-    from gpurent.vendors.file import ReferenceJob
-
-_JOB = re.compile(r"^\s*([0-9.eE+]+)\s*h?\s*[x*]\s*([0-9]+)\s*(?:gpus?)?\s*$", re.IGNORECASE)
-
-
-def parse_job(text: str) -> tuple[float, int]:
-    """`100x8` (100 hours on 8 GPUs; also `100h x 8`) as (hours, GPUs)."""
-    match = _JOB.match(text)
-    if not match:
-        raise InputError(f"--job must be HOURSxGPUS, e.g. 100x8 (100 h on 8 GPUs), got {text!r}")
-    hours = v.positive(match.group(1), "--job hours", most=1e6)
-    gpus = v.positive_int(int(match.group(2)), "--job GPUs", most=1_000_000)
-    return hours, gpus
-
-
-def _job(
-    base: ReferenceJob | None, job: str | None, egress_gb: float | None, storage_gb: float | None
-) -> ReferenceJob | None:
-    from gpurent.vendors.evaluation import DEFAULT_JOB
-    from gpurent.vendors.file import ReferenceJob
-
-    if job is None and egress_gb is None and storage_gb is None:
-        return None
-    ref = base or DEFAULT_JOB
-    hours, gpus = parse_job(job) if job is not None else (ref.hours, ref.gpus)
-    return ReferenceJob(
-        hours=hours,
-        gpus=gpus,
-        egress_gb=ref.egress_gb if egress_gb is None else v.non_negative(egress_gb, "--egress-gb"),
-        egress_to=ref.egress_to,
-        storage_gb=(
-            ref.storage_gb if storage_gb is None else v.non_negative(storage_gb, "--storage-gb")
-        ),
-        public_ips=ref.public_ips,
-    )
 
 
 def _print_terminal(ev: Evaluation) -> None:
@@ -124,23 +87,19 @@ def score(  # noqa: PLR0917 - typer maps parameters to options
     from gpurent.report.vendors_markdown import render_markdown
     from gpurent.vendors.evaluation import evaluate
     from gpurent.vendors.file import load_vendors
+    from gpurent.vendors.score_options import job_with, slice_pair
     from gpurent.vendors.weights import parse_weights
 
     if as_json and markdown:
         raise InputError("give at most one of --json and --markdown")
     doc = load_vendors(file)
     given = parse_weights(weights) if weights is not None else None
-    pair = None
-    if slice_ is not None:
-        items = split_list(slice_)
-        if len(items) != 2:
-            raise InputError(f"--slice takes two criteria, e.g. hardware,network; got {slice_!r}")
-        pair = (items[0].lower(), items[1].lower())
+    pair = slice_pair(split_list(slice_), slice_) if slice_ is not None else None
     ev = evaluate(
         doc,
         weights=given,
         strict=strict,
-        job=_job(doc.job, job, egress_gb, storage_gb),
+        job=job_with(doc.job, job, egress_gb, storage_gb),
         slice_criteria=pair,
     )
     for warning in ev.scorecard.warnings:

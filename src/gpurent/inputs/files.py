@@ -236,6 +236,17 @@ def parse_yaml(text: str, where: str, *, error: ErrorType = InputError) -> Any:
     return check_nesting(doc, where, error=error)
 
 
+def read_toml_or_yaml(path: Path, what: str) -> Any:
+    """A `what` (say "workload file") in TOML (.toml) or YAML (.yaml/.yml): read as a regular
+    UTF-8 file of at most `MAX_CONFIG_BYTES` and parsed; another suffix is one line saying so."""
+    suffix = path.suffix.lower()
+    if suffix not in (".toml", ".yaml", ".yml"):
+        raise InputError(f"{shown(path)}: {what}s end in .toml, .yaml or .yml")
+    text = read_text(path, limit_bytes=MAX_CONFIG_BYTES, what=what)
+    where = shown(path)
+    return parse_toml(text, where) if suffix == ".toml" else parse_yaml(text, where)
+
+
 def csv_records(
     text: str, where: str, *, error: ErrorType = InputError
 ) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:

@@ -72,6 +72,7 @@ class Recorder:
         import sqlalchemy as sa
 
         from gpurent.store import create_schema, delete_before, insert_rows
+        from gpurent.store.db import without_password
 
         if not self._buffer and (now_s is None or self._retention_s is None):
             return None
@@ -87,11 +88,11 @@ class Recorder:
                 if now_s is not None and self._retention_s is not None:
                     deleted = delete_before(conn, now_s - self._retention_s)
         except (sa.exc.SQLAlchemyError, OSError) as exc:
-            message = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+            message = without_password(str(getattr(exc, "orig", None) or exc).splitlines()[0])
             self.last_error = message
             return (
-                f"store {self.target}: cannot write ({message}); keeping {len(rows)} rows in "
-                f"memory and retrying"
+                f"store {without_password(self.target)}: cannot write ({message}); keeping "
+                f"{len(rows)} rows in memory and retrying"
             )
         self._buffer.clear()
         self.written_rows += len(rows)
@@ -105,6 +106,7 @@ class Recorder:
 
     def close(self) -> str | None:
         """Write what is buffered and close the store; return a note if the last write failed."""
-        note = self.flush()
-        self._engine.dispose()
-        return note
+        try:
+            return self.flush()
+        finally:  # also when the store refuses us (a newer gpurent's store)
+            self._engine.dispose()

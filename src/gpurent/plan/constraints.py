@@ -44,6 +44,24 @@ def region_matches(region: str, patterns: Iterable[str]) -> bool:
     return any(name.startswith(p.lower()) for p in patterns)
 
 
+def parse_regions(values: Iterable[str] | None, known: set[str]) -> tuple[str, ...]:
+    """Each `--region` value: one region's whole name, kept whole, when it is exactly one of
+    `known` (ignoring case and spacing around its commas), else a comma list of names/prefixes.
+    Vast names its regions "Alberta, CA, NA", so commas cannot always be separators."""
+
+    def squeeze(text: str) -> str:
+        return ",".join(part.strip() for part in text.lower().split(","))
+
+    whole = {squeeze(name): name for name in known if "," in name}
+    out: list[str] = []
+    for value in values or ():
+        name = whole.get(squeeze(value.strip()))
+        out.extend(
+            [name] if name is not None else [x.strip() for x in value.split(",") if x.strip()]
+        )
+    return tuple(dict.fromkeys(out))
+
+
 def join_names(names: Iterable[str]) -> str:
     """Names for a message: ", "-separated, or "; " when a name has a comma of its own (vast's
     "Alberta, CA, NA")."""

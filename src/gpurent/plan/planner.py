@@ -380,15 +380,16 @@ def make_plan(
     assumption_lines = _assumptions(assumptions, providers, summary, filtered.unknown_gpus)
 
     def plan(
-        *,
-        feasible: bool,
-        top: tuple[Candidate, ...],
-        pareto: tuple[Candidate, ...],
-        explanation: Explanation | None,
         infeasible_reasons: tuple[str, ...],
         counts: _Counts,
+        *,
+        feasible: bool = False,
+        top: tuple[Candidate, ...] = (),
+        pareto: tuple[Candidate, ...] = (),
+        explanation: Explanation | None = None,
         notes: tuple[str, ...] = (),
     ) -> Plan:
+        """The plan; by default one with no candidate, for `infeasible_reasons`."""
         return Plan(
             workload=summary,
             objective=constraints.objective,
@@ -410,14 +411,7 @@ def make_plan(
         )
 
     if not filtered.kept:
-        return plan(
-            feasible=False,
-            top=(),
-            pareto=(),
-            explanation=None,
-            infeasible_reasons=filtered.reasons,
-            counts=_Counts(0, 0, 0),
-        )
+        return plan(filtered.reasons, _Counts(0, 0, 0))
     en = enumerate_candidates(
         workload,
         filtered.kept,
@@ -427,30 +421,19 @@ def make_plan(
     )
     counts = _Counts(len(en.configs), en.estimator_calls, len(en.rows))
     if not en.rows:
-        return plan(
-            feasible=False,
-            top=(),
-            pareto=(),
-            explanation=None,
-            infeasible_reasons=tuple(_no_fit_reasons(en, workload)),
-            counts=counts,
-        )
+        return plan(tuple(_no_fit_reasons(en, workload)), counts)
     b = _Builder(en, workload, constraints, assumptions, market(offers))
     if constraints.min_availability is not None:
         en = _available_only(en, b, constraints.min_availability)
         b.en = en
         if not en.rows:
             return plan(
-                feasible=False,
-                top=(),
-                pareto=(),
-                explanation=None,
-                infeasible_reasons=(
+                (
                     f"every candidate's availability confidence is below --min-availability "
                     f"{constraints.min_availability:g} (spot or marketplace prices far below the "
                     "usual): lower it or add on-demand to --pricing",
                 ),
-                counts=counts,
+                counts,
             )
     estimator_notes = tuple(f"estimator: {n}" for n in sorted(b.common_notes))
     key = b.key()
@@ -496,12 +479,12 @@ def make_plan(
             risk=constraints.risk,
         )
     return plan(
+        ranking.reasons,
+        counts,
         feasible=ranking.feasible,
         top=top,
         pareto=pareto,
         explanation=explanation,
-        infeasible_reasons=ranking.reasons,
-        counts=counts,
         notes=estimator_notes,
     )
 

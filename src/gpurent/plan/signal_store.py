@@ -15,17 +15,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpurent.cloud.spot_defaults import SignalRate
-from gpurent.errors import DataError
+from gpurent.errors import DataError, InputError
 from gpurent.inputs import files
 from gpurent.spot.signals.base import RATE_RULE
 from gpurent.spot.signals.select import age_text, interruption_rates, signal_from_json
 from gpurent.userdata import data_home
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
     from gpurent.catalog.offer import Offer
     from gpurent.spot.signals.base import SpotSignal
+    from gpurent.spot.signals.select import ZoneRanking
 
 MAX_STORE_BYTES = 256 * 1024 * 1024
 
@@ -85,3 +86,25 @@ def signal_rates_for(
             )
         )
     return tuple(out)
+
+
+def rank_stored_zones(
+    instance: str | None,
+    offer: str | None,
+    provider: str | None,
+    regions: Sequence[str],
+) -> ZoneRanking:
+    """The zones of one instance type (`instance`, or the one of a provider/instance/region
+    `offer`) ranked by the stored signals; only `provider`'s and `regions`' when given."""
+    from gpurent.spot.signals.select import rank_zones
+
+    if instance is None and offer is not None:
+        parts = offer.split("/")
+        if len(parts) == 3:
+            provider = provider or parts[0]
+            instance = parts[1]
+    if instance is None:
+        raise InputError(
+            "give trace files, or --instance NAME (or --offer) to rank zones by stored signals"
+        )
+    return rank_zones(load_signals(), instance, provider=provider, regions=tuple(regions))

@@ -7,6 +7,7 @@ import csv
 import io
 
 from gpurent.plan.serving import ServeCandidate, ServePlan
+from gpurent.report.serving_report import slo_bounds
 
 HEADERS = (
     "#",
@@ -96,17 +97,7 @@ def short_row(c: ServeCandidate) -> tuple[str, ...]:
 def title(plan: ServePlan) -> str:
     """The serving plan's title: workload, rate, token lengths and SLOs."""
     w = plan.workload
-    slo = w.slo
-    parts = [
-        f"{label} <= {value:g}{unit}"
-        for label, value, unit in (
-            ("TTFT p50", slo.ttft_p50_ms, " ms"),
-            ("TTFT p99", slo.ttft_p99_ms, " ms"),
-            ("TPOT p99", slo.tpot_ms, " ms"),
-            ("e2e p99", slo.e2e_p99_s, " s"),
-        )
-        if value is not None
-    ]
+    parts = slo_bounds(w.slo, ("TTFT p50", "TTFT p99", "TPOT p99", "e2e p99"))
     return (
         f"Serving plan: {w.name or w.model} ({w.model}, {w.weights.value}, {w.engine.value}) "
         f"at {plan.rate_per_s:g} req/s, prompts {w.prompt.label}, outputs {w.output.label}; "

@@ -4,10 +4,14 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpurent.estimate.serving import Figure, ServingEstimate, ServingPoint
 from gpurent.report import charts
+from gpurent.workload.serving import ServingSlo
+
+if TYPE_CHECKING:
+    from gpurent.workload.serving import ServingWorkload
 
 CURVE_HEADERS = (
     "clients",
@@ -83,20 +87,26 @@ def summary_lines(est: ServingEstimate) -> list[str]:
     return lines
 
 
+def slo_bounds(slo: ServingSlo, names: tuple[str, str, str, str]) -> list[str]:
+    """ "NAME <= VALUE UNIT" for each objective asked, in the order TTFT p50, TTFT p99, TPOT and
+    end-to-end p99, with the `names` the caller shows for those four."""
+    values = (
+        (slo.ttft_p50_ms, " ms"),
+        (slo.ttft_p99_ms, " ms"),
+        (slo.tpot_ms, " ms"),
+        (slo.e2e_p99_s, " s"),
+    )
+    return [
+        f"{name} <= {value:g}{unit}"
+        for name, (value, unit) in zip(names, values, strict=True)
+        if value is not None
+    ]
+
+
 def slo_lines(est: ServingEstimate) -> list[str]:
     """The SLO lines: the highest load that meets what was asked, and what limits it."""
     w, load = est.curve.workload, est.load
-    slo = w.slo
-    wanted = [
-        f"{name} <= {value:g}{unit}"
-        for name, value, unit in (
-            ("TTFT p50", slo.ttft_p50_ms, " ms"),
-            ("TTFT p99", slo.ttft_p99_ms, " ms"),
-            ("TPOT", slo.tpot_ms, " ms"),
-            ("end-to-end p99", slo.e2e_p99_s, " s"),
-        )
-        if value is not None
-    ]
+    wanted = slo_bounds(w.slo, ("TTFT p50", "TTFT p99", "TPOT", "end-to-end p99"))
     asked = ", ".join(wanted) if wanted else "no SLO given: the highest stable load"
     binding = _SLO_NAMES.get(load.limiting, load.limiting)
     if not load.met:
@@ -306,3 +316,16 @@ __all__ = [
     "summary_lines",
     "title",
 ]
+
+
+def unmet_line(est: ServingEstimate, wl: ServingWorkload, gpus: int, tp: int) -> str:
+    """One line for an estimate whose model does not fit or whose SLOs no load meets."""
+    why = (
+        "does not fit in GPU memory"
+        if est.load.limiting == "memory"
+        else (f"misses {est.load.limiting} by {est.load.miss:.2f}x even at a vanishing load")
+    )
+    return (
+        f"{wl.name or wl.model} on {gpus}x {est.curve.gpu} (tp {tp}): {why}; try more GPUs "
+        "per replica, a faster GPU or a narrower quantization"
+    )

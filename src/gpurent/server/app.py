@@ -8,6 +8,7 @@ from fastapi import FastAPI
 
 from gpurent import __version__
 from gpurent.server import (
+    bench_api,
     catalog_api,
     estimate_api,
     health_api,
@@ -16,8 +17,12 @@ from gpurent.server import (
     plan_api,
     pricing_api,
     replies,
+    serving_api,
     spot_api,
+    spot_history_api,
+    spot_zones_api,
     static_files,
+    vendors_api,
 )
 from gpurent.server.guard import Guard
 from gpurent.server.settings import ServerSettings, checked_settings
@@ -43,6 +48,11 @@ def create_app(settings: ServerSettings) -> Any:
         plan_api.router,
         pricing_api.router,
         spot_api.router,
+        vendors_api.router,
+        bench_api.router,
+        spot_zones_api.router,
+        spot_history_api.router,
+        serving_api.router,
         static_files.router,
         pages.router,
         pages_data.router,

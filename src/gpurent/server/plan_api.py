@@ -1,7 +1,9 @@
 """POST /api/plan: rank what to rent for a workload, the document of `gpurent plan --json`.
 
 The request's fields are the plan flags of the same names (a subset for now: the workload, the
-hard constraints, the objective); durations are numbers with their unit in the name. The stored
+hard constraints, the objective); durations are numbers with their unit in the name.
+`"scenario": "inference"` answers with the serving plan of `gpurent plan --scenario inference`
+(server/serving_api.py; its own fields at POST /api/plan/serve). The stored
 spot signals (`gpurent spot signals import`) give the interruption rates, as in `plan` without
 --spot-interruptions-per-hour.
 """
@@ -131,13 +133,44 @@ def _objective(
     return Objective.CHEAPEST
 
 
+SERVING_FIELDS = (
+    "preset",
+    "model",
+    "scenario",
+    "providers",
+    "exclude_providers",
+    "gpus",
+    "min_gpu_memory_gib",
+    "max_price_usd_per_hour",
+    "top",
+)
+
+
+def _serving_plan(req: PlanRequest) -> Any:
+    """`scenario: inference` plans a service (POST /api/plan/serve) from the fields the two
+    requests share; a field that only a job plan reads is refused rather than dropped."""
+    from gpurent.server.serving_api import ServePlanRequest, plan_serve
+
+    job_only = sorted(req.model_fields_set - set(SERVING_FIELDS))
+    if job_only:
+        raise InputError(
+            f"scenario inference plans a service: {', '.join(job_only)} do not apply; "
+            "POST /api/plan/serve takes the serving fields (rate, SLOs, engine, ...)"
+        )
+    shared = {k: getattr(req, k) for k in SERVING_FIELDS if k in req.model_fields_set}
+    return plan_serve(ServePlanRequest(**shared))
+
+
 @router.post(
     "/plan",
-    summary="What to rent, ranked (as `gpurent plan --json`)",
+    summary="What to rent, ranked (as `gpurent plan --json`); a service for scenario inference",
     responses={409: {"description": "Nothing meets the request: the error and the plan"}},
 )
 def plan(req: PlanRequest) -> Any:
     """The ranked plan, the document `gpurent plan --json` prints (409 with it if nothing fits)."""
+    scenario = get_scenario(req.scenario) if req.scenario else None
+    if scenario is not None and scenario.name == "inference":
+        return _serving_plan(req)  # as `gpurent plan --scenario inference`: a serving plan
     result, doc = plan_for(req)
     if not result.feasible:
         reason = result.infeasible_reasons[0] if result.infeasible_reasons else "no candidate"
@@ -147,14 +180,12 @@ def plan(req: PlanRequest) -> Any:
 
 def plan_for(req: PlanRequest) -> tuple[Plan, dict[str, Any]]:
     """The plan for `req` and its `gpurent plan --json` document: what /api/plan answers and the
-    planner page renders (the same core call as the CLI)."""
+    planner page renders (the same core call as the CLI). A job plan: `scenario: inference` (a
+    serving plan, which `plan` answers through POST /api/plan/serve's core) is refused here."""
     scenario = get_scenario(req.scenario) if req.scenario else None
     if scenario is not None and scenario.name == "inference":
-        # `gpurent plan --scenario inference` plans a service (plan --serve), which this endpoint
-        # does not answer yet: refuse rather than return a batch-job plan the CLI no longer gives
         raise InputError(
-            'scenario "inference": serving plans are not in the API yet; run `gpurent plan '
-            '--serve` (docs/serving-plan.md), or plan the batch job with "preset": "llm-inference"'
+            'scenario "inference" plans a service, not a job: POST /api/plan/serve (or /api/plan)'
         )
     work = _workload(req, scenario)
     hours = check(req.deadline_hours, "deadline_hours", v.bounded(v.positive, most=v.MAX_HOURS))

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
+from pathlib import Path
 
 from gpurent.errors import InputError
 from gpurent.spot.analytics.forecast import Backtest, backtest
@@ -18,11 +19,13 @@ from gpurent.spot.analytics.history import (
     PriceSeries,
     Profile,
     availability_profile,
+    build_series,
     hour_group_test,
     is_business_hours,
     price_profile,
     weekday_evening_test,
 )
+from gpurent.spot.io.price_io import PriceRecord, load_price_history, records_from_traces
 from gpurent.spot.io.trace import Trace
 
 
@@ -92,4 +95,52 @@ def analyse_history(
         availability_business_hours=avail_biz,
         backtest=bt,
         answer=answer,
+    )
+
+
+def parse_evening(text: str) -> tuple[int, int]:
+    """`--evening START-END` hours, e.g. "17-22"."""
+    try:
+        a, b = (int(x) for x in text.split("-"))
+    except ValueError:
+        raise InputError(f"--evening {text!r}: write START-END hours, e.g. 17-22") from None
+    return a, b
+
+
+def history_from_files(
+    files: Sequence[Path],
+    traces: Sequence[Trace] = (),
+    *,
+    zones: Sequence[str] = (),
+    instance_types: Sequence[str] = (),
+    product: str = "Linux/UNIX",
+    utc_offset_hours: int = 0,
+    evening: str = "17-22",
+    horizon_h: int = 1,
+) -> HistoryReport:
+    """`gpurent spot history`: the price history files' records (and the traces' per-tick
+    prices, which also give the availability profile), filtered and analysed."""
+    records: list[PriceRecord] = []
+    for f in files:
+        records.extend(load_price_history(f))
+    records.extend(records_from_traces(traces))
+    if not records:
+        raise InputError("give a price history file, or --trace files with --prices")
+    ends = [
+        t.start_time + timedelta(hours=t.duration_hours) for t in traces if t.start_time is not None
+    ]
+    end = max(ends) if ends and not files else None  # files bring their own window end
+    series = build_series(
+        records,
+        end=end,
+        zones=zones,
+        instance_types=instance_types,
+        products=() if product == "all" else (product,) if files else (),
+    )
+    return analyse_history(
+        series,
+        traces=traces,
+        utc_offset_hours=utc_offset_hours,
+        evening_hours=parse_evening(evening),
+        horizon_h=horizon_h,
     )

@@ -1,6 +1,7 @@
 """Persistence through SQLAlchemy 2 Core: SQLite by default, PostgreSQL (or any SQLAlchemy URL).
 
-Public API: `open_engine`, `samples_table`, `insert_rows`, `select_rows`, `delete_before`.
+Public API: `open_engine`, `upgrade` (schema migrations, `gpurent.store.migrations`),
+`create_schema` (which upgrades), `samples_table`, `insert_rows`, `select_rows`, `delete_before`.
 Imports sqlalchemy at import time: import this package lazily from CLI code. Without it, the
 import raises a one-line `MissingExtraError` naming `gpurent[monitor]`.
 """
@@ -10,6 +11,7 @@ from gpurent.errors import require
 require("sqlalchemy", "monitor")  # before the submodules, which import it at module level
 
 from gpurent.store.db import open_engine, store_url  # noqa: E402
+from gpurent.store.migrate import UpgradeResult, upgrade  # noqa: E402
 from gpurent.store.samples import (  # noqa: E402
     create_schema,
     delete_before,
@@ -19,6 +21,7 @@ from gpurent.store.samples import (  # noqa: E402
 )
 
 __all__ = [
+    "UpgradeResult",
     "create_schema",
     "delete_before",
     "insert_rows",
@@ -26,4 +29,5 @@ __all__ = [
     "samples_table",
     "select_rows",
     "store_url",
+    "upgrade",
 ]

@@ -1,6 +1,9 @@
 """Engines: a path means a SQLite file (WAL journal, synchronous=NORMAL for ingest speed); a
 string with `://` is used as a SQLAlchemy URL (e.g. postgresql+psycopg://user@host/db).
-Only SQLite is tested here; PostgreSQL works through the same Core statements in principle."""
+
+Tested on both SQLite and PostgreSQL 15 through psycopg 3: every store test (tests/store/ and
+the recorder's in tests/monitor/) runs on each, against a real server in CI (.ci/pg-up.sh).
+Other SQLAlchemy backends may work through the same Core statements but are not tested."""
 
 from __future__ import annotations
 
@@ -11,6 +14,10 @@ from typing import Any
 import sqlalchemy as sa
 
 from gpurent.errors import InputError
+
+BUSY_TIMEOUT_MS = 30_000
+"""How long a SQLite writer waits for another's write lock before "database is locked" (many
+machines pushing into one file queue here; sqlite3's own default is 5 s)."""
 
 
 def store_url(target: str | Path, *, read_only: bool = False) -> str:
@@ -26,18 +33,20 @@ def store_url(target: str | Path, *, read_only: bool = False) -> str:
     return f"sqlite:///{path}"
 
 
-def _without_password(url: str) -> str:
-    """The URL for a message: a password (user:secret@) replaced by ***."""
+def without_password(url: str) -> str:
+    """The URL (or path) for a message: a password (user:secret@) replaced by ***."""
     return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
 
 
 def open_engine(target: str | Path, *, read_only: bool = False) -> Any:
     """A SQLAlchemy Engine for a path or URL. Creates no file until first use; with
-    `read_only`, a SQLite file is opened read-only and left byte for byte as it was."""
+    `read_only`, a SQLite file is opened read-only and left byte for byte as it was, and a
+    PostgreSQL session runs read-only transactions (a write fails)."""
     url = store_url(target, read_only=read_only)
-    shown = _without_password(url)
+    shown = without_password(url)
+    options = {"postgresql_readonly": True} if read_only and url.startswith("postgresql") else {}
     try:
-        engine = sa.create_engine(url)
+        engine = sa.create_engine(url, execution_options=options)
     except sa.exc.NoSuchModuleError:
         raise InputError(
             f"{shown}: unknown database kind {url.split('://')[0]!r}; give a SQLite file path or "
@@ -57,6 +66,17 @@ def open_engine(target: str | Path, *, read_only: bool = False) -> Any:
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA synchronous=NORMAL")
+            cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             cur.close()
+            # Python's sqlite3 opens a transaction only before INSERT/UPDATE/DELETE, so DDL (a
+            # migration) would commit statement by statement; SQLAlchemy emits BEGIN instead.
+            dbapi_conn.isolation_level = None
+
+        @sa.event.listens_for(engine, "begin")
+        def _begin(conn: Any) -> None:
+            # IMMEDIATE: take the write lock first (waiting up to BUSY_TIMEOUT_MS for it),
+            # so a writer that read first is never refused with "database is locked" when
+            # another committed in between; readers use read_only engines, which do not lock.
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine

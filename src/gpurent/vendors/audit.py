@@ -20,8 +20,8 @@ bill's line numbers. Four checks:
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 
@@ -153,6 +153,21 @@ def _group(
                 else members[0][3],
             )
         )
+    return out
+
+
+def _wasted(
+    findings: list[tuple[tuple[str, ...], BillLine, float, float | None, str]],
+    kind: FindingKind,
+    describe: Callable[[Finding, float], str],
+) -> list[Finding]:
+    """The grouped findings of `kind` (see `_group`) that wasted a cent or more, each with the
+    money wasted as its excess and `describe(finding, wasted)` as its detail."""
+    out = []
+    for f in _group(findings, kind):
+        wasted = f.excess_usd or 0.0
+        if wasted >= _CENT:
+            out.append(replace(f, excess_usd=wasted, detail=describe(f, wasted)))
     return out
 
 
@@ -302,28 +317,14 @@ def _idle_checks(
             continue
         wasted = hours * line.amount_usd / line.hours
         found.append(((line.resource,), line, hours, line.amount_usd - wasted, ""))
-    out = []
-    for f in _group(found, FindingKind.IDLE_BILLED):
-        wasted = f.excess_usd or 0.0
-        if wasted < _CENT:
-            continue
-        detail = (
+    return _wasted(
+        found,
+        FindingKind.IDLE_BILLED,
+        lambda f, wasted: (
             f"{f.hours:.2f} h billed while the monitor saw every GPU at or below "
             f"{idle_activity_pct:g}% activity (${wasted:,.2f} of ${f.billed_usd:,.2f})"
-        )
-        out.append(
-            Finding(
-                kind=f.kind,
-                resource=f.resource,
-                lines=f.lines,
-                hours=f.hours,
-                billed_usd=f.billed_usd,
-                expected_usd=f.expected_usd,
-                excess_usd=wasted,
-                detail=detail,
-            )
-        )
-    return out
+        ),
+    )
 
 
 def _storage_checks(bill: Bill, notes: list[str]) -> list[Finding]:
@@ -353,27 +354,14 @@ def _storage_checks(bill: Bill, notes: list[str]) -> list[Finding]:
         wasted = line.amount_usd * idle_us / (b - a)
         hours = idle_us / _US / 3600
         found.append(((line.resource, line.usage), line, hours, line.amount_usd - wasted, ""))
-    out = []
-    for f in _group(found, FindingKind.STORAGE_AFTER_STOP):
-        wasted = f.excess_usd or 0.0
-        if wasted < _CENT:
-            continue
-        out.append(
-            Finding(
-                kind=f.kind,
-                resource=f.resource,
-                lines=f.lines,
-                hours=f.hours,
-                billed_usd=f.billed_usd,
-                expected_usd=f.expected_usd,
-                excess_usd=wasted,
-                detail=(
-                    f"{f.hours:.1f} h of storage billed while no instance of the bill ran "
-                    f"(${wasted:,.2f}); delete or snapshot volumes when instances stop"
-                ),
-            )
-        )
-    return out
+    return _wasted(
+        found,
+        FindingKind.STORAGE_AFTER_STOP,
+        lambda f, wasted: (
+            f"{f.hours:.1f} h of storage billed while no instance of the bill ran "
+            f"(${wasted:,.2f}); delete or snapshot volumes when instances stop"
+        ),
+    )
 
 
 def audit(

@@ -3,7 +3,9 @@ to the vendors file, and evidence text read safely; each problem is one InputErr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -50,10 +52,35 @@ def opt_field(
     return None if key not in table else check(table[key], f"{where}.{key}")
 
 
+# Set while a document sent over HTTP is read: its evidence may name only the files sent with it
+_EVIDENCE_ROOT: ContextVar[Path | None] = ContextVar("gpurent_vendors_evidence_root", default=None)
+
+
+@contextmanager
+def evidence_confined_to(root: Path) -> Iterator[None]:
+    """Within the block, an evidence path must be relative and stay inside `root` (the folder
+    the server wrote the sent evidence files to): no absolute path, no `..` out of it."""
+    token = _EVIDENCE_ROOT.set(root.resolve())
+    try:
+        yield
+    finally:
+        _EVIDENCE_ROOT.reset(token)
+
+
 def evidence_path(base: Path, value: Any, where: str) -> Path:
     """A path from the vendors file: relative ones are relative to the file's folder."""
     text = as_text(value, where)
+    if "\x00" in text:
+        raise InputError(f"{where}: {text!r} has a NUL character; give the file's path")
     path = Path(text)
+    root = _EVIDENCE_ROOT.get()
+    if root is not None and (
+        path.is_absolute() or not (base / path).resolve().is_relative_to(root)
+    ):
+        raise InputError(
+            f"{where}: {text!r} is not an evidence file sent with the document; name one of "
+            "the files in evidence by its relative name"
+        )
     return path if path.is_absolute() else base / path
 
 

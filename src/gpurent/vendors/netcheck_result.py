@@ -94,14 +94,41 @@ class NetcheckResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The result document (keys fixed by schema version 1)."""
-        return {
-            "kind": KIND,
-            "schema_version": SCHEMA_VERSION,
-            "peer": self.peer,
-            "latency_us": self.latency_us.to_dict(),
-            "throughput_gbit_s": self.throughput_gbit_s,
-            "streams": self.streams,
-            "target_gbit_s": self.target_gbit_s,
-            "compliance": self.compliance,
-            "rdma": self.rdma.to_dict() if self.rdma else None,
-        }
+        return netcheck_document(
+            peer=self.peer,
+            latency_us=self.latency_us,
+            throughput_gbit_s=self.throughput_gbit_s,
+            streams=self.streams,
+            target_gbit_s=self.target_gbit_s,
+            compliance=self.compliance,
+            rdma=self.rdma,
+        )
+
+
+def netcheck_document(
+    *,
+    peer: str,
+    latency_us: LatencyUs,
+    throughput_gbit_s: float,
+    streams: int,
+    target_gbit_s: float | None,
+    compliance: float | None,
+    rdma: RdmaResult | None,
+    note: str | None = None,
+) -> dict[str, Any]:
+    """The netcheck result document (keys fixed by schema version 1), from a run or from stated
+    figures (`vendors.stated_evidence`); `note`, when given, says where the figures come from."""
+    doc: dict[str, Any] = {
+        "kind": KIND,
+        "schema_version": SCHEMA_VERSION,
+        "peer": peer,
+        "latency_us": latency_us.to_dict(),
+        "throughput_gbit_s": throughput_gbit_s,
+        "streams": streams,
+        "target_gbit_s": target_gbit_s,
+        "compliance": compliance,
+        "rdma": rdma.to_dict() if rdma else None,
+    }
+    if note is not None:
+        doc["note"] = note
+    return doc

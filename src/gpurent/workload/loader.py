@@ -67,12 +67,7 @@ def load_workload(path: str | Path) -> Workload:
     """Read a TOML (.toml) or YAML (.yaml/.yml) workload file (a regular file of at most
     `MAX_CONFIG_BYTES`, UTF-8)."""
     p = Path(path)
-    suffix = p.suffix.lower()
-    if suffix not in (".toml", ".yaml", ".yml"):
-        raise InputError(f"{files.shown(p)}: workload files end in .toml, .yaml or .yml")
-    text = files.read_text(p, limit_bytes=files.MAX_CONFIG_BYTES, what="workload file")
-    where = files.shown(p)
-    raw: Any = files.parse_toml(text, where) if suffix == ".toml" else files.parse_yaml(text, where)
+    raw: Any = files.read_toml_or_yaml(p, "workload file")
     if not isinstance(raw, dict):
         raise InputError(f"{p}: expected a table of workload fields")
     wl = workload_from_mapping(raw, str(p))

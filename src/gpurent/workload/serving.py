@@ -498,12 +498,8 @@ def acceptance_for(tokens_per_step: float, draft_tokens: int, where: str) -> flo
 def load_serving(path: str | Path) -> ServingWorkload:
     """The `[serve]` table of a TOML (.toml) or YAML (.yaml/.yml) file (edge: reads it)."""
     p = Path(path)
-    suffix = p.suffix.lower()
-    if suffix not in (".toml", ".yaml", ".yml"):
-        raise InputError(f"{files.shown(p)}: workload files end in .toml, .yaml or .yml")
-    text = files.read_text(p, limit_bytes=files.MAX_CONFIG_BYTES, what="workload file")
     where = files.shown(p)
-    raw: Any = files.parse_toml(text, where) if suffix == ".toml" else files.parse_yaml(text, where)
+    raw: Any = files.read_toml_or_yaml(p, "workload file")
     table = raw.get("serve") if isinstance(raw, dict) else None
     if not isinstance(table, dict):
         raise InputError(f"{where}: no [serve] table (a serving workload lives under [serve])")

@@ -1,0 +1,307 @@
+"""fp8 rows of `fp8_moe.csv` from MLPerf Training v4.1 and v5.1 result logs.
+
+v4.1 (mlcommons/training_results_v4.1): GPT-3 175B pretraining (`gpt3`, seq 2048) on every
+NVIDIA GPU; FP8 by the submissions' own `config_fp8.sh` (and no FP4 recipe existed before
+v5.1). The logs give `train_step_timing in s`; layouts come from the config file name
+`config_<system>_<N>x<G>x<MINIBS>x<TP>x<PP>_mbs<M>[...].sh`, the gradient accumulation from the
+logged `gradient_accumulation_steps`. GPT-3 is given as a custom shape (96 layers, hidden 12288,
+96 heads, vocab 50257; Brown et al. 2020, Table 2.1).
+
+v5.1: MLPerf Training v5.1 (mlcommons/training_results_v5.1) logs `tracked_stats` with a
+`train_step_time` (seconds per optimizer step of `global_batch_size` sequences of
+`max_sequence_length` tokens) for its LLM benchmarks. This script turns the Hopper (H100/H200)
+submissions of `llama31_8b` (pretraining), `llama31_405b` (pretraining) and `llama2_70b_lora`
+into rows: tokens/s = global batch x sequence length / step time, with the step time the median
+over result files of the median logged value (the first value of a file, which includes
+warm-up, dropped). Only Hopper rows are kept because on Hopper the low precision of NVIDIA's
+NeMo and the submitters' derived recipes can only be FP8 (no FP4 tensor cores), while v5.1
+Blackwell submissions mix FP8 and NVFP4 recipes that the logs do not name.
+
+Layouts come from the submitter's config file name `config_<system>_<N>x<G>x<B>xtp<T>pp<P>
+cp<C>[...].sh` when exactly one matches the system's node count (B: sequences per data-parallel
+rank per step; with PP > 1 the micro-batch is read as 1 and B as the gradient accumulation).
+The tuned stack is fitted on v3.0, v3.1 and v5.0 only, so the rows are out of sample for
+`--stack tuned`.
+
+    python benchmarks/data/validation/extract_fp8_mlperf.py V41_GIT_DIR V51_GIT_DIR > rows.csv
+
+MLPerf Training v4.0 is held out and refused (as in extract_mlperf.py); a log older than the
+publication of the round before (v4.0: 2024-06-12; v5.0: 2025-06-04) is dropped as a re-run
+of that round's submission (for v4.1 that keeps every v4.0 figure out).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+COLUMNS = [
+    "model",
+    "gpu",
+    "num_gpus",
+    "nodes",
+    "precision",
+    "batch_size",
+    "seq_len",
+    "tp",
+    "pp",
+    "cp",
+    "ep",
+    "sharding",
+    "grad_accum",
+    "task",
+    "lora_rank",
+    "stack",
+    "validates",
+    "measured_throughput",
+    "measured_unit",
+    "suite",
+    "source_repo",
+    "source_path",
+    "source_commit",
+    "note",
+]
+GPT3_175B = "custom:layers=96,hidden=12288,heads=96,vocab=50257"
+BENCHMARKS = {  # round -> MLPerf name -> (zoo model, task)
+    "5.1": {
+        "llama31_8b": ("llama3-8b", "training"),
+        "llama31_405b": ("llama3.1-405b", "training"),
+        "llama2_70b_lora": ("llama2-70b", "finetune-lora"),
+    },
+    "4.1": {"gpt3": (GPT3_175B, "training")},
+    # the tuned stack's training split (benchmarks/data/mlperf_llm_pretrain_fit.csv)
+    "3.0": {"gpt3": (GPT3_175B, "training")},
+    "3.1": {"gpt3": (GPT3_175B, "training")},
+    "5.0": {"llama31_405b": ("llama3.1-405b", "training")},
+}
+FP8_WHY = {
+    "5.1": "Hopper has no lower training precision",
+    "5.0": "no FP4 training recipe before v5.1; NeMo's Llama 3.1 405B recipe is FP8",
+    "4.1": "the implementation sources config_fp8.sh",
+    "3.1": "NeMo's GPT-3 recipe is FP8 (TransformerEngine) on H100",
+    "3.0": "NeMo's GPT-3 recipe is FP8 (TransformerEngine) on H100",
+}
+# before v5.1 no FP4 training recipe existed: Blackwell rows are FP8 too
+BLACKWELL_FP8 = ((r"GB200", "GB200"), (r"B200", "B200-180GB"))
+HOPPER = (
+    (r"H200.*NVL", "H200-NVL-141GB"),
+    (r"H200", "H200-SXM-141GB"),
+    (r"H100", "H100-SXM5-80GB"),
+)
+CONFIG_41 = re.compile(r"config_[^/]*?(\d+)x(\d+)x(\d+)x(\d+)x(\d+)_mbs(\d+)[^/]*\.sh$")
+CONFIG_RE = re.compile(r"config_[^/]*?(\d+)x(\d+)x(\d+)xtp(\d+)pp(\d+)cp(\d+)[^/]*\.sh$")
+# 2025-06-04, when MLPerf Training v5.0 was published: a v5.1 log older than this is a re-run
+# of a v5.0 (fitted) submission, so it is left out.
+PREVIOUS_ROUND_PUBLISHED_MS = {
+    "5.1": 1_749_000_000_000,  # v5.0, 2025-06-04
+    "5.0": 1_731_456_000_000,  # v4.1, 2024-11-13
+    "4.1": 1_718_150_400_000,  # v4.0 (held out), 2024-06-12
+    "3.1": 1_687_824_000_000,  # v3.0, 2023-06-27
+    "3.0": 1_667_952_000_000,  # v2.1, 2022-11-09
+}
+EXCLUDED_SUBMITTERS = frozenset({"Lambda"})  # Lambda's Hopper/Blackwell rows are held out
+
+
+def git(repo: Path, *args: str) -> str:
+    out = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=False
+    )
+    return out.stdout
+
+
+DIST_OPT = re.compile(r"USE_DIST_OPTIMIZER=(True|1)\b")
+
+
+def dist_optimizer(repo: Path, files: list[str], org: str, bench: str) -> tuple[str, str]:
+    """`zero1` when the submitter's own implementation turns on Megatron's distributed
+    optimizer (optimizer states sharded over data parallel) in a `config_common*.sh`."""
+    prefix = f"{org}/benchmarks/{bench}/implementations/"
+    for f in files:
+        name = f.rsplit("/", 1)[-1]
+        wanted = f.startswith(prefix) and name.startswith("config_common") and name.endswith(".sh")
+        if wanted and DIST_OPT.search(git(repo, "show", f"HEAD:{f}")):
+            return "zero1", f"sharding zero1: USE_DIST_OPTIMIZER=True in {f}"
+    return "", "sharding not stated in the submitter's config_common*.sh: left empty"
+
+
+def values(log: str, key: str) -> list[float]:
+    out = []
+    for line in log.splitlines():
+        if ":::MLLOG" not in line or f'"{key}"' not in line:
+            continue
+        rec = json.loads(line.split(":::MLLOG", 1)[1])
+        v = rec.get("value")
+        if rec.get("key") == key and isinstance(v, int | float):
+            out.append(float(v))
+        elif isinstance(v, dict) and isinstance(v.get(key), int | float):
+            out.append(float(v[key]))
+    return out
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        sys.exit(__doc__)
+    w = csv.DictWriter(sys.stdout, COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for arg in argv:
+        for row in rows_for(Path(arg)):
+            w.writerow(row)
+    return 0
+
+
+def rows_for(repo: Path) -> list[dict[str, object]]:
+    """The fp8 rows of one results repository (v4.1 or v5.1)."""
+    name = git(repo, "config", "--get", "remote.origin.url") + " " + str(repo)
+    m_round = re.search(r"training_results_v(\d+\.\d+)", name)
+    if m_round is None:
+        sys.exit(f"error: {repo}: not a training_results_vX.Y repository")
+    version = m_round.group(1)
+    if version == "4.0":
+        sys.exit(f"error: {repo}: MLPerf Training v4.0 is held out; it must not be read")
+    if version not in BENCHMARKS:
+        sys.exit(f"error: {repo}: only v3.0, v3.1, v4.1, v5.0 and v5.1 are read")
+    benchmarks = BENCHMARKS[version]
+    gpus = HOPPER + (BLACKWELL_FP8 if version != "5.1" else ())
+    out: list[dict[str, object]] = []
+    commit = git(repo, "rev-parse", "HEAD").strip()
+    files = git(repo, "ls-tree", "-r", "--name-only", "HEAD").splitlines()
+    pat = re.compile(r"^([^/]+)/results/([^/]+)/([^/]+)/result_\d+\.txt$")
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for f in files:
+        m = pat.match(f)
+        if m and m.group(3) in benchmarks and m.group(1) not in EXCLUDED_SUBMITTERS:
+            groups.setdefault((m.group(1), m.group(2), m.group(3)), []).append(f)
+    for (org, system, bench), paths in sorted(groups.items()):
+        try:
+            info = json.loads(git(repo, "show", f"HEAD:{org}/systems/{system}.json"))
+        except json.JSONDecodeError:
+            continue
+        acc = str(info.get("accelerator_model_name", ""))
+        gpu = next((g for p, g in gpus if re.search(p, acc)), None)
+        if gpu is None:
+            continue
+        nodes = int(str(info["number_of_nodes"]).strip())
+        per_node = int(str(info["accelerators_per_node"]).strip())
+        n = nodes * per_node
+        steps: list[float] = []
+        rates: list[float] = []
+        gbs_seen: set[int] = set()
+        seq_seen: set[int] = set()
+        accum_seen: set[int] = set()
+        for p in sorted(paths):
+            log = git(repo, "show", f"HEAD:{p}")
+            first = re.search(r'"time_ms": (\d+)', log)
+            if first and int(first.group(1)) < PREVIOUS_ROUND_PUBLISHED_MS[version]:
+                continue  # an older round's log shipped again (a fitted or held-out round)
+            st = (
+                values(log, "train_step_time")
+                or values(log, "train_step_timing in s")
+                or values(log, "train_step_timing")
+            )
+            if len(st) >= 3:
+                steps.append(statistics.median(st[1:]))
+            tp_ = values(log, "throughput")  # samples/s (the LoRA implementations log this)
+            if len(tp_) >= 3:
+                rates.append(statistics.median(tp_[1:]))
+            gbs_seen.update(int(x) for x in values(log, "global_batch_size"))
+            seq_seen.update(int(x) for x in values(log, "max_sequence_length"))
+            accum_seen.update(int(x) for x in values(log, "gradient_accumulation_steps"))
+        if (not steps and not rates) or len(gbs_seen) != 1:
+            continue
+        gbs = gbs_seen.pop()
+        seq = seq_seen.pop() if len(seq_seen) == 1 else 8192
+        if steps:
+            step = statistics.median(steps)
+            how = (
+                f"step time {step:.4f} s = median over {len(steps)} result files of the median "
+                "train_step_time (v4.1: `train_step_timing in s`; first dropped); tokens/s = "
+                f"global batch {gbs} x seq {seq} / step time"
+            )
+        else:
+            rate = statistics.median(rates)
+            step = gbs / rate
+            how = (
+                f"{rate:.4f} samples/s = median over {len(rates)} result files of the median "
+                f"tracked_stats throughput (first dropped); tokens/s = that x seq {seq}"
+            )
+        tp = pp = cp = 1
+        mbs_cfg = 0
+        cands: set[tuple[int, ...]] = set()
+        name_style = "tp-pp-cp"
+        for style, regex in (("tp-pp-cp", CONFIG_RE), ("x-mbs", CONFIG_41)):
+            cands = {
+                tuple(int(g) for g in m.groups())
+                for f in files
+                if f.startswith(f"{org}/benchmarks/{bench}/")
+                and (m := regex.search(f))
+                and int(m.group(1)) == nodes
+                and int(m.group(2)) == per_node
+            }
+            if cands:
+                name_style = style
+                break
+        layout_note = "no config file of this node count: layout left data parallel"
+        if len(cands) == 1:
+            got = cands.pop()
+            if name_style == "x-mbs":
+                (_, _, _b, tp, pp, mbs_cfg) = got
+            else:
+                (_, _, _b, tp, pp, cp) = got
+            layout_note = f"TP {tp} PP {pp} CP {cp} from the config file name"
+        elif cands:
+            layout_note = (
+                f"{len(cands)} config files of this node count disagree: layout left data parallel"
+            )
+        dp = max(1, n // (tp * pp * cp))
+        per_dp = max(1, gbs // dp)
+        if mbs_cfg:  # GPT-3 names: micro-batch from the name, accumulation as logged
+            mbs = mbs_cfg
+            accum = accum_seen.pop() if len(accum_seen) == 1 else max(1, per_dp // mbs)
+        else:
+            mbs, accum = (1, per_dp) if pp > 1 else (per_dp, 1)
+        sharding, shard_note = dist_optimizer(repo, files, org, bench)
+        tokens = gbs * seq / step
+        model, task = benchmarks[bench]
+        out.append(
+            {
+                "model": model,
+                "gpu": gpu,
+                "num_gpus": n,
+                "nodes": nodes,
+                "precision": "fp8",
+                "batch_size": mbs,
+                "seq_len": seq,
+                "tp": tp,
+                "pp": pp,
+                "cp": cp,
+                "ep": "",
+                "sharding": sharding,
+                "grad_accum": accum,
+                "task": task,
+                "lora_rank": 16 if task == "finetune-lora" else "",
+                "stack": "tuned",
+                "validates": "fp8",
+                "measured_throughput": f"{tokens:.0f}",
+                "measured_unit": "tokens/s",
+                "suite": f"mlperf-v{version}",
+                "source_repo": f"mlcommons/training_results_v{version}",
+                "source_path": f"{org}/results/{system}/{bench}/",
+                "source_commit": commit,
+                "note": (
+                    f"MLPerf v{version} {bench}; {nodes} x {per_node} {acc}; {how}; {layout_note}; "
+                    f"micro-batch {mbs} x accumulation {accum} per DP rank; {shard_note} "
+                    f"(DP {dp}); fp8: {FP8_WHY[version]}; framework "
+                    f"{info.get('framework', '?')}"
+                ),
+            }
+        )
+    return out
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,3 @@
+"""The revisions, one module each, oldest first (Alembic loads them by path)."""
+
+__all__: list[str] = []
