@@ -65,6 +65,7 @@ _MODULE_OF = {
 _NOT_IMPORTED = {
     "accelerate": "transformers.Trainer (what the HF callback runs under) needs it",
     "psycopg": "SQLAlchemy's postgresql+psycopg dialect imports it for a PostgreSQL store URL",
+    "plotly": "gpurent serve serves its package data, plotly.min.js (server/static_files.py)",
 }
 
 

@@ -85,8 +85,14 @@ def test_the_package_data_ships_every_template() -> None:
         "package-data"
     ]["gpurent"]
     package = root / "src" / "gpurent"
-    templates = sorted((package / "report" / "templates").iterdir())
-    assert templates
-    for path in templates:
+    # the templates (pages/ included) and the dashboard's static files and spot example
+    shipped = [
+        p
+        for folder in ("report/templates", "server/static", "server/data")
+        for p in sorted((package / folder).rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    ]
+    assert any(p.parent.name == "pages" for p in shipped)
+    for path in shipped:
         rel = path.relative_to(package).as_posix()
         assert any(fnmatch.fnmatch(rel, p) for p in patterns), rel

@@ -41,8 +41,9 @@ def serve(
         int, typer.Option("--max-body-bytes", help="Larger request bodies get 413.")
     ] = DEFAULT_MAX_BODY_BYTES,
 ) -> None:
-    """Serve gpurent's JSON API: /api/gpus, /api/offers, /api/estimate, /api/plan, /api/health;
-    the OpenAPI schema at /docs and /openapi.json (docs/serve.md).
+    """Serve gpurent's dashboard (http://127.0.0.1:8000/: plan, offers, spot, bench, vendors) and
+    its JSON API: /api/gpus, /api/offers, /api/estimate, /api/plan, /api/health; the OpenAPI
+    schema at /docs and /openapi.json (docs/serve.md).
 
     Example: `gpurent serve`, then `curl -s localhost:8000/api/gpus`.
     """
@@ -57,7 +58,8 @@ def serve(
     guard = "token required" if settings.token else "no token"
     scope = "this machine only" if is_loopback(host) else "reachable from the network"
     err_console.print(
-        f"gpurent serve: http://{where}:{port}/docs ({scope}, {guard})",
+        f"gpurent serve: http://{where}:{port}/ (the dashboard; the API at /docs; {scope}, "
+        f"{guard})",
         highlight=False,
         markup=False,
         soft_wrap=True,

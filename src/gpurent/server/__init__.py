@@ -1,4 +1,4 @@
-"""The web room: `gpurent serve`'s FastAPI app (JSON API now; pages, spend and budgets to come).
+"""The web room: `gpurent serve`'s FastAPI app (JSON API, dashboard; spend, budgets to come).
 
 Only the CLI imports this room; it imports report and the core rooms, never the CLI. FastAPI is
 imported here alone (the `server` extra); docs/serve.md says what exists and what is coming.

@@ -12,6 +12,8 @@ from gpurent.server import (
     catalog_api,
     estimate_api,
     health_api,
+    pages,
+    pages_data,
     plan_api,
     pricing_api,
     replies,
@@ -19,6 +21,7 @@ from gpurent.server import (
     spot_api,
     spot_history_api,
     spot_zones_api,
+    static_files,
     vendors_api,
 )
 from gpurent.server.guard import Guard
@@ -50,6 +53,9 @@ def create_app(settings: ServerSettings) -> Any:
         spot_zones_api.router,
         spot_history_api.router,
         serving_api.router,
+        static_files.router,
+        pages.router,
+        pages_data.router,
     ):
         api.include_router(router)
     return Guard(api, token=settings.token, max_body_bytes=settings.max_body_bytes)

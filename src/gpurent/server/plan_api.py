@@ -35,6 +35,7 @@ from gpurent.plan.constraints import (
     Risk,
 )
 from gpurent.plan.planner import make_plan
+from gpurent.plan.result import Plan
 from gpurent.plan.scenarios import Scenario, get_scenario
 from gpurent.plan.signal_store import signal_rates_for
 from gpurent.pricing.costs import DEFAULT_STORAGE_GB_PER_NODE, CostAssumptions
@@ -170,6 +171,22 @@ def plan(req: PlanRequest) -> Any:
     scenario = get_scenario(req.scenario) if req.scenario else None
     if scenario is not None and scenario.name == "inference":
         return _serving_plan(req)  # as `gpurent plan --scenario inference`: a serving plan
+    result, doc = plan_for(req)
+    if not result.feasible:
+        reason = result.infeasible_reasons[0] if result.infeasible_reasons else "no candidate"
+        return error_reply(409, f"nothing meets the request: {reason}", plan=doc)
+    return doc
+
+
+def plan_for(req: PlanRequest) -> tuple[Plan, dict[str, Any]]:
+    """The plan for `req` and its `gpurent plan --json` document: what /api/plan answers and the
+    planner page renders (the same core call as the CLI). A job plan: `scenario: inference` (a
+    serving plan, which `plan` answers through POST /api/plan/serve's core) is refused here."""
+    scenario = get_scenario(req.scenario) if req.scenario else None
+    if scenario is not None and scenario.name == "inference":
+        raise InputError(
+            'scenario "inference" plans a service, not a job: POST /api/plan/serve (or /api/plan)'
+        )
     work = _workload(req, scenario)
     hours = check(req.deadline_hours, "deadline_hours", v.bounded(v.positive, most=v.MAX_HOURS))
     deadline_s = None if hours is None else hours * 3600.0
@@ -210,7 +227,4 @@ def plan(req: PlanRequest) -> Any:
     )
     result = make_plan(work, offers, constraints, assumptions, load_estimator(), scenario=scenario)
     doc = plan_document(result, assumptions.storage_gb_per_node, price_warnings(result, now_utc()))
-    if not result.feasible:
-        reason = result.infeasible_reasons[0] if result.infeasible_reasons else "no candidate"
-        return error_reply(409, f"nothing meets the request: {reason}", plan=doc)
-    return doc
+    return result, doc
