@@ -27,6 +27,9 @@ samples_table = sa.Table(
     sa.Column("xid", sa.String(256), nullable=False, default=""),
     *(sa.Column(name, sa.Float, nullable=True) for name in HOST_COLUMNS),
     sa.Column("sources_id", sa.Integer, nullable=False, default=0),
+    # which machine pushed the row (`gpurent serve`'s fleet); '' for a local recording
+    sa.Column("machine", sa.String(128), nullable=False, server_default=""),
+    sa.Index("ix_monitor_samples_machine_timestamp", "machine", "timestamp"),
 )
 """One row per GPU per sample (host metrics on every row); sources in their own table."""
 
@@ -44,7 +47,13 @@ def create_schema(engine: Any) -> None:
     metadata.create_all(engine)
 
 
-_DEFAULTS: dict[str, Any] = {"gpu_name": "", "gpu_uuid": "", "lost": False, "xid": ""}
+_DEFAULTS: dict[str, Any] = {
+    "gpu_name": "",
+    "gpu_uuid": "",
+    "lost": False,
+    "xid": "",
+    "machine": "",
+}
 
 
 def _source_ids(conn: Any, texts: set[str]) -> dict[str, int]:
@@ -92,9 +101,14 @@ def insert_rows(conn: Any, rows: Sequence[dict[str, Any]]) -> int:
 
 
 def select_rows(
-    conn: Any, *, since_s: float | None = None, until_s: float | None = None
+    conn: Any,
+    *,
+    since_s: float | None = None,
+    until_s: float | None = None,
+    machine: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The sample rows in [since_s, until_s] (Unix seconds), oldest first, with their sources."""
+    """The sample rows in [since_s, until_s] (Unix seconds), oldest first, with their sources;
+    only `machine`'s rows when it is given."""
     query = (
         sa.select(samples_table, sources_table.c.text.label("sources"))
         .join(sources_table, sources_table.c.id == samples_table.c.sources_id, isouter=True)
@@ -104,6 +118,8 @@ def select_rows(
         query = query.where(samples_table.c.timestamp >= since_s)
     if until_s is not None:
         query = query.where(samples_table.c.timestamp <= until_s)
+    if machine is not None:
+        query = query.where(samples_table.c.machine == machine)
     return [dict(row._mapping) for row in conn.execute(query)]
 
 
