@@ -42,10 +42,20 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
 
 class Guard:
     """Refuses a request without `Authorization: Bearer <token>` (401, when a token is set) and
-    one whose body is over `max_body_bytes` (413), by its Content-Length or as it streams in."""
+    one whose body is over `max_body_bytes` (413), by its Content-Length or as it streams in.
+    `own_token_paths` (the monitor push) skip the bearer check: their route checks a token of
+    its own (each machine's), so a machine that only pushes never holds the server's token."""
 
-    def __init__(self, app: Asgi, *, token: str | None, max_body_bytes: int) -> None:
+    def __init__(
+        self,
+        app: Asgi,
+        *,
+        token: str | None,
+        max_body_bytes: int,
+        own_token_paths: tuple[str, ...] = (),
+    ) -> None:
         self.app = app
+        self.own_token_paths = frozenset(own_token_paths)
         self._expected = None if token is None else f"Bearer {token}".encode()
         self.max_body_bytes = max_body_bytes
 
@@ -54,7 +64,7 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if self._expected is not None:
+        if self._expected is not None and scope.get("path") not in self.own_token_paths:
             given = _header(scope, b"authorization") or b""
             if not hmac.compare_digest(given, self._expected):
                 await _refuse(

@@ -1,0 +1,210 @@
+"""The server's fleet: the store (opened on first use), the running spend per machine, the
+budget checks on each ingest and the webhook sender thread (off the request path)."""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpurent.http import URLLIB_HTTP, Http, HttpError
+from gpurent.monitor.budget import BudgetRule, crossed, webhook_payload
+from gpurent.monitor.sample import from_rows
+from gpurent.monitor.spend import MachinePlan, SpendTracker
+from gpurent.userdata import data_home
+
+DB_FILE = "serve.db"
+WEBHOOK_ATTEMPTS = 3
+WEBHOOK_TIMEOUT_S = 5.0
+
+
+def default_db() -> Path:
+    """The store `gpurent serve` uses without --db: serve.db in the gpurent data directory."""
+    return data_home() / DB_FILE
+
+
+def plan_of(machine: Any) -> MachinePlan:
+    """The spend core's view of a stored machine."""
+    return MachinePlan(
+        name=machine.name,
+        job=machine.job,
+        project=machine.project,
+        price_usd_per_hour=machine.price_usd_per_hour,
+        gpu_count=machine.gpu_count,
+        plan_hours=machine.plan_hours,
+        plan_cost_usd=machine.plan_cost_usd,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Webhook:
+    alert_id: int
+    url: str
+    payload: dict[str, Any]
+
+
+class Fleet:
+    """What the monitor and budget endpoints share. Writes go one at a time (`lock`)."""
+
+    def __init__(
+        self,
+        db: str | None,
+        *,
+        webhook_http: Http = URLLIB_HTTP,
+        clock: Callable[[], float] = time.time,
+        webhook_backoff_s: float = 1.0,
+    ) -> None:
+        self._db = db
+        self._engine: Any = None
+        self.lock = threading.RLock()
+        self.clock = clock
+        self.tracker = SpendTracker()
+        self._seeded_all = False
+        self._http = webhook_http
+        self._backoff_s = webhook_backoff_s
+        self._webhooks: queue.Queue[_Webhook] = queue.Queue(maxsize=10_000)
+        self._sender: threading.Thread | None = None
+
+    @property
+    def engine(self) -> Any:
+        """The store's engine, its tables created on first use."""
+        with self.lock:
+            if self._engine is None:
+                from gpurent.store import create_schema, open_engine
+
+                target: str | Path = self._db if self._db else default_db()
+                if "://" not in str(target):
+                    Path(target).expanduser().parent.mkdir(parents=True, exist_ok=True)
+                engine = open_engine(target)
+                create_schema(engine)
+                self._engine = engine
+            return self._engine
+
+    # --- spend tracking -------------------------------------------------------------------
+
+    def _seed(self, conn: Any, machine: Any) -> None:
+        from gpurent.store import select_rows
+
+        rows = select_rows(conn, machine=machine.name)
+        self.tracker.start(plan_of(machine), from_rows(rows))
+
+    def _seed_all(self, conn: Any) -> None:
+        from gpurent.store.fleet import list_machines
+
+        if self._seeded_all:
+            return
+        for m in list_machines(conn):
+            if not self.tracker.knows(m.name):
+                self._seed(conn, m)
+        self._seeded_all = True
+
+    def forget(self) -> None:
+        """Drop the running spend (a machine was registered again): re-read on next use."""
+        with self.lock:
+            self.tracker = SpendTracker()
+            self._seeded_all = False
+
+    def ingest(self, machine: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Store `machine`'s rows, add them to its running spend and fire the budget thresholds
+        they cross; returns the alerts fired (their webhooks are sent later, by a thread)."""
+        from gpurent.store import insert_rows
+        from gpurent.store.fleet import add_alert, budgets_for, list_alerts
+
+        for row in rows:
+            row["machine"] = machine.name
+        fired: list[dict[str, Any]] = []
+        with self.lock, self.engine.begin() as conn:
+            if not self.tracker.knows(machine.name):
+                self._seed(conn, machine)
+            insert_rows(conn, rows)
+            self.tracker.add(machine.name, from_rows(rows))
+            budgets = budgets_for(conn, job=machine.job, project=machine.project)
+            if budgets:
+                self._seed_all(conn)
+            now_s = self.clock()
+            for b in budgets:
+                spend = (
+                    self.tracker.spent_usd(job=b.name)
+                    if b.scope == "job"
+                    else self.tracker.spent_usd(project=b.name)
+                )
+                done = [a.threshold for a in list_alerts(conn, b.id)]
+                for t in crossed(b.thresholds, b.limit_usd, spend, done):
+                    alert = add_alert(
+                        conn,
+                        budget_id=b.id,
+                        threshold=t,
+                        spend_usd=spend,
+                        limit_usd=b.limit_usd,
+                        now_s=now_s,
+                    )
+                    if alert is None:
+                        continue
+                    rule = BudgetRule(
+                        scope=b.scope, name=b.name, limit_usd=b.limit_usd, thresholds=b.thresholds
+                    )
+                    payload = webhook_payload(rule, threshold=t, spend_usd=spend, fired_s=now_s)
+                    fired.append(payload)
+                    if b.webhook_url:
+                        self._enqueue(_Webhook(alert.id, b.webhook_url, payload))
+        return fired
+
+    # --- webhooks -------------------------------------------------------------------------
+
+    def _enqueue(self, hook: _Webhook) -> None:
+        try:
+            self._webhooks.put_nowait(hook)
+        except queue.Full:
+            return  # the alert stays recorded with an empty webhook state
+        if self._sender is None or not self._sender.is_alive():
+            self._sender = threading.Thread(
+                target=self._send_loop, name="gpurent-webhooks", daemon=True
+            )
+            self._sender.start()
+
+    def _send_loop(self) -> None:
+        while True:
+            hook = self._webhooks.get()
+            state, attempts = self._deliver(hook)
+            try:
+                from gpurent.store.fleet import set_webhook_state
+
+                with self.lock, self.engine.begin() as conn:
+                    set_webhook_state(conn, hook.alert_id, state=state, attempts=attempts)
+            except Exception:
+                pass
+            finally:
+                self._webhooks.task_done()
+
+    def _deliver(self, hook: _Webhook) -> tuple[str, int]:
+        """POST the payload, retried up to WEBHOOK_ATTEMPTS times on failure or non-2xx."""
+        body = json.dumps(hook.payload).encode()
+        problem = ""
+        for attempt in range(1, WEBHOOK_ATTEMPTS + 1):
+            try:
+                reply = self._http.post(
+                    hook.url,
+                    timeout_s=WEBHOOK_TIMEOUT_S,
+                    max_bytes=64 * 1024,
+                    headers={"Content-Type": "application/json", "User-Agent": "gpurent"},
+                    body=body,
+                    deadline_s=WEBHOOK_TIMEOUT_S * 2,
+                )
+            except HttpError as exc:
+                problem = f"failed: {exc.reason}"
+            else:
+                if reply.ok:
+                    return f"sent HTTP {reply.status}", attempt
+                problem = f"failed: HTTP {reply.status}"
+            if attempt < WEBHOOK_ATTEMPTS:
+                time.sleep(self._backoff_s * attempt)
+        return problem, WEBHOOK_ATTEMPTS
+
+    def wait_webhooks(self) -> None:
+        """Block until every queued webhook was tried (tests, shutdown)."""
+        self._webhooks.join()
