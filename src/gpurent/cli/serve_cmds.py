@@ -80,6 +80,7 @@ def serve(
     if demo and port == 0:  # the demo must know where to push
         port = _free_port(host)
     app = create_app(settings)
+    app.app.state.fleet.engine  # noqa: B018 - opens the store now: a bad --db fails here, once
     where = f"[{host}]" if ":" in host else host
     guard = "token required" if settings.token else "no token"
     scope = "this machine only" if is_loopback(host) else "reachable from the network"

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpurent.errors import DataError
 from gpurent.http import URLLIB_HTTP, Http, HttpError
 from gpurent.monitor.budget import BudgetRule, crossed, webhook_payload
 from gpurent.monitor.sample import from_rows
@@ -75,13 +76,22 @@ class Fleet:
         """The store's engine, its tables created on first use."""
         with self.lock:
             if self._engine is None:
+                import sqlalchemy as sa
+
                 from gpurent.store import create_schema, open_engine
+                from gpurent.store.db import shown_url
 
                 target: str | Path = self._db if self._db else default_db()
-                if "://" not in str(target):
-                    Path(target).expanduser().parent.mkdir(parents=True, exist_ok=True)
-                engine = open_engine(target)
-                create_schema(engine)
+                try:
+                    if "://" not in str(target):
+                        Path(target).expanduser().parent.mkdir(parents=True, exist_ok=True)
+                    engine = open_engine(target)
+                    create_schema(engine)
+                except (sa.exc.SQLAlchemyError, OSError) as exc:
+                    why = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+                    raise DataError(
+                        f"--db {shown_url(str(target))}: cannot open the store ({why})"
+                    ) from None
                 self._engine = engine
             return self._engine
 

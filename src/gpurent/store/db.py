@@ -26,7 +26,7 @@ def store_url(target: str | Path, *, read_only: bool = False) -> str:
     return f"sqlite:///{path}"
 
 
-def _without_password(url: str) -> str:
+def shown_url(url: str) -> str:
     """The URL for a message: a password (user:secret@) replaced by ***."""
     return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
 
@@ -35,7 +35,7 @@ def open_engine(target: str | Path, *, read_only: bool = False) -> Any:
     """A SQLAlchemy Engine for a path or URL. Creates no file until first use; with
     `read_only`, a SQLite file is opened read-only and left byte for byte as it was."""
     url = store_url(target, read_only=read_only)
-    shown = _without_password(url)
+    shown = shown_url(url)
     try:
         engine = sa.create_engine(url)
     except sa.exc.NoSuchModuleError:
