@@ -361,8 +361,8 @@ def test_the_alert_rules_are_valid_prometheus_rules(admin: httpx.Client, tmp_pat
     ]
     promtool = shutil.which("promtool")
     if promtool is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("promtool is missing in CI: .ci/prometheus-up.sh installs it")
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("promtool is missing in CI: .ci/promtool-up.sh installs it")
         pytest.skip("promtool (Debian's prometheus package) is not installed")
     path = tmp_path / "rules.yml"
     path.write_text(reply.text)
@@ -370,3 +370,47 @@ def test_the_alert_rules_are_valid_prometheus_rules(admin: httpx.Client, tmp_pat
         [promtool, "check", "rules", str(path)], check=False, capture_output=True, text=True
     )
     assert check.returncode == 0, check.stdout + check.stderr
+    # and they fire as meant: a monitor's spend climbing 20 USD a minute against the 200 USD
+    # budget is over 50% from minute 5 (firing a minute later), over 80% only from minute 8
+    labels = {"severity": "warning", "gpurent_scope": "project", "gpurent_budget": "rules-p"}
+    summary = "project rules-p spent {} USD, over {} of its 200 USD budget"
+    unit = {
+        "rule_files": [path.name],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": [
+                    {
+                        "series": 'gpurent_cost_spent_usd{gpurent_project="rules-p",machine="m1"}',
+                        "values": "0+20x20",
+                    },
+                    {  # another project's machine counts for nothing here
+                        "series": 'gpurent_cost_spent_usd{gpurent_project="other",machine="m2"}',
+                        "values": "1000+0x20",
+                    },
+                ],
+                "alert_rule_test": [
+                    {"eval_time": "5m", "alertname": "GpurentBudgetThreshold", "exp_alerts": []},
+                    {
+                        "eval_time": "8m",
+                        "alertname": "GpurentBudgetThreshold",
+                        "exp_alerts": [
+                            {
+                                "exp_labels": {**labels, "threshold": "0.5"},
+                                "exp_annotations": {"summary": summary.format("160.00", "50%")},
+                            }
+                        ],
+                    },
+                ],
+            }
+        ],
+    }
+    (tmp_path / "unit.yml").write_text(yaml.safe_dump(unit))
+    tested = subprocess.run(
+        [promtool, "test", "rules", str(tmp_path / "unit.yml")],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert tested.returncode == 0, tested.stdout + tested.stderr
