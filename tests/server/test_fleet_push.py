@@ -231,6 +231,8 @@ def test_a_fake_gpu_monitor_pushes_the_series_grows_and_spend_matches_the_meter(
     assert math.isclose(
         mine["idle_wasted_usd"], expected.idle_wasted_usd, rel_tol=1e-9, abs_tol=1e-12
     )
+    assert expected.underused_wasted_usd > 0  # the demo scenario under-uses its GPUs
+    assert math.isclose(mine["underused_wasted_usd"], expected.underused_wasted_usd, rel_tol=1e-9)
     assert math.isclose(mine["spent_usd"], 0.30, rel_tol=1e-9)  # 30 samples x 1 s x 1 cent
     assert math.isclose(mine["burn_usd_per_hour"], price, rel_tol=1e-6)
     remaining_h = 1.0 - 30 / 3600

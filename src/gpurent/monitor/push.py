@@ -162,15 +162,39 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _bad(i: int, key: str) -> InputError:
+    if key in _FLOATS:
+        return InputError(f"rows[{i}].{key} must be a finite number or null")
+    if key in _INTS or key == "gpu":
+        top = _MAX_GPU_INDEX if key == "gpu" else _MAX_INT
+        return InputError(f"rows[{i}].{key} must be an integer in 0-{top} or null")
+    if key == "lost":
+        return InputError(f"rows[{i}].lost must be true or false")
+    return InputError(f"rows[{i}].{key} must be text of at most {_TEXT_LIMITS[key]} characters")
+
+
+def _ok(key: str, value: Any) -> bool:
+    """Whether a non-null cell is what its column holds (the slow path: ints, bools, texts)."""
+    kind = type(value)
+    if key in _FLOATS:
+        return kind is int and abs(value) <= 1e15
+    if key in _INTS or key == "gpu":
+        top = _MAX_GPU_INDEX if key == "gpu" else _MAX_INT
+        return kind is int and 0 <= value <= top
+    if key == "lost":
+        return kind is bool
+    return kind is str and len(value) <= _TEXT_LIMITS[key]
+
+
 def check_pushed_rows(rows: object) -> list[dict[str, Any]]:
     """The pushed rows when every one is a flat sample row (`COLUMNS`: known names only, a
     finite `timestamp`, finite numbers or null, bounded texts); else InputError naming the first
     bad row and column. The row count is the caller's to bound (`MAX_PUSH_ROWS`)."""
     if not isinstance(rows, list):
         raise InputError("rows must be a list of sample rows")
-    out: list[dict[str, Any]] = []
+    floats, isfinite = _FLOATS, math.isfinite
     for i, row in enumerate(rows):
-        if not isinstance(row, dict):
+        if type(row) is not dict:
             raise InputError(f"rows[{i}] must be an object of sample columns")
         unknown = row.keys() - _KNOWN
         if unknown:
@@ -178,26 +202,14 @@ def check_pushed_rows(rows: object) -> list[dict[str, Any]]:
                 f"rows[{i}]: unknown column {sorted(unknown)[0][:64]!r} (see docs/monitor.md)"
             )
         ts: Any = row.get("timestamp")
-        if not (_number(ts) and math.isfinite(ts) and 0 <= ts <= _MAX_TIMESTAMP_S):
+        if not (_number(ts) and isfinite(ts) and 0 <= ts <= _MAX_TIMESTAMP_S):
             raise InputError(f"rows[{i}].timestamp must be Unix seconds, got {str(ts)[:32]}")
         for key, value in row.items():
             if value is None or key == "timestamp":
                 continue
-            if key in _FLOATS:
-                if not (_number(value) and math.isfinite(value) and abs(value) <= 1e15):
-                    raise InputError(f"rows[{i}].{key} must be a finite number or null")
-            elif key in _INTS or key == "gpu":
-                top = _MAX_GPU_INDEX if key == "gpu" else _MAX_INT
-                if not (isinstance(value, int) and not isinstance(value, bool)):
-                    raise InputError(f"rows[{i}].{key} must be an integer or null")
-                if not 0 <= value <= top:
-                    raise InputError(f"rows[{i}].{key} must be in 0-{top}")
-            elif key == "lost":
-                if not isinstance(value, bool):
-                    raise InputError(f"rows[{i}].lost must be true or false")
-            elif not (isinstance(value, str) and len(value) <= _TEXT_LIMITS[key]):
-                raise InputError(
-                    f"rows[{i}].{key} must be text of at most {_TEXT_LIMITS[key]} characters"
-                )
-        out.append(row)
-    return out
+            if type(value) is float and key in floats:  # the common case, kept fast
+                if not (isfinite(value) and -1e15 <= value <= 1e15):
+                    raise _bad(i, key)
+            elif not _ok(key, value):
+                raise _bad(i, key)
+    return rows

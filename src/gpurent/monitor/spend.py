@@ -13,15 +13,38 @@ Method (docs/serve.md "Spend"):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from gpurent.monitor.cost import CostMeter, InstancePrice, meter
 from gpurent.monitor.rules import Thresholds
-from gpurent.monitor.sample import Sample
+from gpurent.monitor.sample import GpuSample, Sample
 from gpurent.units import SECONDS_PER_HOUR
 
 DEFAULT_WINDOW_S = 300.0
+
+
+def cost_samples(rows: Iterable[Mapping[str, Any]]) -> list[Sample]:
+    """Samples with what the cost meter reads (time; each GPU's index, lost flag, SM and busy
+    %) from checked flat rows, oldest first: the meter over them equals the meter over the full
+    samples (`monitor.sample.from_rows`), at a fraction of the cost of decoding every column."""
+    grouped: dict[float, list[GpuSample]] = {}
+    for r in rows:
+        gpus = grouped.setdefault(float(r["timestamp"]), [])
+        if r.get("gpu") is not None:
+            gpus.append(
+                GpuSample(
+                    index=int(r["gpu"]),
+                    lost=bool(r.get("lost") or False),
+                    sm_util_pct=r.get("sm_util_pct"),
+                    gpu_busy_pct=r.get("gpu_busy_pct"),
+                )
+            )
+    return [
+        Sample(timestamp_s=ts, gpus=tuple(sorted(grouped[ts], key=lambda g: g.index)))
+        for ts in sorted(grouped)
+    ]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -207,6 +230,10 @@ class SpendTracker:
         if m is not None:
             for s in samples:
                 m.add(s)
+
+    def metered(self, machine: str) -> bool:
+        """True when `machine` is started and has a price (its samples count)."""
+        return machine in self._meters
 
     def spent_usd(self, *, job: str = "", project: str = "") -> float:
         """Money spent by the machines of `job` (or of `project`)."""

@@ -139,6 +139,7 @@ def add_budget(req: BudgetIn, request: Request) -> BudgetOut:
             webhook_url=url,
             created_s=f.clock(),
         )
+    f.budgets_changed()
     if stored is None:
         raise HTTPException(409, f"{scope} {name!r} has a budget already")
     return _out(stored, _spend_by_scope(request).get((scope, name), 0.0), [])

@@ -15,8 +15,7 @@ from typing import Any
 from gpurent.errors import DataError
 from gpurent.http import URLLIB_HTTP, Http, HttpError
 from gpurent.monitor.budget import BudgetRule, crossed, webhook_payload
-from gpurent.monitor.sample import from_rows
-from gpurent.monitor.spend import MachinePlan, SpendTracker
+from gpurent.monitor.spend import MachinePlan, SpendTracker, cost_samples
 from gpurent.userdata import data_home
 
 DB_FILE = "serve.db"
@@ -66,6 +65,7 @@ class Fleet:
         self.clock = clock
         self.tracker = SpendTracker()
         self._seeded_all = False
+        self._budgets: list[Any] | None = None  # every budget, read again after a change
         self._http = webhook_http
         self._backoff_s = webhook_backoff_s
         self._webhooks: queue.Queue[_Webhook] = queue.Queue(maxsize=10_000)
@@ -100,8 +100,9 @@ class Fleet:
     def _seed(self, conn: Any, machine: Any) -> None:
         from gpurent.store import select_rows
 
-        rows = select_rows(conn, machine=machine.name)
-        self.tracker.start(plan_of(machine), from_rows(rows))
+        plan = plan_of(machine)
+        rows = select_rows(conn, machine=machine.name) if plan.price() is not None else []
+        self.tracker.start(plan, cost_samples(rows))
 
     def _seed_all(self, conn: Any) -> None:
         from gpurent.store.fleet import list_machines
@@ -113,17 +114,35 @@ class Fleet:
                 self._seed(conn, m)
         self._seeded_all = True
 
+    def budgets_changed(self) -> None:
+        """A budget was added: read them again on the next ingest."""
+        with self.lock:
+            self._budgets = None
+
+    def _budgets_for(self, conn: Any, job: str, project: str) -> list[Any]:
+        from gpurent.store.fleet import list_budgets
+
+        if self._budgets is None:
+            self._budgets = list_budgets(conn)
+        return [
+            b
+            for b in self._budgets
+            if (b.scope == "job" and job and b.name == job)
+            or (b.scope == "project" and project and b.name == project)
+        ]
+
     def forget(self) -> None:
         """Drop the running spend (a machine was registered again): re-read on next use."""
         with self.lock:
             self.tracker = SpendTracker()
             self._seeded_all = False
+            self._budgets = None
 
     def ingest(self, machine: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Store `machine`'s rows, add them to its running spend and fire the budget thresholds
         they cross; returns the alerts fired (their webhooks are sent later, by a thread)."""
         from gpurent.store import insert_rows
-        from gpurent.store.fleet import add_alert, budgets_for, list_alerts
+        from gpurent.store.fleet import add_alert, list_alerts
 
         for row in rows:
             row["machine"] = machine.name
@@ -132,8 +151,9 @@ class Fleet:
             if not self.tracker.knows(machine.name):
                 self._seed(conn, machine)
             insert_rows(conn, rows)
-            self.tracker.add(machine.name, from_rows(rows))
-            budgets = budgets_for(conn, job=machine.job, project=machine.project)
+            if self.tracker.metered(machine.name):
+                self.tracker.add(machine.name, cost_samples(rows))
+            budgets = self._budgets_for(conn, machine.job, machine.project)
             if budgets:
                 self._seed_all(conn)
             now_s = self.clock()

@@ -16,7 +16,7 @@ from gpurent.monitor.budget import check_name
 from gpurent.monitor.push import MAX_PUSH_ROWS, PUSH_PATH, TOKEN_HEADER, check_pushed_rows
 from gpurent.monitor.rules import diagnose
 from gpurent.monitor.sample import from_rows
-from gpurent.monitor.spend import DEFAULT_WINDOW_S, group_spend, machine_spend
+from gpurent.monitor.spend import DEFAULT_WINDOW_S, cost_samples, group_spend, machine_spend
 from gpurent.report.jsonable import to_jsonable
 from gpurent.server.fleet_state import Fleet, plan_of
 from gpurent.server.params import check, required
@@ -332,7 +332,7 @@ def spend_of_fleet(f: Fleet, window_s: float) -> SpendOut:
         spends = [
             machine_spend(
                 plan_of(m),
-                from_rows(select_rows(conn, machine=m.name)),
+                cost_samples(select_rows(conn, machine=m.name)),
                 now_s=now_s,
                 window_s=window_s,
             )

@@ -232,15 +232,6 @@ def list_budgets(conn: Any) -> list[Budget]:
     return [_budget(row) for row in conn.execute(query)]
 
 
-def budgets_for(conn: Any, *, job: str, project: str) -> list[Budget]:
-    """The budgets on `job` and on `project` (blank names match none)."""
-    wanted = [(s, n) for s, n in (("job", job), ("project", project)) if n]
-    if not wanted:
-        return []
-    clauses = [sa.and_(budgets_table.c.scope == s, budgets_table.c.name == n) for s, n in wanted]
-    return [_budget(row) for row in conn.execute(sa.select(budgets_table).where(sa.or_(*clauses)))]
-
-
 def _alert(row: Any) -> Alert:
     m = row._mapping
     return Alert(
