@@ -8,6 +8,7 @@ samples at 1 Hz (what `gpurent monitor --push` sends), from `--clients` client t
 One row is one GPU sample; 250 machines x 8 GPUs at 1 Hz is 2,000 rows/s (the target).
 
 Run: PYTHONPATH=src python benchmarks/bench_push_ingest.py [--machines 250] [--rounds 10]
+(PostgreSQL: the run's machines stay in that database, named after the run; use a test one.)
 """
 
 from __future__ import annotations
@@ -84,17 +85,19 @@ def run(db: str, label: str, args: argparse.Namespace) -> None:
         template = _template()
         with httpx.Client(base_url=url, timeout=60) as client:
             tokens = []
+            run_id = f"{int(time.time() * 1000) % 10**9:09d}"  # PostgreSQL keeps earlier runs
             for i in range(args.machines):
-                job = f"job-{i % max(1, args.machines // 8)}"
+                job = f"r{run_id}-job-{i % max(1, args.machines // 8)}"
                 reply = client.post(
                     "/api/machines",
-                    json={"name": f"m{i:04d}", "job": job, "price_usd_per_hour": 98.32},
+                    json={"name": f"r{run_id}-m{i:04d}", "job": job, "price_usd_per_hour": 98.32},
                 )
                 reply.raise_for_status()
                 tokens.append(reply.json()["token"])
             for j in range(0, max(1, args.machines // 8), 10):
                 client.post(
-                    "/api/budgets", json={"scope": "job", "name": f"job-{j}", "limit_usd": 1e6}
+                    "/api/budgets",
+                    json={"scope": "job", "name": f"r{run_id}-job-{j}", "limit_usd": 1e6},
                 ).raise_for_status()
 
         def batch(round_no: int) -> list[dict[str, Any]]:

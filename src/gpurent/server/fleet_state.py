@@ -66,6 +66,7 @@ class Fleet:
         self.tracker = SpendTracker()
         self._seeded_all = False
         self._budgets: list[Any] | None = None  # every budget, read again after a change
+        self._by_digest: dict[str, Any] = {}  # token SHA-256 -> machine, for known tokens
         self._http = webhook_http
         self._backoff_s = webhook_backoff_s
         self._webhooks: queue.Queue[_Webhook] = queue.Queue(maxsize=10_000)
@@ -131,9 +132,32 @@ class Fleet:
             or (b.scope == "project" and project and b.name == project)
         ]
 
-    def forget(self) -> None:
-        """Drop the running spend (a machine was registered again): re-read on next use."""
+    def machine_for_token(self, token: str) -> Any:
+        """The machine `token` belongs to, or None. Found ones are remembered by the token's
+        SHA-256 (no one can aim at a prefix of it); a registration clears what is remembered."""
+        from gpurent.store.fleet import machine_for_token, token_digest
+
+        digest = token_digest(token)
+        known = self._by_digest.get(digest)
+        if known is not None:
+            return known
+        with self.engine.connect() as conn:
+            machine = machine_for_token(conn, token)
+        if machine is not None:
+            with self.lock:
+                self._by_digest[digest] = machine
+        return machine
+
+    def machine_added(self) -> None:
+        """A new machine was registered: budgets count it from the next ingest on."""
         with self.lock:
+            self._by_digest = {}
+            self._seeded_all = False
+
+    def forget(self) -> None:
+        """Drop what is remembered (a machine was registered): re-read on next use."""
+        with self.lock:
+            self._by_digest = {}
             self.tracker = SpendTracker()
             self._seeded_all = False
             self._budgets = None

@@ -221,6 +221,7 @@ def register_machine(req: MachineIn, request: Request) -> Registered:
     machine = checked_machine(req, f.clock())
     with f.lock, f.engine.begin() as conn:
         token = add_machine(conn, machine)
+    f.machine_added()
     if token is None:
         raise HTTPException(
             409, f"machine {machine.name!r} is registered already; pick another name"
@@ -280,22 +281,22 @@ async def push(
     """Store a batch of `gpurent monitor --push` rows for the machine the token names, then
     check the budgets of its job and project. 401 without the machine's token, 413 over
     2,000 rows, 422 for a row that is not a sample row."""
-    from gpurent.store.fleet import machine_for_token
-
     f = fleet(request)
     token = x_gpurent_machine_token or ""
     if not token:
         raise _unauthorised()
+    body = await request.body()  # buffered by the guard already, within its size limit
+    machine, alerts, count = await run_in_threadpool(_push, f, token, body)
+    return PushReply(machine=machine, rows=count, alerts=alerts)
 
-    def find() -> Any:
-        with f.engine.connect() as conn:
-            return machine_for_token(conn, token)
 
-    machine = await run_in_threadpool(find)
+def _push(f: Fleet, token: str, body: bytes) -> tuple[str, list[dict[str, Any]], int]:
+    """The push's work, off the event loop: the token first, then the body, then the store."""
+    machine = f.machine_for_token(token)
     if machine is None:
         raise _unauthorised()
     try:
-        doc = json.loads(await request.body())
+        doc = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         raise InputError('the body is not JSON; send {"rows": [...]}') from None
     if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
@@ -309,13 +310,8 @@ async def push(
         raise HTTPException(
             413, f"{len(doc['rows'])} rows in one push; send at most {MAX_PUSH_ROWS}"
         )
-
-    def work() -> list[dict[str, Any]]:
-        rows = check_pushed_rows(doc["rows"])
-        return f.ingest(machine, rows)
-
-    alerts = await run_in_threadpool(work)
-    return PushReply(machine=machine.name, rows=len(doc["rows"]), alerts=alerts)
+    rows = check_pushed_rows(doc["rows"])
+    return machine.name, f.ingest(machine, rows), len(rows)
 
 
 def _window(window_s: float) -> float:
