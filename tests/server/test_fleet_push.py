@@ -416,3 +416,33 @@ def test_the_alert_rules_are_valid_prometheus_rules(admin: httpx.Client, tmp_pat
         text=True,
     )
     assert tested.returncode == 0, tested.stdout + tested.stderr
+
+
+def test_after_a_restart_budgets_count_the_stored_spend_once(tmp_path: Path) -> None:
+    """A second server on the same store picks up the spend pushed to the first (no more, no
+    less): 30 s before the restart and 10 s after, at a cent a second, is 0.40 USD."""
+    db = str(tmp_path / "restart.db")
+    clock = Clock()
+    rows = [{"timestamp": T0 + i, "gpu": 0, "gpu_busy_pct": 90.0} for i in range(40)]
+    first = _serve(ServerSettings(db=db), clock=clock)
+    url = next(first)
+    token = httpx.post(
+        f"{url}/api/machines", json={"name": "r-1", "job": "r-job", "price_usd_per_hour": 36.0}
+    ).json()["token"]
+    push = f"{url}/api/monitor/push"
+    assert httpx.post(push, json={"rows": rows[:30]}, headers={TOKEN_HEADER: token}).is_success
+    first.close()  # stops the server
+
+    second = _serve(ServerSettings(db=db), clock=clock)
+    url = next(second)
+    try:
+        budget = {"scope": "job", "name": "r-job", "limit_usd": 0.5, "thresholds": [0.5, 1.0]}
+        assert httpx.post(f"{url}/api/budgets", json=budget).status_code == 201
+        reply = httpx.post(
+            f"{url}/api/monitor/push", json={"rows": rows[30:]}, headers={TOKEN_HEADER: token}
+        )
+        assert reply.status_code == 200
+        (alert,) = reply.json()["alerts"]
+        assert alert["threshold"] == 0.5 and math.isclose(alert["spend_usd"], 0.40, rel_tol=1e-6)
+    finally:
+        second.close()

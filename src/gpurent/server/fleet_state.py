@@ -3,6 +3,7 @@ budget checks on each ingest and the webhook sender thread (off the request path
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import threading
@@ -64,9 +65,10 @@ class Fleet:
         self.lock = threading.RLock()
         self.clock = clock
         self.tracker = SpendTracker()
-        self._seeded_all = False
+        self._seeded_scopes: set[tuple[str, str]] = set()
         self._budgets: list[Any] | None = None  # every budget, read again after a change
         self._by_digest: dict[str, Any] = {}  # token SHA-256 -> machine, for known tokens
+        self._fired: dict[int, set[float]] = {}  # budget id -> thresholds fired
         self._http = webhook_http
         self._backoff_s = webhook_backoff_s
         self._webhooks: queue.Queue[_Webhook] = queue.Queue(maxsize=10_000)
@@ -105,15 +107,20 @@ class Fleet:
         rows = select_rows(conn, machine=machine.name) if plan.price() is not None else []
         self.tracker.start(plan, cost_samples(rows))
 
-    def _seed_all(self, conn: Any) -> None:
+    def _seed_scopes(self, conn: Any, budgets: list[Any]) -> None:
+        """Start every machine of the budgets' jobs and projects (once per scope: a machine
+        registered later resets it), so their spend counts all of them."""
         from gpurent.store.fleet import list_machines
 
-        if self._seeded_all:
+        todo = {(b.scope, b.name) for b in budgets} - self._seeded_scopes
+        if not todo:
             return
         for m in list_machines(conn):
-            if not self.tracker.knows(m.name):
+            if not self.tracker.knows(m.name) and (
+                ("job", m.job) in todo or ("project", m.project) in todo
+            ):
                 self._seed(conn, m)
-        self._seeded_all = True
+        self._seeded_scopes |= todo
 
     def budgets_changed(self) -> None:
         """A budget was added: read them again on the next ingest."""
@@ -152,61 +159,96 @@ class Fleet:
         """A new machine was registered: budgets count it from the next ingest on."""
         with self.lock:
             self._by_digest = {}
-            self._seeded_all = False
+            self._seeded_scopes = set()
 
     def forget(self) -> None:
         """Drop what is remembered (a machine was registered): re-read on next use."""
         with self.lock:
             self._by_digest = {}
             self.tracker = SpendTracker()
-            self._seeded_all = False
+            self._seeded_scopes = set()
             self._budgets = None
 
     def ingest(self, machine: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Store `machine`'s rows, add them to its running spend and fire the budget thresholds
-        they cross; returns the alerts fired (their webhooks are sent later, by a thread)."""
+        they cross; returns the alerts fired (their webhooks are sent later, by a thread).
+
+        A machine is seeded from the store before its rows are written (so nothing counts
+        twice); writes run side by side on PostgreSQL and one at a time on SQLite (one writer)."""
         from gpurent.store import insert_rows
-        from gpurent.store.fleet import add_alert, list_alerts
 
         for row in rows:
             row["machine"] = machine.name
-        fired: list[dict[str, Any]] = []
-        with self.lock, self.engine.begin() as conn:
+        engine = self.engine
+        with self.lock:
             if not self.tracker.knows(machine.name):
-                self._seed(conn, machine)
+                with engine.connect() as conn:
+                    self._seed(conn, machine)
+        writes = self.lock if engine.dialect.name == "sqlite" else contextlib.nullcontext()
+        with writes, engine.begin() as conn:
             insert_rows(conn, rows)
+        with self.lock:
             if self.tracker.metered(machine.name):
                 self.tracker.add(machine.name, cost_samples(rows))
-            budgets = self._budgets_for(conn, machine.job, machine.project)
-            if budgets:
-                self._seed_all(conn)
-            now_s = self.clock()
+            with engine.connect() as conn:
+                budgets = self._budgets_for(conn, machine.job, machine.project)
+                if not budgets:
+                    return []
+                self._seed_scopes(conn, budgets)
+            return self._check(budgets)
+
+    def _fired_of(self, conn: Any, budget_id: int) -> set[float]:
+        from gpurent.store.fleet import list_alerts
+
+        fired = self._fired.get(budget_id)
+        if fired is None:
+            fired = self._fired[budget_id] = {a.threshold for a in list_alerts(conn, budget_id)}
+        return fired
+
+    def _check(self, budgets: list[Any]) -> list[dict[str, Any]]:
+        """Fire the thresholds the budgets' spend reached (called with the lock held)."""
+        from gpurent.store.fleet import add_alert
+
+        out: list[dict[str, Any]] = []
+        now_s = self.clock()
+        due = []
+        with self.engine.connect() as conn:
             for b in budgets:
                 spend = (
                     self.tracker.spent_usd(job=b.name)
                     if b.scope == "job"
                     else self.tracker.spent_usd(project=b.name)
                 )
-                done = [a.threshold for a in list_alerts(conn, b.id)]
-                for t in crossed(b.thresholds, b.limit_usd, spend, done):
-                    alert = add_alert(
-                        conn,
-                        budget_id=b.id,
-                        threshold=t,
-                        spend_usd=spend,
-                        limit_usd=b.limit_usd,
-                        now_s=now_s,
-                    )
-                    if alert is None:
-                        continue
-                    rule = BudgetRule(
-                        scope=b.scope, name=b.name, limit_usd=b.limit_usd, thresholds=b.thresholds
-                    )
-                    payload = webhook_payload(rule, threshold=t, spend_usd=spend, fired_s=now_s)
-                    fired.append(payload)
-                    if b.webhook_url:
-                        self._enqueue(_Webhook(alert.id, b.webhook_url, payload))
-        return fired
+                due += [
+                    (b, t, spend)
+                    for t in crossed(b.thresholds, b.limit_usd, spend, self._fired_of(conn, b.id))
+                ]
+        if not due:
+            return out
+        hooks: list[_Webhook] = []
+        with self.engine.begin() as conn:
+            for b, t, spend in due:
+                self._fired[b.id].add(t)
+                alert = add_alert(
+                    conn,
+                    budget_id=b.id,
+                    threshold=t,
+                    spend_usd=spend,
+                    limit_usd=b.limit_usd,
+                    now_s=now_s,
+                )
+                if alert is None:  # another server fired it
+                    continue
+                rule = BudgetRule(
+                    scope=b.scope, name=b.name, limit_usd=b.limit_usd, thresholds=b.thresholds
+                )
+                payload = webhook_payload(rule, threshold=t, spend_usd=spend, fired_s=now_s)
+                out.append(payload)
+                if b.webhook_url:
+                    hooks.append(_Webhook(alert.id, b.webhook_url, payload))
+        for hook in hooks:  # once the alerts are committed
+            self._enqueue(hook)
+        return out
 
     # --- webhooks -------------------------------------------------------------------------
 
