@@ -235,7 +235,10 @@ def monitor(
         "shows in the process list).",
     ),
     machine: str | None = typer.Option(
-        None, "--machine", help="This machine's registered name (default: the hostname)."
+        None,
+        "--machine",
+        help="This machine's registered name: the server checks the push token is its token; "
+        "also the `machine` label of the exporter's cost metrics.",
     ),
     job: str | None = typer.Option(
         None, "--job", help="Job label of the exporter's cost metrics (budget alert rules)."
