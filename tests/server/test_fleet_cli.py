@@ -132,3 +132,35 @@ def test_serve_with_a_store_that_cannot_open_is_one_line(tmp_path: Path) -> None
     blocked.write_text("not a directory")
     code, _, err = run_cli("serve", "--port", "0", "--db", str(blocked / "serve.db"))
     assert code == 1 and "cannot open the store" in err, err
+
+
+def test_monitor_job_labels_reach_the_exporters_cost_metrics(tmp_path: Path) -> None:
+    args = ["--fake-gpus", "busy", "--exporter", "--port", "0", "--price-usd-per-hour", "3.6"]
+    labels = ["--job", "ft-1", "--project", "lab", "--machine", "m-1"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpurent", "monitor", *args, *labels, "--duration", "20", "--json"],
+        env=_env(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        line = ""
+        while "/metrics" not in line:
+            line = proc.stderr.readline()
+            assert line, "the exporter did not start"
+        url = next(w for w in line.split() if w.startswith("http://"))
+        deadline = time.monotonic() + 15
+        while True:
+            text = httpx.get(url, timeout=5).text
+            spent = [x for x in text.splitlines() if x.startswith("gpurent_cost_spent_usd{")]
+            if spent or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert spent, text[-500:]
+        assert 'gpurent_job="ft-1"' in spent[0] and 'gpurent_project="lab"' in spent[0]
+        assert 'machine="m-1"' in spent[0]
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
