@@ -30,6 +30,7 @@ NEEDS_USER_INPUT = {
     "bench": "a full benchmark run; tests/bench runs --quick end to end",
     "monitor --instance": "records to ~/gpu.db; tests/monitor records to a tmp store",
     "monitor --exporter": "serves until stopped; tests/monitor scrapes the exporter",
+    "monitor --push": "needs a running gpurent serve (tests/server pushes to one)",
     "monitor report": "needs a recorded store (tests/monitor)",
     "monitor diagnose": "needs a samples file (tests/monitor)",
     "catalog update": "needs the network (tests/catalog uses a 127.0.0.1 server)",

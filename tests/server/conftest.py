@@ -7,6 +7,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -26,11 +27,12 @@ def free_port() -> int:
         return port
 
 
-def _serve(settings: ServerSettings) -> Iterator[str]:
+def _serve(settings: ServerSettings, **app_options: Any) -> Iterator[str]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(create_app(settings), log_level="warning", lifespan="off")
+    app = create_app(settings, **app_options)
+    config = uvicorn.Config(app, log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

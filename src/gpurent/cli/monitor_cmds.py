@@ -222,11 +222,39 @@ def monitor(
         "starved, throttled, pcie-downtrained, ampere, lost, no-driver, demo) or a YAML/JSON file.",
     ),
     proc_root: str = typer.Option("/proc", "--proc-root", hidden=True),
+    push: str | None = typer.Option(
+        None,
+        "--push",
+        help="Send the samples to a `gpurent serve` at this URL every few seconds "
+        "(e.g. http://10.0.0.5:8000); needs the machine's token.",
+    ),
+    push_token: str | None = typer.Option(
+        None,
+        "--push-token",
+        envvar="GPURENT_PUSH_TOKEN",
+        show_envvar=True,
+        show_default=False,
+        help="The machine token POST /api/machines returned (prefer the variable: a flag "
+        "shows in the process list).",
+    ),
+    machine: str | None = typer.Option(
+        None,
+        "--machine",
+        help="This machine's registered name: the server checks the push token is its token; "
+        "also the `machine` label of the exporter's cost metrics.",
+    ),
+    job: str | None = typer.Option(
+        None, "--job", help="Job label of the exporter's cost metrics (budget alert rules)."
+    ),
+    project: str | None = typer.Option(
+        None, "--project", help="Project label of the exporter's cost metrics."
+    ),
     sm_util_low_pct: float = SM_LOW,
     disk_util_high_pct: float = DISK_HIGH,
     idle_pct: float = IDLE_PCT,
 ) -> None:
-    """Watch the GPUs and the host live (default), record, export, and meter the cost."""
+    """Watch the GPUs and the host live (default), record, export, push to a server, and meter
+    the cost."""
     if ctx.invoked_subcommand is not None:
         return
     if not interval_s > 0:
@@ -246,6 +274,8 @@ def monitor(
 
         check_listen(listen, token=token or None, insecure_public=insecure_public)
     thresholds = _thresholds(sm_util_low_pct, disk_util_high_pct, idle_pct)
+    labels = _cost_labels(machine, job, project)
+    pusher = _pusher(push, push_token, machine)
     detected = None
     if instance is not None and instance.strip().lower() == AUTO:
         detected = _detect(provider, region)
@@ -262,6 +292,8 @@ def monitor(
         idle_action=idle_action,
         idle_minutes=idle_minutes,
     )
+    session.pusher = pusher
+    session.cost_labels = labels
     _print_notes(session.open())
     server = None
     if exporter:
@@ -288,6 +320,41 @@ def monitor(
             server.stop()
     if json_out and duration_s is not None:
         print_json(_summary(session, detected))
+
+
+def _cost_labels(
+    machine: str | None, job: str | None, project: str | None
+) -> tuple[tuple[str, str], ...]:
+    """The exporter's cost labels from --machine/--job/--project (none when none is given)."""
+    from gpurent.monitor.budget import check_name
+
+    given = {"--machine": machine, "--job": job, "--project": project}
+    for flag, value in given.items():
+        if value is not None:
+            check_name(value, flag)
+    if job is None and project is None and machine is None:
+        return ()
+    return (
+        ("machine", machine or ""),
+        ("gpurent_job", job or ""),
+        ("gpurent_project", project or ""),
+    )
+
+
+def _pusher(url: str | None, token: str | None, machine: str | None) -> Any:
+    """The push client for --push, or None; the URL and the token are checked here."""
+    if url is None:
+        return None
+    from gpurent.monitor.push import Pusher
+
+    if not url.lower().startswith(("http://", "https://")):
+        raise InputError(f"--push {url!r}: give the server's http(s) URL, e.g. http://host:8000")
+    if not token:
+        raise InputError(
+            "--push needs the machine's token: set $GPURENT_PUSH_TOKEN (or --push-token) to the "
+            "token POST /api/machines returned"
+        )
+    return Pusher(url, machine=machine, token=token)
 
 
 def _build_session(

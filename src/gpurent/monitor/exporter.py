@@ -176,11 +176,14 @@ class SampleCollector:
         hostname: str,
         cost: CostReport | None = None,
         findings: Iterable[Finding] = (),
+        cost_labels: Iterable[tuple[str, str]] = (),
     ) -> None:
         self.sample = sample
         self.hostname = hostname
         self.cost = cost
         self.findings = tuple(findings)
+        # e.g. (("machine", M), ("gpurent_job", J)): what budget alerting rules select on
+        self.cost_labels = tuple(cost_labels)
 
     def collect(self) -> Iterator[Metric]:
         """The Prometheus metric families of the sample, cost and findings."""
@@ -264,7 +267,12 @@ class SampleCollector:
             ),
             ("gpurent_cost_price_usd_per_hour", "Instance price.", cost.price_usd_per_hour),
         ):
-            yield GaugeMetricFamily(name, help_text, value=value)
+            if not self.cost_labels:
+                yield GaugeMetricFamily(name, help_text, value=value)
+                continue
+            family = GaugeMetricFamily(name, help_text, labels=[k for k, _ in self.cost_labels])
+            family.add_metric([v for _, v in self.cost_labels], value)
+            yield family
 
 
 def render_metrics(
@@ -273,12 +281,16 @@ def render_metrics(
     hostname: str,
     cost: CostReport | None = None,
     findings: Iterable[Finding] = (),
+    cost_labels: Iterable[tuple[str, str]] = (),
 ) -> str:
-    """The exposition text for one sample (and optionally the cost meter and findings)."""
+    """The exposition text for one sample (and optionally the cost meter and findings); the
+    cost metrics carry `cost_labels` (machine, gpurent_job, gpurent_project) when given."""
     require("prometheus_client", "monitor")
     from prometheus_client.exposition import generate_latest
 
-    collector = SampleCollector(sample, hostname=hostname, cost=cost, findings=findings)
+    collector = SampleCollector(
+        sample, hostname=hostname, cost=cost, findings=findings, cost_labels=cost_labels
+    )
     return generate_latest(collector).decode()
 
 

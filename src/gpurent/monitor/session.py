@@ -49,6 +49,9 @@ class MonitorSession:
         window_s: float = 300.0,
         wall_clock: Callable[[], float] = time.time,
         flush_every_s: float = 5.0,
+        pusher: Any = None,
+        push_every_s: float = 2.0,
+        cost_labels: tuple[tuple[str, str], ...] = (),
     ) -> None:
         self.nvml = nvml
         self.host = host
@@ -62,6 +65,10 @@ class MonitorSession:
         self._wall = wall_clock
         self._flush_every_s = flush_every_s
         self._last_flush_s = 0.0
+        self.pusher = pusher  # monitor.push.Pusher: rows to a `gpurent serve`
+        self._push_every_s = push_every_s
+        self._last_push_s = 0.0
+        self.cost_labels = cost_labels  # labels of the exporter's cost metrics
         self.window: deque[Sample] = deque()
         self.state = SessionState()
         self._meter = CostMeter(price, self.thresholds) if price is not None else None
@@ -110,6 +117,13 @@ class MonitorSession:
                 note = self.recorder.flush(now)
                 if note:
                     notes.append(note)
+        if self.pusher is not None:
+            self.pusher.add(sample)
+            if now - self._last_push_s >= self._push_every_s:
+                self._last_push_s = now
+                note = self.pusher.flush(now)
+                if note:
+                    notes.append(note)
         if self.exporter is not None:
             from gpurent.monitor.exporter import render_metrics
 
@@ -119,6 +133,7 @@ class MonitorSession:
                     hostname=self.hostname,
                     cost=self.cost(),
                     findings=self.diagnosis().findings,
+                    cost_labels=self.cost_labels,
                 )
             )
         return sample, self._note(notes)
@@ -134,10 +149,11 @@ class MonitorSession:
     def close(self) -> list[str]:
         """Close the recorder and the GPU probe; return notes (e.g. a failed last write)."""
         notes: list[str] = []
-        if self.recorder is not None:
-            note = self.recorder.close()
-            if note:
-                notes.append(note)
+        for sink in (self.recorder, self.pusher):
+            if sink is not None:
+                note = sink.close()
+                if note:
+                    notes.append(note)
         if self.nvml is not None:
             self.nvml.close()
         return self._note(notes)

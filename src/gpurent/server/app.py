@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI
 
 from gpurent import __version__
+from gpurent.http import URLLIB_HTTP, Http
+from gpurent.monitor.push import PUSH_PATH
 from gpurent.server import (
     bench_api,
     catalog_api,
@@ -14,6 +17,8 @@ from gpurent.server import (
     health_api,
     pages,
     pages_data,
+    budget_api,
+    monitor_api,
     plan_api,
     pricing_api,
     replies,
@@ -24,6 +29,7 @@ from gpurent.server import (
     static_files,
     vendors_api,
 )
+from gpurent.server.fleet_state import Fleet
 from gpurent.server.guard import Guard
 from gpurent.server.settings import ServerSettings, checked_settings
 
@@ -35,12 +41,28 @@ DESCRIPTION = (
 )
 
 
-def create_app(settings: ServerSettings) -> Any:
+def create_app(
+    settings: ServerSettings,
+    *,
+    webhook_http: Http = URLLIB_HTTP,
+    clock: Callable[[], float] | None = None,
+    webhook_backoff_s: float = 1.0,
+) -> Any:
     """The ASGI app for `settings` (checked first: a non-loopback host needs a token). FastAPI
-    inside, the token and size guard in front of every route, /docs and /openapi.json included."""
+    inside, the token and size guard in front of every route, /docs and /openapi.json included
+    (the push route checks each machine's own token instead). `webhook_http` sends the budget
+    webhooks (retried after `webhook_backoff_s` x the attempt); `clock` (Unix seconds) dates
+    spend and alerts."""
     settings = checked_settings(settings)
     api = FastAPI(title="gpurent", version=__version__, description=DESCRIPTION)
     replies.install(api)
+    fleet_options: dict[str, Any] = {
+        "webhook_http": webhook_http,
+        "webhook_backoff_s": webhook_backoff_s,
+    }
+    if clock is not None:
+        fleet_options["clock"] = clock
+    api.state.fleet = Fleet(settings.db, **fleet_options)
     for router in (
         health_api.router,
         catalog_api.router,
@@ -56,6 +78,13 @@ def create_app(settings: ServerSettings) -> Any:
         static_files.router,
         pages.router,
         pages_data.router,
+        monitor_api.router,
+        budget_api.router,
     ):
         api.include_router(router)
-    return Guard(api, token=settings.token, max_body_bytes=settings.max_body_bytes)
+    return Guard(
+        api,
+        token=settings.token,
+        max_body_bytes=settings.max_body_bytes,
+        own_token_paths=(PUSH_PATH,),
+    )

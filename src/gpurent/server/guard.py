@@ -85,9 +85,18 @@ def _take_query_token(scope: Scope) -> bytes | None:
 class Guard:
     """Refuses a request without the token (401, when a token is set: `Authorization: Bearer
     <token>` or the browser's token cookie) and one whose body is over `max_body_bytes` (413), by
-    its Content-Length or as it streams in. A GET with `?token=<token>` sets the cookie."""
+    its Content-Length or as it streams in. A GET with `?token=<token>` sets the cookie.
+    `own_token_paths` (the monitor push) skip this token check: their route checks a token of
+    its own (each machine's), so a machine that only pushes never holds the server's token."""
 
-    def __init__(self, app: Asgi, *, token: str | None, max_body_bytes: int) -> None:
+    def __init__(
+        self,
+        app: Asgi,
+        *,
+        token: str | None,
+        max_body_bytes: int,
+        own_token_paths: tuple[str, ...] = (),
+    ) -> None:
         self.app = app
         self._token = None if token is None else token.encode()
         # the cookie holds a value derived from the token (hex: no quoting whatever the token's
@@ -97,6 +106,7 @@ class Guard:
             if token is None
             else hmac.new(token.encode(), b"gpurent serve cookie", hashlib.sha256).hexdigest()
         )
+        self.own_token_paths = frozenset(own_token_paths)
         self._expected = None if token is None else f"Bearer {token}".encode()
         self.max_body_bytes = max_body_bytes
 
@@ -140,7 +150,7 @@ class Guard:
             await self.app(scope, receive, send)
             return
         query_token = _take_query_token(scope)
-        if self._expected is not None:
+        if self._expected is not None and scope.get("path") not in self.own_token_paths:
             assert self._token is not None
             if (
                 query_token is not None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
 
 from gpurent.errors import InputError
@@ -17,18 +18,20 @@ MIN_TOKEN_CHARS = 16
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServerSettings:
     """Where to listen and what every request must carry. `token`: None for none (loopback only);
-    `max_body_bytes`: larger request bodies are refused with 413."""
+    `max_body_bytes`: larger request bodies are refused with 413; `db`: the fleet store."""
 
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
     token: str | None = None
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    db: str | None = None  # the fleet store: a SQLite path or SQLAlchemy URL; None: serve.db
 
-    def __repr__(self) -> str:  # never show the token (logs, tracebacks, reprs)
+    def __repr__(self) -> str:  # never show the token or a database password
         shown = "set" if self.token else "none"
+        db = None if self.db is None else re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", self.db)
         return (
             f"ServerSettings(host={self.host!r}, port={self.port}, token={shown}, "
-            f"max_body_bytes={self.max_body_bytes})"
+            f"max_body_bytes={self.max_body_bytes}, db={db!r})"
         )
 
 

@@ -10,6 +10,7 @@ from gpurent.errors import require
 
 require("sqlalchemy", "monitor")  # before the submodules, which import it at module level
 
+from gpurent.store import fleet as _fleet  # noqa: E402, F401 - puts the fleet tables on metadata
 from gpurent.store.db import open_engine, store_url  # noqa: E402
 from gpurent.store.migrate import UpgradeResult, upgrade  # noqa: E402
 from gpurent.store.samples import (  # noqa: E402

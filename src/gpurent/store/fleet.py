@@ -1,0 +1,289 @@
+"""The fleet tables of `gpurent serve`: machines that push samples, budgets, and fired alerts.
+
+They live on the same `metadata` as the sample tables (`create_schema` makes them all). A
+machine's push token is never stored: only its SHA-256, compared in constant time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from gpurent.store.samples import metadata
+
+TOKEN_PREFIX = "gpm_"
+
+machines_table = sa.Table(
+    "fleet_machines",
+    metadata,
+    sa.Column("name", sa.String(128), primary_key=True),
+    sa.Column("token_sha256", sa.String(64), nullable=False, unique=True),
+    sa.Column("job", sa.String(128), nullable=False, server_default=""),
+    sa.Column("project", sa.String(128), nullable=False, server_default=""),
+    sa.Column("price_usd_per_hour", sa.Float, nullable=True),
+    sa.Column("gpu_count", sa.Integer, nullable=True),
+    sa.Column("plan_hours", sa.Float, nullable=True),
+    sa.Column("plan_cost_usd", sa.Float, nullable=True),
+    sa.Column("created_s", sa.Float, nullable=False),
+)
+
+budgets_table = sa.Table(
+    "fleet_budgets",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("scope", sa.String(16), nullable=False),
+    sa.Column("name", sa.String(128), nullable=False),
+    sa.Column("limit_usd", sa.Float, nullable=False),
+    sa.Column("thresholds", sa.String(256), nullable=False),  # "0.5,0.8,1"
+    sa.Column("webhook_url", sa.String(2048), nullable=False, server_default=""),
+    sa.Column("created_s", sa.Float, nullable=False),
+    sa.UniqueConstraint("scope", "name", name="uq_fleet_budgets_scope_name"),
+)
+
+alerts_table = sa.Table(
+    "fleet_alerts",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("budget_id", sa.Integer, sa.ForeignKey("fleet_budgets.id"), nullable=False),
+    sa.Column("threshold", sa.Float, nullable=False),
+    sa.Column("spend_usd", sa.Float, nullable=False),
+    sa.Column("limit_usd", sa.Float, nullable=False),
+    sa.Column("fired_s", sa.Float, nullable=False),
+    sa.Column("webhook_state", sa.String(256), nullable=False, server_default=""),
+    sa.Column("webhook_attempts", sa.Integer, nullable=False, server_default="0"),
+    # one alert per budget and threshold, however many servers or requests race for it
+    sa.UniqueConstraint("budget_id", "threshold", name="uq_fleet_alerts_budget_threshold"),
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Machine:
+    """A registered machine: its job and project, price, GPU count and the plan it runs."""
+
+    name: str
+    job: str = ""
+    project: str = ""
+    price_usd_per_hour: float | None = None
+    gpu_count: int | None = None
+    plan_hours: float | None = None
+    plan_cost_usd: float | None = None
+    created_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Budget:
+    """A spending limit on a job's or a project's machines, with its alert thresholds."""
+
+    id: int
+    scope: str  # "job" or "project"
+    name: str
+    limit_usd: float
+    thresholds: tuple[float, ...]  # shares of the limit, ascending
+    webhook_url: str
+    created_s: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Alert:
+    """A threshold of a budget crossed: when, at what spend, and what became of its webhook."""
+
+    id: int
+    budget_id: int
+    threshold: float
+    spend_usd: float
+    limit_usd: float
+    fired_s: float
+    webhook_state: str  # "" none or pending, "sent HTTP 200", "failed: ..."
+    webhook_attempts: int
+
+
+def token_digest(token: str) -> str:
+    """The SHA-256 hex digest of a token (what the store keeps)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_token() -> str:
+    """A fresh machine token (256 random bits, URL-safe)."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def _machine(row: Any) -> Machine:
+    m = row._mapping
+    return Machine(
+        name=m["name"],
+        job=m["job"],
+        project=m["project"],
+        price_usd_per_hour=m["price_usd_per_hour"],
+        gpu_count=m["gpu_count"],
+        plan_hours=m["plan_hours"],
+        plan_cost_usd=m["plan_cost_usd"],
+        created_s=m["created_s"],
+    )
+
+
+def add_machine(conn: Any, machine: Machine, *, replace: bool = False) -> str | None:
+    """Register `machine` and return its new token (shown once); None when the name is taken
+    and `replace` is False. With `replace`, an existing machine gets the new fields and token."""
+    token = new_token()
+    values = {
+        "name": machine.name,
+        "token_sha256": token_digest(token),
+        "job": machine.job,
+        "project": machine.project,
+        "price_usd_per_hour": machine.price_usd_per_hour,
+        "gpu_count": machine.gpu_count,
+        "plan_hours": machine.plan_hours,
+        "plan_cost_usd": machine.plan_cost_usd,
+        "created_s": machine.created_s,
+    }
+    exists = conn.execute(
+        sa.select(machines_table.c.name).where(machines_table.c.name == machine.name)
+    ).first()
+    if exists is not None:
+        if not replace:
+            return None
+        conn.execute(
+            machines_table.update().where(machines_table.c.name == machine.name).values(**values)
+        )
+        return token
+    conn.execute(machines_table.insert().values(**values))
+    return token
+
+
+def machine_for_token(conn: Any, token: str) -> Machine | None:
+    """The machine whose token is `token`, or None. The token's SHA-256 is looked up (an
+    attacker controls no prefix of it) and compared again in constant time."""
+    digest = token_digest(token)
+    row = conn.execute(
+        sa.select(machines_table).where(machines_table.c.token_sha256 == digest)
+    ).first()
+    stored = str(row._mapping["token_sha256"]) if row is not None else "0" * 64
+    if row is None or not hmac.compare_digest(digest.encode(), stored.encode()):
+        return None
+    return _machine(row)
+
+
+def list_machines(conn: Any) -> list[Machine]:
+    """Every registered machine, by name."""
+    query = sa.select(machines_table).order_by(machines_table.c.name)
+    return [_machine(row) for row in conn.execute(query)]
+
+
+def get_machine(conn: Any, name: str) -> Machine | None:
+    """The machine called `name`, or None."""
+    row = conn.execute(sa.select(machines_table).where(machines_table.c.name == name)).first()
+    return _machine(row) if row is not None else None
+
+
+def _budget(row: Any) -> Budget:
+    m = row._mapping
+    return Budget(
+        id=m["id"],
+        scope=m["scope"],
+        name=m["name"],
+        limit_usd=m["limit_usd"],
+        thresholds=tuple(float(t) for t in str(m["thresholds"]).split(",") if t),
+        webhook_url=m["webhook_url"],
+        created_s=m["created_s"],
+    )
+
+
+def add_budget(
+    conn: Any,
+    *,
+    scope: str,
+    name: str,
+    limit_usd: float,
+    thresholds: tuple[float, ...],
+    webhook_url: str,
+    created_s: float,
+) -> Budget | None:
+    """Store a budget; None when one already exists for that scope and name."""
+    exists = conn.execute(
+        sa.select(budgets_table.c.id).where(
+            budgets_table.c.scope == scope, budgets_table.c.name == name
+        )
+    ).first()
+    if exists is not None:
+        return None
+    result = conn.execute(
+        budgets_table.insert().values(
+            scope=scope,
+            name=name,
+            limit_usd=limit_usd,
+            thresholds=",".join(repr(t) for t in thresholds),
+            webhook_url=webhook_url,
+            created_s=created_s,
+        )
+    )
+    key = result.inserted_primary_key[0]
+    row = conn.execute(sa.select(budgets_table).where(budgets_table.c.id == key)).one()
+    return _budget(row)
+
+
+def list_budgets(conn: Any) -> list[Budget]:
+    """Every budget, by scope and name."""
+    query = sa.select(budgets_table).order_by(budgets_table.c.scope, budgets_table.c.name)
+    return [_budget(row) for row in conn.execute(query)]
+
+
+def _alert(row: Any) -> Alert:
+    m = row._mapping
+    return Alert(
+        id=m["id"],
+        budget_id=m["budget_id"],
+        threshold=m["threshold"],
+        spend_usd=m["spend_usd"],
+        limit_usd=m["limit_usd"],
+        fired_s=m["fired_s"],
+        webhook_state=m["webhook_state"],
+        webhook_attempts=m["webhook_attempts"],
+    )
+
+
+def add_alert(
+    conn: Any, *, budget_id: int, threshold: float, spend_usd: float, limit_usd: float, now_s: float
+) -> Alert | None:
+    """Record that `threshold` of budget `budget_id` was crossed; None when it already was."""
+    exists = conn.execute(
+        sa.select(alerts_table.c.id).where(
+            alerts_table.c.budget_id == budget_id, alerts_table.c.threshold == threshold
+        )
+    ).first()
+    if exists is not None:
+        return None
+    result = conn.execute(
+        alerts_table.insert().values(
+            budget_id=budget_id,
+            threshold=threshold,
+            spend_usd=spend_usd,
+            limit_usd=limit_usd,
+            fired_s=now_s,
+            webhook_state="",
+            webhook_attempts=0,
+        )
+    )
+    key = result.inserted_primary_key[0]
+    return _alert(conn.execute(sa.select(alerts_table).where(alerts_table.c.id == key)).one())
+
+
+def list_alerts(conn: Any, budget_id: int | None = None) -> list[Alert]:
+    """The alerts fired (of one budget when given), oldest first."""
+    query = sa.select(alerts_table).order_by(alerts_table.c.id)
+    if budget_id is not None:
+        query = query.where(alerts_table.c.budget_id == budget_id)
+    return [_alert(row) for row in conn.execute(query)]
+
+
+def set_webhook_state(conn: Any, alert_id: int, *, state: str, attempts: int) -> None:
+    """Record what became of an alert's webhook call."""
+    conn.execute(
+        alerts_table.update()
+        .where(alerts_table.c.id == alert_id)
+        .values(webhook_state=state[:256], webhook_attempts=attempts)
+    )
