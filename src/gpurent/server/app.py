@@ -12,13 +12,13 @@ from gpurent.http import URLLIB_HTTP, Http
 from gpurent.monitor.push import PUSH_PATH
 from gpurent.server import (
     bench_api,
+    budget_api,
     catalog_api,
     estimate_api,
     health_api,
+    monitor_api,
     pages,
     pages_data,
-    budget_api,
-    monitor_api,
     plan_api,
     pricing_api,
     replies,
