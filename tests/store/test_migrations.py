@@ -99,11 +99,11 @@ def test_an_old_store_is_stamped_and_upgraded_with_its_rows_kept(store_target: s
     assert "machine" not in _columns(store_target)
     result = upgrade(store_target)
     assert result.stamped_old_store and result.before_revision == "0001"
-    assert result.after_revision == head_revision() == "0002"
+    assert result.after_revision == head_revision() == "0003"
     assert "machine" in _columns(store_target)
     engine = open_engine(store_target)
     with engine.connect() as conn:
-        assert current_revision(conn) == "0002"
+        assert current_revision(conn) == "0003"
         back = select_rows(conn)
     assert len(back) == len(rows)
     for old, new in zip(rows, back, strict=True):
@@ -125,7 +125,7 @@ def test_upgrading_twice_is_a_no_op(store_target: str) -> None:
     with engine.begin() as conn:
         insert_rows(conn, [{"timestamp": 1.0, "gpu": 0}])
     second = upgrade(engine)
-    assert second == type(second)("0002", "0002", False)
+    assert second == type(second)("0003", "0003", False)
     create_schema(engine)  # what every writer calls
     with engine.connect() as conn:
         assert len(select_rows(conn)) == 1
@@ -151,7 +151,7 @@ def test_downgrade_to_the_base_and_back(store_target: str) -> None:
     upgrade(store_target)
     assert downgrade(store_target, revision="0001").after_revision == "0001"
     assert "machine" not in _columns(store_target)
-    assert upgrade(store_target).after_revision == "0002"
+    assert upgrade(store_target).after_revision == "0003"
 
 
 def test_a_store_from_a_newer_gpurent_is_a_one_line_input_error(store_target: str) -> None:
@@ -190,9 +190,9 @@ def test_store_upgrade_command(store_target: str) -> None:
     _old_store(store_target)
     code, out, err = run_cli("monitor", "store", "upgrade", "--db", store_target)
     assert code == 0, err
-    assert "0001 -> 0002" in out and "made before migrations" in out
+    assert "0001 -> 0003" in out and "made before migrations" in out
     code, out, err = run_cli("monitor", "store", "upgrade", "--db", store_target)
-    assert code == 0 and "already at 0002" in out, (out, err)
+    assert code == 0 and "already at 0003" in out, (out, err)
 
 
 def test_a_failed_upgrade_leaves_the_store_as_it_was(store_target: str) -> None:
@@ -231,7 +231,27 @@ def test_a_store_made_by_todays_create_all_is_stamped_at_the_head(store_target: 
     engine = open_engine(store_target)
     metadata.create_all(engine)
     result = upgrade(engine)
-    assert result.stamped_old_store and result.before_revision == result.after_revision == "0002"
+    assert result.stamped_old_store and result.before_revision == result.after_revision == "0003"
     with engine.connect() as conn:
-        assert current_revision(conn) == "0002"
+        assert current_revision(conn) == "0003"
     engine.dispose()
+
+
+def test_a_store_at_0002_gains_the_fleet_tables_and_keeps_its_samples(store_target: str) -> None:
+    """Revision 0003 adds `gpurent serve`'s fleet tables to a store a monitor recorded into."""
+    upgrade(store_target)
+    assert downgrade(store_target, revision="0002").after_revision == "0002"
+    engine = open_engine(store_target)
+    with engine.connect() as conn:
+        assert not {"fleet_machines", "fleet_budgets", "fleet_alerts"} & set(
+            sa.inspect(conn).get_table_names()
+        )
+    with engine.begin() as conn:
+        insert_rows(conn, [{"timestamp": 5.0, "gpu": 0, "machine": "node-1"}])
+    result = upgrade(engine)
+    assert (result.before_revision, result.after_revision) == ("0002", "0003")
+    with engine.connect() as conn:
+        tables = set(sa.inspect(conn).get_table_names())
+        assert [r["machine"] for r in select_rows(conn)] == ["node-1"]
+    engine.dispose()
+    assert {"fleet_machines", "fleet_budgets", "fleet_alerts"} <= tables

@@ -1,7 +1,8 @@
 """The fleet tables of `gpurent serve`: machines that push samples, budgets, and fired alerts.
 
-They live on the same `metadata` as the sample tables (`create_schema` makes them all). A
-machine's push token is never stored: only its SHA-256, compared in constant time.
+They live on the same `metadata` as the sample tables; revision 0003 of the migrations makes
+them (`create_schema` upgrades a store to the head). A machine's push token is never stored:
+only its SHA-256, compared in constant time.
 """
 
 from __future__ import annotations
