@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import httpx
@@ -32,7 +32,7 @@ class Clock:
         return self.t
 
 
-def _start(tmp: Path, clock: Clock) -> Iterator[str]:
+def _start(tmp: Path, clock: Clock) -> Generator[str, None, None]:
     return _serve(ServerSettings(db=str(tmp / "fleet.db")), clock=clock)
 
 

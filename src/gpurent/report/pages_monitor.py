@@ -74,9 +74,9 @@ def series_figure(series: Mapping[str, Any], field: str, y_title: str) -> Figure
     layout = {
         "xaxis": {"title": {"text": "time (UTC)"}, "type": "date"},
         "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
-        "margin": {"t": 20, "r": 20},
-        "legend": {"orientation": "h"},
-        "height": 300,
+        "margin": {"t": 50, "r": 20},
+        "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
+        "height": 320,
     }
     return {"data": data, "layout": layout}
 

@@ -68,9 +68,9 @@
       var layout = {
         xaxis: { title: { text: "time (UTC)" }, type: "date" },
         yaxis: { title: { text: yTitle }, rangemode: "tozero" },
-        margin: { t: 20, r: 20 },
-        legend: { orientation: "h" },
-        height: 300,
+        margin: { t: 50, r: 20 },
+        legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
+        height: 320,
       };
       return { data: data, layout: layout };
     };
