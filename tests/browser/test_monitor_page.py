@@ -5,6 +5,7 @@ the pushed spend crosses it, and the page shows the fired alert."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -134,6 +135,7 @@ def test_monitor_page_moves_and_a_budget_alert_reaches_the_webhook(
             arg=[spent_cell, spent_before],
             timeout=10_000,
         )
+        assert re.fullmatch(r"\$[\d,]+\.\d\d", page.page.inner_text(spent_cell))
         page.screenshot("monitor")
 
         # a budget the pushed spend will cross, added through the page's form

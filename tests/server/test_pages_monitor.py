@@ -175,6 +175,9 @@ def test_the_budget_form_needs_the_csrf_token(
     [
         ({"limit_usd": "lots"}, "limit_usd: 'lots' is not a number"),
         ({"limit_usd": "-5"}, "limit_usd must be a positive number"),
+        ({"limit_usd": "nan"}, "limit_usd must be a positive number"),
+        ({"thresholds": "nan, 1"}, "thresholds"),
+        ({"thresholds": ""}, "thresholds"),
         ({"thresholds": "half"}, "thresholds: 'half' is not a comma list"),
         ({"scope": "team"}, "scope must be 'job' or 'project'"),
         ({"name": "has space"}, "name"),
