@@ -15,6 +15,9 @@ from urllib.parse import quote
 from gpurent.report.pages import Figure, PageInfo, render_dashboard
 
 LIVE_EVERY_S = 2
+SPEND_EVERY_S = 5
+"""Seconds between the charts' and the money table's fetches (/api/spend reads every stored
+sample: ~0.7 s of CPU for an hour of 8 GPUs, docs/serve.md)."""
 SPEND_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("machine", "machine", "text"),
     ("job", "job", "text"),
@@ -153,6 +156,7 @@ def monitor_page(info: PageInfo, view: MonitorView, error: str | None = None) ->
         machine_choices=[(m, m) for m in view.machines],
         charts=charts,
         every_s=LIVE_EVERY_S,
+        spend_every_s=SPEND_EVERY_S,
         finding_rows=_finding_rows(view.findings),
         spend_headers=[h for h, _, _ in SPEND_COLUMNS],
         spend_rows=spend_rows,

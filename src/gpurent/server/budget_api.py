@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpurent.monitor import budget as b
 from gpurent.monitor.spend import DEFAULT_WINDOW_S
 from gpurent.server.fleet_state import Fleet
-from gpurent.server.monitor_api import NAME, ErrorReply, fleet, spend_of_fleet
+from gpurent.server.monitor_api import NAME, ErrorReply, SpendOut, fleet, spend_of_fleet
 
 router = APIRouter(prefix="/api", tags=["budgets"])
 RULES_SCHEMA = {  # the YAML document, as a Prometheus rules file holds it
@@ -107,8 +107,8 @@ def _out(budget: Any, spend_usd: float, alerts: list[Any]) -> BudgetOut:
     )
 
 
-def _spend_by_scope(f: Fleet) -> dict[tuple[str, str], float]:
-    doc = spend_of_fleet(f, DEFAULT_WINDOW_S)
+def _spend_by_scope(f: Fleet, doc: SpendOut | None = None) -> dict[tuple[str, str], float]:
+    doc = spend_of_fleet(f, DEFAULT_WINDOW_S) if doc is None else doc
     spent = {("job", g.name): g.spent_usd for g in doc.jobs}
     spent.update({("project", g.name): g.spent_usd for g in doc.projects})
     return spent
@@ -176,11 +176,12 @@ def budgets(request: Request) -> BudgetList:
     return budget_list(fleet(request))
 
 
-def budget_list(f: Fleet) -> BudgetList:
-    """Every budget with its spend, state and alerts (the endpoint's and the page's)."""
+def budget_list(f: Fleet, spend: SpendOut | None = None) -> BudgetList:
+    """Every budget with its spend, state and alerts (the endpoint's and the page's); `spend`:
+    the fleet's spend already computed (at the default window), else computed here."""
     from gpurent.store.fleet import list_alerts, list_budgets
 
-    spent = _spend_by_scope(f)
+    spent = _spend_by_scope(f, spend)
     with f.engine.connect() as conn:
         items = [
             _out(x, spent.get((x.scope, x.name), 0.0), list_alerts(conn, x.id))

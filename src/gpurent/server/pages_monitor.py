@@ -36,8 +36,9 @@ def monitor_view(f: Fleet, machine: str, budget_form: dict[str, str]) -> Monitor
 
     with f.engine.connect() as conn:
         names = [m.name for m in list_machines(conn)]
-    spend = spend_of_fleet(f, DEFAULT_WINDOW_S).model_dump()
-    budgets = budget_list(f).model_dump()["budgets"]
+    spent = spend_of_fleet(f, DEFAULT_WINDOW_S)
+    spend = spent.model_dump()
+    budgets = budget_list(f, spent).model_dump()["budgets"]
     if not names:
         return MonitorView(
             machines=(),
