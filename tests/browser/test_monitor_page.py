@@ -20,6 +20,7 @@ from gpurent.monitor.probes import HostProbe, NvmlProbe
 from gpurent.monitor.push import Pusher
 from gpurent.monitor.scenarios import SCENARIOS
 from gpurent.monitor.session import MonitorSession
+from gpurent.report.pages_monitor import series_figure
 from tests.browser.conftest import Page
 from tests.server.test_fleet_push import Clock, Receiver
 
@@ -140,6 +141,21 @@ def test_monitor_page_moves_and_a_budget_alert_reaches_the_webhook(
 
         # a budget the pushed spend will cross, added through the page's form
         feeder.pause()
+        # with the store still, the next live redraw is the series reply, as the server drew it
+        updated = page.page.get_attribute("#monitor-activity", "data-live-updated")
+        page.page.wait_for_function(
+            "u => document.getElementById('monitor-activity')"
+            ".getAttribute('data-live-updated') !== u",
+            arg=updated,
+            timeout=10_000,
+        )
+        drawn = page.page.evaluate(
+            """() => document.getElementById('monitor-activity').data.map(t => ({
+                name: t.name, x: t.x, y: t.y}))"""
+        )
+        reply = api.get(series).json()
+        expected = series_figure(reply, "activity_pct", "GPU utilisation (%)")["data"]
+        assert drawn == [{k: t[k] for k in ("name", "x", "y")} for t in expected]
         spent = next(m for m in api.get("/api/spend").json()["machines"] if m["machine"] == MACHINE)
         limit = round(spent["spent_usd"] + 0.3, 2)
         page.page.select_option("#budget-form select[name=scope]", "job")
