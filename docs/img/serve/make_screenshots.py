@@ -1,7 +1,8 @@
 """The screenshots of docs/serve.md: each dashboard page in Debian's Chromium (Playwright, no
 browser download) against `gpurent serve`'s app on a free loopback port, with a fresh gpurent
-home (the bundled catalog, the shipped spot example, examples/vendors.toml, and the example bench
-result examples/vendors/a-bench-h100.json, which says it is example evidence). Run by hand:
+home (the bundled catalog, the shipped spot example, examples/vendors.toml, the example bench
+result examples/vendors/a-bench-h100.json, which says it is example evidence, and the `--demo`
+machine pushing fake-GPU samples for the monitor page). Run by hand:
 
     PYTHONPATH=src python docs/img/serve/make_screenshots.py
 
@@ -33,21 +34,27 @@ ARGS = [
 ]
 MAX_BYTES = 300_000
 HEIGHT = 1100
+DEMO_S = 40.0
+"""Seconds of the `--demo` machine's pushes (1 Hz) before the monitor page's shot."""
 
 
-def _serve() -> tuple[str, object]:
+def _serve() -> tuple[str, object, threading.Event]:
+    """The app on a free loopback port, with the `--demo` machine pushing to it."""
     import uvicorn
 
     from gpurent.server import ServerSettings, create_app
+    from gpurent.server.demo import start_demo
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(create_app(ServerSettings()), log_level="warning", lifespan="off")
+    app = create_app(ServerSettings())
+    config = uvicorn.Config(app, log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
     threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True).start()
     while not server.started:
         time.sleep(0.02)
-    return f"http://127.0.0.1:{sock.getsockname()[1]}", server
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    return url, server, start_demo(app, url)
 
 
 def main() -> None:
@@ -58,7 +65,8 @@ def main() -> None:
     os.environ["GPURENT_HOME"] = str(home)
     (home / "bench").mkdir()
     shutil.copy(ROOT / "examples/vendors/a-bench-h100.json", home / "bench/bench-example.json")
-    url, server = _serve()
+    url, server, demo = _serve()
+    started = time.monotonic()
     profile = tempfile.mkdtemp(prefix="gpurent-chromium-")
     with sync_playwright() as p:
         context = p.chromium.launch_persistent_context(
@@ -95,7 +103,16 @@ def main() -> None:
         page.wait_for_selector("#vendors-sensitivity .main-svg")
         page.locator("#vendors-sensitivity").scroll_into_view_if_needed()
         shot("vendors")
+        time.sleep(max(0.0, DEMO_S - (time.monotonic() - started)))  # the demo's samples
+        page.goto(f"{url}/monitor?machine=demo")
+        page.wait_for_selector("#monitor-activity .main-svg")
+        page.wait_for_selector("#monitor-power .main-svg")
+        shot("monitor")
+        page.evaluate("document.getElementById('findings').scrollIntoView()")
+        page.evaluate("window.scrollBy(0, -80)")
+        shot("monitor-money")
         context.close()
+    demo.set()
     server.should_exit = True  # type: ignore[attr-defined]
     shutil.rmtree(profile, ignore_errors=True)
     shutil.rmtree(home, ignore_errors=True)

@@ -19,6 +19,7 @@ from gpurent.server import (
     monitor_api,
     pages,
     pages_data,
+    pages_monitor,
     plan_api,
     pricing_api,
     replies,
@@ -78,6 +79,7 @@ def create_app(
         static_files.router,
         pages.router,
         pages_data.router,
+        pages_monitor.router,
         monitor_api.router,
         budget_api.router,
     ):

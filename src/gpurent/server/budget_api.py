@@ -3,6 +3,7 @@ fired) and GET /api/budgets/rules (Prometheus alerting rules, YAML)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
@@ -11,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpurent.monitor import budget as b
 from gpurent.monitor.spend import DEFAULT_WINDOW_S
-from gpurent.server.monitor_api import NAME, ErrorReply, fleet, spend_of_fleet
+from gpurent.server.fleet_state import Fleet
+from gpurent.server.monitor_api import NAME, ErrorReply, SpendOut, fleet, spend_of_fleet
 
 router = APIRouter(prefix="/api", tags=["budgets"])
 RULES_SCHEMA = {  # the YAML document, as a Prometheus rules file holds it
@@ -105,8 +107,8 @@ def _out(budget: Any, spend_usd: float, alerts: list[Any]) -> BudgetOut:
     )
 
 
-def _spend_by_scope(request: Request) -> dict[tuple[str, str], float]:
-    doc = spend_of_fleet(fleet(request), DEFAULT_WINDOW_S)
+def _spend_by_scope(f: Fleet, doc: SpendOut | None = None) -> dict[tuple[str, str], float]:
+    doc = spend_of_fleet(f, DEFAULT_WINDOW_S) if doc is None else doc
     spent = {("job", g.name): g.spent_usd for g in doc.jobs}
     spent.update({("project", g.name): g.spent_usd for g in doc.projects})
     return spent
@@ -121,37 +123,66 @@ def _spend_by_scope(request: Request) -> dict[tuple[str, str], float]:
 def add_budget(req: BudgetIn, request: Request) -> BudgetOut:
     """Store a budget (409 when that job or project has one). Each threshold fires once, on the
     push that crosses it: an alert in the store and, with `webhook_url`, a JSON POST there."""
+    stored = create_budget(
+        fleet(request),
+        scope=req.scope,
+        name=req.name,
+        limit_usd=req.limit_usd,
+        thresholds=req.thresholds,
+        webhook_url=req.webhook_url or "",
+    )
+    if stored is None:
+        raise HTTPException(409, f"{req.scope} {req.name!r} has a budget already")
+    return stored
+
+
+def create_budget(
+    f: Fleet,
+    *,
+    scope: str,
+    name: str,
+    limit_usd: float,
+    thresholds: Sequence[float],
+    webhook_url: str,
+) -> BudgetOut | None:
+    """Check and store a budget (the API's and the monitor page's form); None when that job or
+    project has one already. InputError for a bad field."""
     from gpurent.store.fleet import add_budget as store_budget
 
-    scope = b.check_scope(req.scope)
-    name = b.check_name(req.name, "name")
-    limit = b.check_limit(req.limit_usd)
-    thresholds = b.check_thresholds(req.thresholds)
-    url = b.check_webhook_url(req.webhook_url or "")
-    f = fleet(request)
+    scope = b.check_scope(scope)
+    name = b.check_name(name, "name")
+    limit = b.check_limit(limit_usd)
+    checked = b.check_thresholds(thresholds)
+    url = b.check_webhook_url(webhook_url)
     with f.lock, f.engine.begin() as conn:
         stored = store_budget(
             conn,
             scope=scope,
             name=name,
             limit_usd=limit,
-            thresholds=thresholds,
+            thresholds=checked,
             webhook_url=url,
             created_s=f.clock(),
         )
     f.budgets_changed()
     if stored is None:
-        raise HTTPException(409, f"{scope} {name!r} has a budget already")
-    return _out(stored, _spend_by_scope(request).get((scope, name), 0.0), [])
+        return None
+    return _out(stored, _spend_by_scope(f).get((scope, name), 0.0), [])
 
 
 @router.get("/budgets", summary="Every budget with its spend, state and the alerts it fired")
 def budgets(request: Request) -> BudgetList:
     """The budgets, each with the money its job's or project's machines spent so far."""
+    return budget_list(fleet(request))
+
+
+def budget_list(f: Fleet, spend: SpendOut | None = None) -> BudgetList:
+    """Every budget with its spend, state and alerts (the endpoint's and the page's); `spend`:
+    the fleet's spend already computed (at the default window), else computed here."""
     from gpurent.store.fleet import list_alerts, list_budgets
 
-    spent = _spend_by_scope(request)
-    with fleet(request).engine.connect() as conn:
+    spent = _spend_by_scope(f, spend)
+    with f.engine.connect() as conn:
         items = [
             _out(x, spent.get((x.scope, x.name), 0.0), list_alerts(conn, x.id))
             for x in list_budgets(conn)

@@ -406,15 +406,23 @@ def series(
     max_points: int = Query(1000, description="At most this many points per GPU (1-5000)."),
 ) -> SeriesOut:
     """The machine's GPUs over a window, thinned to `max_points` per GPU."""
+    since_s = check(since, "since", v.finite)
+    until_s = check(until, "until", v.finite)
+    points = required(max_points, "max_points", v.bounded(v.positive_int, most=MAX_POINTS))
+    return series_of(fleet(request), machine, since_s, until_s, points)
+
+
+def series_of(
+    f: Fleet, machine: str, since_s: float | None, until_s: float | None, points: int
+) -> SeriesOut:
+    """A machine's GPUs from the store (the window: 15 min before its last sample by default);
+    the series endpoint's reply and the monitor page's first chart."""
     import sqlalchemy as sa
 
     from gpurent.store import select_rows
     from gpurent.store.samples import samples_table
 
-    since_s = check(since, "since", v.finite)
-    until_s = check(until, "until", v.finite)
-    points = required(max_points, "max_points", v.bounded(v.positive_int, most=MAX_POINTS))
-    with fleet(request).engine.connect() as conn:
+    with f.engine.connect() as conn:
         m = _known_machine(conn, machine)
         if since_s is None:
             last = conn.execute(
@@ -439,13 +447,20 @@ def findings(
 ) -> FindingsOut:
     """`gpurent.monitor.rules.diagnose` over the machine's samples of the last `window_s`
     seconds (null when it has none), the `diagnosis` document of `gpurent monitor --json`."""
+    window = _window(window_s)
+    name, diagnosis = diagnosis_of(fleet(request), machine, window)
+    doc = to_jsonable(diagnosis) if diagnosis is not None else None
+    return FindingsOut(machine=name, window_s=window, diagnosis=doc)
+
+
+def diagnosis_of(f: Fleet, machine: str, window_s: float) -> tuple[str, Any]:
+    """The machine's name and the diagnosis of its last `window_s` seconds (None: no samples)."""
     import sqlalchemy as sa
 
     from gpurent.store import select_rows
     from gpurent.store.samples import samples_table
 
-    window = _window(window_s)
-    with fleet(request).engine.connect() as conn:
+    with f.engine.connect() as conn:
         m = _known_machine(conn, machine)
         last = conn.execute(
             sa.select(sa.func.max(samples_table.c.timestamp)).where(
@@ -453,8 +468,9 @@ def findings(
             )
         ).scalar()
         rows = (
-            [] if last is None else select_rows(conn, since_s=float(last) - window, machine=m.name)
+            []
+            if last is None
+            else select_rows(conn, since_s=float(last) - window_s, machine=m.name)
         )
     samples = from_rows(rows)
-    diagnosis = to_jsonable(diagnose(samples)) if samples else None
-    return FindingsOut(machine=m.name, window_s=window, diagnosis=diagnosis)
+    return m.name, diagnose(samples) if samples else None

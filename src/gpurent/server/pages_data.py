@@ -1,6 +1,6 @@
 """The dashboard's data pages: GET /offers (the catalog with filters and price ages), /spot
 (availability heat map, zone advice, simulated policies), /bench (results against the
-expectations), /vendors (scorecard and sensitivity map) and /monitor. Each calls the core
+expectations) and /vendors (scorecard and sensitivity map). Each calls the core
 functions its CLI command calls (`offers`, `spot zones`/`history`/`simulate`, `bench`, `vendors
 score`); filters are GET forms (they change nothing, so they carry no CSRF token); bad input is
 the page again with one line and a 4xx."""
@@ -304,21 +304,3 @@ def vendors(request: Request) -> HTMLResponse:
         body = message_page(info, active="vendors", title="Vendors", error=one_line(exc.message))
         return html_reply(body, info, status=status_for(exc))
     return html_reply(body, info)
-
-
-# -- monitor ------------------------------------------------------------------------------------
-
-
-@router.get("/monitor", response_class=HTMLResponse)
-async def monitor(request: Request) -> HTMLResponse:
-    """The monitor page's place in the navigation; it is built on the monitor series endpoints
-    (pushes from `gpurent monitor`), which this server does not have yet."""
-    info = page_info(request)
-    body = message_page(
-        info,
-        active="monitor",
-        title="Monitor",
-        error="this server has no monitor series yet: the live page comes with the push "
-        "endpoints of `gpurent monitor --push` (docs/serve.md)",
-    )
-    return html_reply(body, info, status=404)

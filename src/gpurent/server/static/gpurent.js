@@ -51,10 +51,86 @@
     return { data: data, layout: layout };
   }
 
+  // /api/monitor/series answers {"machine", "gpus": [{"gpu", "name", "timestamp_s": [...],
+  // "activity_pct": [...], "power_w": [...], ...}]}: one trace per GPU of one field against UTC
+  // time, as report/pages_monitor.py's series_figure draws the monitor page's first view.
+  function gpuSeries(field, yTitle) {
+    return function (reply) {
+      var data = (reply.gpus || []).map(function (g) {
+        return {
+          type: "scatter",
+          mode: "lines",
+          name: "GPU " + g.gpu + (g.name ? " " + g.name : ""),
+          x: g.timestamp_s.map(function (t) { return new Date(t * 1000).toISOString(); }),
+          y: g[field],
+        };
+      });
+      var layout = {
+        xaxis: { title: { text: "time (UTC)" }, type: "date" },
+        yaxis: { title: { text: yTitle }, rangemode: "tozero" },
+        margin: { t: 50, r: 20 },
+        legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
+        height: 320,
+      };
+      return { data: data, layout: layout };
+    };
+  }
+
   var transforms = {
     figure: function (reply) { return reply; },
     series: seriesFigure,
+    "gpu-activity": gpuSeries("activity_pct", "GPU utilisation (%)"),
+    "gpu-power": gpuSeries("power_w", "power (W)"),
   };
+
+  // A spend table, <table data-live-spend="/api/spend" data-live-every-s="2">, with a row
+  // <tr data-machine="NAME"> per machine and cells <td data-key="spent_usd" data-format="usd">:
+  // each cell follows /api/spend's entry for its machine (formats as report/pages_monitor.py's
+  // cell_text: usd "$1,234.56", int, text; null "-").
+  function cellText(value, kind) {
+    if (value === null || value === undefined) {
+      return "-";
+    }
+    if (kind === "usd") {
+      return "$" + Number(value).toLocaleString("en-US",
+        { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+    }
+    if (kind === "int") {
+      return String(Math.trunc(Number(value)));
+    }
+    return String(value);
+  }
+
+  function liveSpend(table) {
+    var url = table.getAttribute("data-live-spend");
+    var periodMs = Math.max(1, Number(table.getAttribute("data-live-every-s")) || 5) * 1000;
+    function tick() {
+      fetch(url, { credentials: "same-origin", headers: { accept: "application/json" } })
+        .then(function (response) {
+          if (!response.ok) {
+            throw new Error(url + " answered " + response.status);
+          }
+          return response.json();
+        })
+        .then(function (reply) {
+          (reply.machines || []).forEach(function (m) {
+            table.querySelectorAll("tr[data-machine]").forEach(function (row) {
+              if (row.getAttribute("data-machine") !== m.machine) {
+                return;
+              }
+              row.querySelectorAll("td[data-key]").forEach(function (td) {
+                td.textContent = cellText(m[td.getAttribute("data-key")],
+                  td.getAttribute("data-format"));
+              });
+            });
+          });
+          table.setAttribute("data-live-updated", new Date().toISOString());
+        })
+        .catch(function () { /* keep the last numbers */ })
+        .finally(function () { window.setTimeout(tick, periodMs); });
+    }
+    window.setTimeout(tick, periodMs);
+  }
 
   function transformFor(name) {
     var key = name || "figure";
@@ -126,6 +202,7 @@
         div.getAttribute("data-live-transform")
       );
     });
+    scope.querySelectorAll("[data-live-spend]").forEach(liveSpend);
   }
 
   window.gpurent = {
