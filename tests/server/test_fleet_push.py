@@ -250,6 +250,31 @@ def test_a_fake_gpu_monitor_pushes_the_series_grows_and_spend_matches_the_meter(
     assert missing.status_code == 404 and "fake-1" in missing.json()["error"]
 
 
+def test_spend_read_between_pushes_equals_the_meter_over_every_sample(
+    fleet_url: str, admin: httpx.Client, clock: Clock, tmp_path: Path
+) -> None:
+    """/api/spend meters each machine's history incrementally (only the rows stored since the
+    last read): after several reads between pushes it still equals one meter over all samples."""
+    price = 7.2
+    token = _register(admin, "incr-1", price_usd_per_hour=price, gpu_count=4)
+    pusher = Pusher(fleet_url, machine="incr-1", token=token, http=UrllibHttp(proxies=False))
+    session = _session(clock, tmp_path, pusher)
+    taken: list[Sample] = []
+    for _ in range(4):
+        taken += _steps(session, clock, 5)
+        pusher.flush()
+        clock.t = taken[-1].timestamp_s + 1.0
+        doc = admin.get("/api/spend").json()
+        mine = next(m for m in doc["machines"] if m["machine"] == "incr-1")
+        expected = meter(taken, InstancePrice.given(price, 4))
+        assert mine["samples"] == len(taken)
+        assert math.isclose(mine["spent_usd"], expected.spent_usd, rel_tol=1e-9)
+        assert math.isclose(
+            mine["underused_wasted_usd"], expected.underused_wasted_usd, rel_tol=1e-9
+        )
+    session.close()
+
+
 def test_a_push_that_fails_keeps_the_rows_and_the_loop_goes_on(
     fleet_url: str, admin: httpx.Client, clock: Clock, tmp_path: Path
 ) -> None:

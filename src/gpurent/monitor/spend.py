@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpurent.monitor.cost import CostMeter, InstancePrice, meter
+from gpurent.monitor.cost import CostMeter, CostReport, InstancePrice, meter
 from gpurent.monitor.rules import Thresholds
 from gpurent.monitor.sample import GpuSample, Sample
 from gpurent.units import SECONDS_PER_HOUR
@@ -108,18 +108,20 @@ class GroupSpend:
 
 
 def _burn(
-    samples: Sequence[Sample],
+    recent: Sequence[Sample],
+    first_s: float | None,
     price: InstancePrice,
+    *,
     thresholds: Thresholds,
     now_s: float,
     window_s: float,
 ) -> float:
-    if not samples or now_s - samples[-1].timestamp_s > window_s:
+    """$/h over the last `window_s` before `now_s`, from the samples in it (`first_s`: the
+    machine's first sample ever, so a machine younger than the window is not diluted)."""
+    if not recent or first_s is None or now_s - recent[-1].timestamp_s > window_s:
         return 0.0
-    start_s = now_s - window_s
-    recent = [s for s in samples if s.timestamp_s >= start_s]
     report = meter(recent, price, thresholds)
-    covered_s = min(window_s, now_s - samples[0].timestamp_s)
+    covered_s = min(window_s, now_s - first_s)
     covered_s = max(covered_s, report.elapsed_s)
     if covered_s <= 0:
         return 0.0
@@ -137,27 +139,72 @@ def machine_spend(
     """`plan`'s machine over its `samples` (oldest first) as of `now_s`."""
     t = thresholds or Thresholds()
     price = plan.price()
+    report = meter(samples, price, t) if price is not None and samples else None
+    return spend_from_meter(
+        plan,
+        MeteredHistory(
+            report=report,
+            samples=len(samples),
+            first_s=samples[0].timestamp_s if samples else None,
+            last_s=samples[-1].timestamp_s if samples else None,
+        ),
+        [s for s in samples if s.timestamp_s >= now_s - window_s],
+        now_s=now_s,
+        window_s=window_s,
+        thresholds=t,
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MeteredHistory:
+    """A machine's whole history as the cost meter summed it (None: no price or no samples),
+    without the samples themselves: what a server keeps per machine and extends on each read."""
+
+    report: CostReport | None
+    samples: int
+    first_s: float | None
+    last_s: float | None
+
+
+def spend_from_meter(
+    plan: MachinePlan,
+    history: MeteredHistory,
+    recent: Sequence[Sample],
+    *,
+    now_s: float,
+    window_s: float = DEFAULT_WINDOW_S,
+    thresholds: Thresholds | None = None,
+) -> MachineSpend:
+    """`plan`'s machine from its metered `history` and the `recent` samples (those of the last
+    `window_s` before `now_s`, oldest first, for the burn rate): the same figures as
+    `machine_spend` over every sample, in time that does not grow with the history."""
+    t = thresholds or Thresholds()
+    price = plan.price()
     spent = idle = under = burn = projected = None
     elapsed_s = 0.0
     if price is not None:
-        report = meter(samples, price, t)
-        elapsed_s = report.elapsed_s
-        spent, idle, under = report.spent_usd, report.idle_wasted_usd, report.underused_wasted_usd
-        burn = _burn(samples, price, t, now_s, window_s)
+        report = history.report
+        if report is not None:
+            elapsed_s = report.elapsed_s
+            spent, idle = report.spent_usd, report.idle_wasted_usd
+            under = report.underused_wasted_usd
+        else:
+            spent = idle = under = 0.0
+        burn = _burn(recent, history.first_s, price, thresholds=t, now_s=now_s, window_s=window_s)
         if plan.plan_hours is not None:
             remaining_h = max(0.0, plan.plan_hours - elapsed_s / SECONDS_PER_HOUR)
             rate = burn if burn > 0 else price.price_usd_per_hour
             projected = spent + remaining_h * rate
-    elif samples:
-        elapsed_s = samples[-1].timestamp_s - samples[0].timestamp_s
+    elif history.first_s is not None and history.last_s is not None:
+        elapsed_s = history.last_s - history.first_s
     return MachineSpend(
         machine=plan.name,
         job=plan.job,
         project=plan.project,
         price_usd_per_hour=plan.price_usd_per_hour,
-        samples=len(samples),
-        first_s=samples[0].timestamp_s if samples else None,
-        last_s=samples[-1].timestamp_s if samples else None,
+        samples=history.samples,
+        first_s=history.first_s,
+        last_s=history.last_s,
         elapsed_s=elapsed_s,
         spent_usd=spent,
         idle_wasted_usd=idle,

@@ -16,7 +16,13 @@ from typing import Any
 from gpurent.errors import DataError
 from gpurent.http import URLLIB_HTTP, Http, HttpError
 from gpurent.monitor.budget import BudgetRule, crossed, webhook_payload
-from gpurent.monitor.spend import MachinePlan, SpendTracker, cost_samples
+from gpurent.monitor.cost import CostMeter
+from gpurent.monitor.spend import (
+    MachinePlan,
+    MeteredHistory,
+    SpendTracker,
+    cost_samples,
+)
 from gpurent.userdata import data_home
 
 DB_FILE = "serve.db"
@@ -40,6 +46,39 @@ def plan_of(machine: Any) -> MachinePlan:
         plan_hours=machine.plan_hours,
         plan_cost_usd=machine.plan_cost_usd,
     )
+
+
+@dataclass(slots=True)
+class _Metered:
+    """One machine's stored history as far as it was read: the cost meter over it (None without
+    a price) and how many rows and samples it holds."""
+
+    plan: MachinePlan
+    meter: CostMeter | None
+    rows: int = 0
+    samples: int = 0
+    first_s: float | None = None
+    last_s: float | None = None
+
+    def add(self, rows: list[dict[str, Any]]) -> None:
+        """Add rows newer than `last_s` (whole samples, oldest first)."""
+        samples = cost_samples(rows)
+        if self.meter is not None:
+            for sample in samples:
+                self.meter.add(sample)
+        self.rows += len(rows)
+        self.samples += len(samples)
+        if samples:
+            if self.first_s is None:
+                self.first_s = samples[0].timestamp_s
+            self.last_s = samples[-1].timestamp_s
+
+    def history(self) -> MeteredHistory:
+        """What `monitor.spend.spend_from_meter` takes."""
+        report = self.meter.report() if self.meter is not None and self.samples else None
+        return MeteredHistory(
+            report=report, samples=self.samples, first_s=self.first_s, last_s=self.last_s
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +112,8 @@ class Fleet:
         self._backoff_s = webhook_backoff_s
         self._webhooks: queue.Queue[_Webhook] = queue.Queue(maxsize=10_000)
         self._sender: threading.Thread | None = None
+        self._metered: dict[str, _Metered] = {}  # machine -> its history as read so far
+        self._metered_lock = threading.Lock()
 
     @property
     def engine(self) -> Any:
@@ -97,6 +138,32 @@ class Fleet:
                     ) from None
                 self._engine = engine
             return self._engine
+
+    def metered_history(self, conn: Any, plan: MachinePlan) -> MeteredHistory:
+        """`plan`'s machine's whole stored history, metered: extended by the rows stored after
+        the last read (a push carries whole samples, in time order), read whole again when the
+        row count says anything else changed (a retention delete, a machine registered anew).
+        A spend request then reads only what is new, not every row a machine ever pushed."""
+        from gpurent.store import select_rows
+        from gpurent.store.samples import count_rows
+
+        with self._metered_lock:
+            total = count_rows(conn, machine=plan.name)
+            known = self._metered.get(plan.name)
+            if known is not None and known.plan == plan and known.last_s is not None:
+                newer = [
+                    r
+                    for r in select_rows(conn, machine=plan.name, since_s=known.last_s)
+                    if float(r["timestamp"]) > known.last_s
+                ]
+                if known.rows + len(newer) == total:
+                    known.add(newer)
+                    return known.history()
+            price = plan.price()
+            fresh = _Metered(plan=plan, meter=None if price is None else CostMeter(price))
+            fresh.add(select_rows(conn, machine=plan.name))
+            self._metered[plan.name] = fresh
+            return fresh.history()
 
     # --- spend tracking -------------------------------------------------------------------
 

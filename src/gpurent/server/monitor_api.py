@@ -16,7 +16,7 @@ from gpurent.monitor.budget import check_name
 from gpurent.monitor.push import MAX_PUSH_ROWS, PUSH_PATH, TOKEN_HEADER, check_pushed_rows
 from gpurent.monitor.rules import diagnose
 from gpurent.monitor.sample import from_rows
-from gpurent.monitor.spend import DEFAULT_WINDOW_S, cost_samples, group_spend, machine_spend
+from gpurent.monitor.spend import DEFAULT_WINDOW_S, cost_samples, group_spend, spend_from_meter
 from gpurent.report.jsonable import to_jsonable
 from gpurent.server.fleet_state import Fleet, plan_of
 from gpurent.server.params import check, required
@@ -319,21 +319,27 @@ def _window(window_s: float) -> float:
 
 
 def spend_of_fleet(f: Fleet, window_s: float) -> SpendOut:
-    """Every machine's spend from the store, and its jobs' and projects'."""
+    """Every machine's spend from the store, and its jobs' and projects'. Each machine's
+    history is metered incrementally (`Fleet.metered_history`); only the last `window_s` of
+    samples is read for the burn rate."""
     from gpurent.store import select_rows
     from gpurent.store.fleet import list_machines
 
     now_s = f.clock()
     with f.engine.connect() as conn:
-        spends = [
-            machine_spend(
-                plan_of(m),
-                cost_samples(select_rows(conn, machine=m.name)),
-                now_s=now_s,
-                window_s=window_s,
+        spends = []
+        for m in list_machines(conn):
+            plan = plan_of(m)
+            recent = cost_samples(select_rows(conn, machine=m.name, since_s=now_s - window_s))
+            spends.append(
+                spend_from_meter(
+                    plan,
+                    f.metered_history(conn, plan),
+                    recent,
+                    now_s=now_s,
+                    window_s=window_s,
+                )
             )
-            for m in list_machines(conn)
-        ]
     doc = to_jsonable(
         {
             "as_of_s": now_s,

@@ -189,6 +189,14 @@ def select_rows(
     return [dict(row._mapping) for row in conn.execute(query)]
 
 
+def count_rows(conn: Any, *, machine: str | None = None) -> int:
+    """How many sample rows the store holds (only `machine`'s when it is given)."""
+    query = sa.select(sa.func.count()).select_from(samples_table)
+    if machine is not None:
+        query = query.where(samples_table.c.machine == machine)
+    return int(conn.execute(query).scalar() or 0)
+
+
 def time_range(conn: Any) -> tuple[float | None, float | None]:
     """(first, last) timestamp in the store, Unix seconds; (None, None) when empty."""
     row = conn.execute(
