@@ -43,10 +43,10 @@ def _free_port() -> int:
         return port
 
 
-def _start(port: int, home: Path) -> subprocess.Popen[bytes]:
+def _start(port: int, home: Path, *flags: str) -> subprocess.Popen[bytes]:
     src = str(Path(__file__).resolve().parents[1] / "src")
     env = {**os.environ, "PYTHONPATH": src, "GPURENT_HOME": str(home)}
-    cmd = [sys.executable, "-m", "gpurent", "serve", "--port", str(port)]
+    cmd = [sys.executable, "-m", "gpurent", "serve", "--port", str(port), *flags]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

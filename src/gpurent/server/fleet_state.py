@@ -113,6 +113,9 @@ class Fleet:
         self._webhooks: queue.Queue[_Webhook] = queue.Queue(maxsize=10_000)
         self._sender: threading.Thread | None = None
         self._metered: dict[str, _Metered] = {}  # machine -> its history as read so far
+        # bumped by every change a page could show (a push, a budget, a machine, an alert's
+        # webhook state): a page computed at one version is still true at that version
+        self.version = 0
         self._metered_lock = threading.Lock()
 
     @property
@@ -193,6 +196,7 @@ class Fleet:
         """A budget was added: read them again on the next ingest."""
         with self.lock:
             self._budgets = None
+            self.version += 1
 
     def _budgets_for(self, conn: Any, job: str, project: str) -> list[Any]:
         from gpurent.store.fleet import list_budgets
@@ -227,6 +231,7 @@ class Fleet:
         with self.lock:
             self._by_digest = {}
             self._seeded_scopes = set()
+            self.version += 1
 
     def forget(self) -> None:
         """Drop what is remembered (a machine was registered): re-read on next use."""
@@ -235,6 +240,7 @@ class Fleet:
             self.tracker = SpendTracker()
             self._seeded_scopes = set()
             self._budgets = None
+            self.version += 1
 
     def ingest(self, machine: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Store `machine`'s rows, add them to its running spend and fire the budget thresholds
@@ -255,6 +261,7 @@ class Fleet:
         with writes, engine.begin() as conn:
             insert_rows(conn, rows)
         with self.lock:
+            self.version += 1
             if self.tracker.metered(machine.name):
                 self.tracker.add(machine.name, cost_samples(rows))
             with engine.connect() as conn:
@@ -262,7 +269,9 @@ class Fleet:
                 if not budgets:
                     return []
                 self._seed_scopes(conn, budgets)
-            return self._check(budgets)
+            fired = self._check(budgets)
+            self.version += 1  # the alerts just fired
+            return fired
 
     def _fired_of(self, conn: Any, budget_id: int) -> set[float]:
         from gpurent.store.fleet import list_alerts
@@ -339,6 +348,7 @@ class Fleet:
 
                 with self.lock, self.engine.begin() as conn:
                     set_webhook_state(conn, hook.alert_id, state=state, attempts=attempts)
+                    self.version += 1
             except Exception:
                 pass
             finally:

@@ -5,6 +5,9 @@ one line and a 4xx). It calls the functions the JSON endpoints call, never HTTP 
 
 from __future__ import annotations
 
+import threading
+import weakref
+from collections import OrderedDict
 from urllib.parse import quote
 
 from fastapi import APIRouter, Request
@@ -28,6 +31,38 @@ from gpurent.server.replies import one_line, status_for
 
 router = APIRouter(include_in_schema=False)
 SERIES_POINTS = 600
+# The page's content per (machine, fleet version): a view computed at a version stays true
+# until the next push, budget, machine or webhook state bumps it, so 50 browsers opening the
+# page between two pushes cost one computation (docs/benchmarks.md, the monitor page).
+_VIEWS: weakref.WeakKeyDictionary[Fleet, OrderedDict[tuple[str, int], MonitorView]] = (
+    weakref.WeakKeyDictionary()
+)
+_COMPUTING: weakref.WeakKeyDictionary[Fleet, threading.Lock] = weakref.WeakKeyDictionary()
+_VIEWS_LOCK = threading.Lock()
+VIEWS_KEPT = 32
+
+
+def cached_view(f: Fleet, machine: str) -> MonitorView:
+    """`monitor_view` with the default budget form, computed once per fleet version: requests
+    that arrive while it is computed wait for it rather than computing it again."""
+    key = (machine, f.version)  # the version is read before the view is computed
+    with _VIEWS_LOCK:
+        views = _VIEWS.setdefault(f, OrderedDict())
+        computing = _COMPUTING.setdefault(f, threading.Lock())
+        view = views.get(key)
+        if view is not None:
+            views.move_to_end(key)
+            return view
+    with computing:
+        with _VIEWS_LOCK:
+            view = views.get(key)
+        if view is None:
+            view = monitor_view(f, machine, dict(BUDGET_DEFAULTS))
+            with _VIEWS_LOCK:
+                views[key] = view
+                while len(views) > VIEWS_KEPT:
+                    views.popitem(last=False)
+    return view
 
 
 def monitor_view(f: Fleet, machine: str, budget_form: dict[str, str]) -> MonitorView:
@@ -83,7 +118,7 @@ async def monitor(request: Request) -> HTMLResponse:
     f = fleet(request)
     machine = request.query_params.get("machine", "").strip()[:200]
     try:
-        view = await run_in_threadpool(monitor_view, f, machine, dict(BUDGET_DEFAULTS))
+        view = await run_in_threadpool(cached_view, f, machine)
     except InputError as exc:
         body = await run_in_threadpool(
             _page, info, f, "", dict(BUDGET_DEFAULTS), one_line(exc.message)
