@@ -339,6 +339,29 @@ def test_rdma_through_perftest_on_path(tmp_path: Path, monkeypatch: pytest.Monke
     assert "RDMA: not measured (ib_write_lat failed: No IB devices found.)" in out
 
 
+def test_a_second_rdma_request_waits_for_the_first_server_end_to_stop(tmp_path: Path) -> None:
+    """The RDMA latency test and then the bandwidth test open one connection each; the peer
+    stops the first test's perftest end after its client closes. A request that arrives while
+    that end is still stopping waits for it, rather than being told "busy" (CI saw that race)."""
+    from gpurent.vendors.netcheck_wire import connect, handshake, parse_peer
+
+    bin_dir, calls = tmp_path / "bin", tmp_path / "calls.txt"
+    _fake_perftest(bin_dir, calls)
+    srv = start_server(tmp_path, path=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    try:
+        peer = parse_peer(srv.address)
+        first = connect(peer, 30.0)
+        assert handshake(first, peer, {"op": "rdma", "tool": "lat"})["installed"] is True
+        closer = threading.Timer(1.0, first.close)  # its client finishes a second later
+        closer.start()
+        with connect(peer, 30.0) as second:
+            answer = handshake(second, peer, {"op": "rdma", "tool": "bw"})
+        closer.join()
+    finally:
+        assert srv.stop() == 0
+    assert answer["installed"] is True
+
+
 def test_rdma_when_the_peer_lacks_perftest(
     server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -25,6 +25,11 @@ HANDSHAKE_TIMEOUT_S = 5.0
 IDLE_TIMEOUT_S = 30.0  # an echo or source connection silent or stuck this long is dropped
 _FILLER = b"\x00" * (256 * 1024)
 _RDMA_LOCK = threading.Lock()  # one perftest server end at a time (they share perftest's port)
+# How long an RDMA request waits for the previous one's server end: a client's latency test is
+# followed at once by its bandwidth test, while the peer is still stopping the first end (it
+# stops once the client closes, within perftest.stop's 2 s); beyond this it is another client's
+# test still running, and the answer is "busy".
+RDMA_WAIT_S = 10.0
 
 Log = Callable[[str], None]
 
@@ -91,7 +96,7 @@ def _rdma(sock: socket.socket, who: str, body: dict[str, Any], log: Log) -> None
     if tool not in perftest.TOOLS:
         _reply(sock, {"ok": False, "error": f"unknown RDMA tool {tool!r}"})
         return
-    if not _RDMA_LOCK.acquire(blocking=False):
+    if not _RDMA_LOCK.acquire(timeout=RDMA_WAIT_S):
         _reply(sock, {"ok": False, "error": "busy with another client's RDMA test; retry"})
         return
     try:
