@@ -1,11 +1,15 @@
 """Write the small example availability traces that `gpurent serve`'s spot page shows when the
-user has none of their own (src/gpurent/server/data/spot/*.csv). Run by hand, once:
+user has none of their own (src/gpurent/server/data/spot/*.csv). The cut-down files are
+shipped in the package, so nothing needs this script to run; it records how they were made.
+To rebuild them, point --trace-dir at a folder of the original per-zone traces (`<zone>.csv`,
+`date,availability`, ~195 s ticks) from the repository andylizf/skynomad-artifact (commit
+62b9aaa1, Apache-2.0; data of "Can't Be Late", NSDI'24), e.g. a checkout of it:
 
-    python examples/spot/make_example.py --trace-dir ../shared/data/spot/aws-v100-2023
+    python examples/spot/make_example.py --trace-dir PATH/TO/aws-v100-traces
 
-It keeps three zones' first 14 days of the "Can't Be Late" (NSDI'24) AWS p3.2xlarge traces
-(via andylizf/skynomad-artifact), every 5th observation (195 s ticks become ~975 s), unchanged:
-each row is a measured observation, none is made up. Provenance in that folder's README.md.
+It keeps three zones' first 14 days of those AWS p3.2xlarge traces, every 5th observation
+(195 s ticks become ~975 s), unchanged: each row is a measured observation, none is made up.
+Provenance in that folder's README.md.
 """
 
 from __future__ import annotations
@@ -24,8 +28,19 @@ EVERY = 5
 def main() -> None:
     """Read the full traces from --trace-dir; write the cut-down copies into the package data."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--trace-dir", type=Path, required=True)
+    parser.add_argument(
+        "--trace-dir",
+        type=Path,
+        required=True,
+        help="folder of the original <zone>.csv traces (andylizf/skynomad-artifact @ 62b9aaa1)",
+    )
     args = parser.parse_args()
+    missing = [z for z in ZONES if not (args.trace_dir / f"{z}.csv").is_file()]
+    if missing:
+        raise SystemExit(
+            f"{args.trace_dir}: no {missing[0]}.csv there; give the folder holding the original "
+            "per-zone traces (see this script's docstring)"
+        )
     out = OUT
     for zone in ZONES:
         with (args.trace_dir / f"{zone}.csv").open(newline="") as f:
