@@ -181,6 +181,18 @@ def get_machine(conn: Any, name: str) -> Machine | None:
     return _machine(row) if row is not None else None
 
 
+def _insert_once(
+    conn: Any, table: sa.Table, unique: dict[str, Any], values: dict[str, Any]
+) -> Any | None:
+    """Insert a row unless one with the `unique` column values exists (the table's unique
+    constraint still settles a race); the stored row, or None when it existed."""
+    where = [table.c[k] == v for k, v in unique.items()]
+    if conn.execute(sa.select(table.c.id).where(*where)).first() is not None:
+        return None
+    key = conn.execute(table.insert().values(**unique, **values)).inserted_primary_key[0]
+    return conn.execute(sa.select(table).where(table.c.id == key)).one()
+
+
 def _budget(row: Any) -> Budget:
     m = row._mapping
     return Budget(
@@ -205,26 +217,18 @@ def add_budget(
     created_s: float,
 ) -> Budget | None:
     """Store a budget; None when one already exists for that scope and name."""
-    exists = conn.execute(
-        sa.select(budgets_table.c.id).where(
-            budgets_table.c.scope == scope, budgets_table.c.name == name
-        )
-    ).first()
-    if exists is not None:
-        return None
-    result = conn.execute(
-        budgets_table.insert().values(
-            scope=scope,
-            name=name,
-            limit_usd=limit_usd,
-            thresholds=",".join(repr(t) for t in thresholds),
-            webhook_url=webhook_url,
-            created_s=created_s,
-        )
+    row = _insert_once(
+        conn,
+        budgets_table,
+        {"scope": scope, "name": name},
+        {
+            "limit_usd": limit_usd,
+            "thresholds": ",".join(repr(t) for t in thresholds),
+            "webhook_url": webhook_url,
+            "created_s": created_s,
+        },
     )
-    key = result.inserted_primary_key[0]
-    row = conn.execute(sa.select(budgets_table).where(budgets_table.c.id == key)).one()
-    return _budget(row)
+    return None if row is None else _budget(row)
 
 
 def list_budgets(conn: Any) -> list[Budget]:
@@ -251,26 +255,19 @@ def add_alert(
     conn: Any, *, budget_id: int, threshold: float, spend_usd: float, limit_usd: float, now_s: float
 ) -> Alert | None:
     """Record that `threshold` of budget `budget_id` was crossed; None when it already was."""
-    exists = conn.execute(
-        sa.select(alerts_table.c.id).where(
-            alerts_table.c.budget_id == budget_id, alerts_table.c.threshold == threshold
-        )
-    ).first()
-    if exists is not None:
-        return None
-    result = conn.execute(
-        alerts_table.insert().values(
-            budget_id=budget_id,
-            threshold=threshold,
-            spend_usd=spend_usd,
-            limit_usd=limit_usd,
-            fired_s=now_s,
-            webhook_state="",
-            webhook_attempts=0,
-        )
+    row = _insert_once(
+        conn,
+        alerts_table,
+        {"budget_id": budget_id, "threshold": threshold},
+        {
+            "spend_usd": spend_usd,
+            "limit_usd": limit_usd,
+            "fired_s": now_s,
+            "webhook_state": "",
+            "webhook_attempts": 0,
+        },
     )
-    key = result.inserted_primary_key[0]
-    return _alert(conn.execute(sa.select(alerts_table).where(alerts_table.c.id == key)).one())
+    return None if row is None else _alert(row)
 
 
 def list_alerts(conn: Any, budget_id: int | None = None) -> list[Alert]:
