@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import sys
 import tempfile
 import threading
 import time
@@ -22,16 +23,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
+sys.path.insert(0, str(ROOT))
+# the browser and its flags as the browser tests launch it (one list for both)
+from tests.browser.conftest import ARGS, CHROMIUM  # noqa: E402
+
 MAX_BYTES = 300_000
 HEIGHT = 1100
 DEMO_S = 40.0
