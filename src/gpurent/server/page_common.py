@@ -15,7 +15,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 
 from gpurent.errors import InputError
-from gpurent.report.pages import PageInfo
+from gpurent.report.pages import PageInfo, message_page
 from gpurent.server.static_files import plotly_version
 
 CSRF_COOKIE = "gpurent_csrf"
@@ -80,6 +80,29 @@ async def read_form(request: Request) -> dict[str, list[str]]:
         return parse_qs(text, keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS)
     except ValueError:
         raise InputError(f"the form has more than {MAX_FORM_FIELDS} fields") from None
+
+
+async def checked_form(
+    request: Request, info: PageInfo, *, active: str, title: str, page_name: str
+) -> dict[str, list[str]] | HTMLResponse:
+    """A page's submitted form, or the reply that refuses it: 415 when it is not an urlencoded
+    form, 403 when its CSRF token does not match this browser's cookie (`page_name`: what to
+    reload, in the message)."""
+    try:
+        raw = await read_form(request)
+    except InputError as exc:
+        body = message_page(info, active=active, title=title, error=exc.message)
+        return html_reply(body, info, status=415)
+    if not csrf_matches(request, raw):
+        body = message_page(
+            info,
+            active=active,
+            title=title,
+            error="the form's CSRF token does not match this browser's cookie (a form from "
+            f"another site, or an old page): reload the {page_name} and submit again",
+        )
+        return html_reply(body, info, status=403)
+    return raw
 
 
 def first(form: dict[str, list[str]], name: str) -> str:

@@ -14,8 +14,8 @@ from starlette.concurrency import run_in_threadpool
 
 from gpurent.errors import GpurentError, InputError
 from gpurent.plan.constraints import Objective, PricingModel
-from gpurent.report.pages import message_page, planner_page
-from gpurent.server.page_common import csrf_matches, first, html_reply, page_info, read_form
+from gpurent.report.pages import planner_page
+from gpurent.server.page_common import checked_form, first, html_reply, page_info
 from gpurent.server.plan_api import PlanRequest, plan_for
 from gpurent.server.replies import one_line, status_for
 from gpurent.workload.presets import list_presets
@@ -93,20 +93,9 @@ async def plan_form(request: Request) -> HTMLResponse:
 async def plan_submit(request: Request) -> HTMLResponse:
     """The submitted form: the plan, or the form again with one line saying what is wrong."""
     info = page_info(request)
-    try:
-        raw = await read_form(request)
-    except InputError as exc:
-        body = message_page(info, active="plan", title="Plan", error=exc.message)
-        return html_reply(body, info, status=415)
-    if not csrf_matches(request, raw):
-        body = message_page(
-            info,
-            active="plan",
-            title="Plan",
-            error="the form's CSRF token does not match this browser's cookie (a form from "
-            "another site, or an old page): reload the planner and submit again",
-        )
-        return html_reply(body, info, status=403)
+    raw = await checked_form(request, info, active="plan", title="Plan", page_name="planner")
+    if isinstance(raw, HTMLResponse):
+        return raw
     form = {name: first(raw, name) for name in DEFAULT_FORM}
     form["pricing"] = ",".join(v.strip() for v in raw.get("pricing", []) if v.strip())
     try:

@@ -26,7 +26,7 @@ from gpurent.server.monitor_api import (
     series_of,
     spend_of_fleet,
 )
-from gpurent.server.page_common import csrf_matches, first, html_reply, page_info, read_form
+from gpurent.server.page_common import checked_form, first, html_reply, page_info
 from gpurent.server.replies import one_line, status_for
 
 router = APIRouter(include_in_schema=False)
@@ -154,20 +154,11 @@ async def add_budget(request: Request) -> Response:
     project that has a budget, 422 for a bad field)."""
     info = page_info(request)
     f = fleet(request)
-    try:
-        raw = await read_form(request)
-    except InputError as exc:
-        body = message_page(info, active="monitor", title="Monitor", error=exc.message)
-        return html_reply(body, info, status=415)
-    if not csrf_matches(request, raw):
-        body = message_page(
-            info,
-            active="monitor",
-            title="Monitor",
-            error="the form's CSRF token does not match this browser's cookie (a form from "
-            "another site, or an old page): reload the monitor page and submit again",
-        )
-        return html_reply(body, info, status=403)
+    raw = await checked_form(
+        request, info, active="monitor", title="Monitor", page_name="monitor page"
+    )
+    if isinstance(raw, HTMLResponse):
+        return raw
     form = {name: first(raw, name)[:2048] for name in BUDGET_DEFAULTS}
     machine = first(raw, "machine")[:200]
     try:
