@@ -189,6 +189,8 @@ def test_each_node_of_a_rendered_job_finds_its_own_rank(tmp_path: Path) -> None:
         nproc = "auto" if fmt == "skypilot" else "1"  # SkyPilot: $SKYPILOT_NUM_GPUS_PER_NODE
         for rank, (proc, out) in enumerate(zip(procs, outs, strict=True)):
             assert proc.returncode == 0, f"{fmt}: {out[-2000:]}"
+            # seen once in CI: a node exited 0 having printed nothing; say which one
+            assert out.strip(), f"{fmt}: node {rank} exited 0 and printed nothing"
             seen = json.loads(out.strip().splitlines()[-1])
             assert (seen["source"], seen["rank"], seen["nnodes"]) == (source, rank, 2), fmt
             argv = seen["argv"]
