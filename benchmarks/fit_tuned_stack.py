@@ -211,13 +211,13 @@ def fit(
 ) -> tuple[StackCoeffs, float]:
     """Speed factors and (overlap, sync) minimising the median |log ratio| on `rows`.
 
-    Two stages: the fabric (overlap, sync) and the speeds of ResNet-50, BERT and LoRA are
-    fitted on those rows by grid search, as before pretraining rows existed; the `llm`
-    (pretraining) speeds are then fitted on the pretraining rows with that fabric fixed, so
-    the few, very large pretraining runs (175B-405B on 256-10,752 GPUs) cannot move the
-    fabric every other model is timed with."""
-    first = [r for r in rows if row_key(r) != "llm"]
-    pre = [r for r in rows if row_key(r) == "llm"]
+    Two stages: the fabric (overlap, sync) and the speeds of the non-LLM models (ResNet-50,
+    BERT) are fitted on those rows by grid search; the fabric is all they use (the LLM path
+    prices its own collectives, `llm_comm_times`, and never reads overlap or sync). The decoder-
+    LLM speeds (`llm-lora`, `llm` for pretraining) are then fitted on the LLM rows alone, so
+    that they cannot move the fabric's choice through the median."""
+    first = [r for r in rows if not get_model(r["model"]).is_llm]
+    pre = [r for r in rows if get_model(r["model"]).is_llm]
     best: tuple[float, StackCoeffs] | None = None
     for overlap in OVERLAPS:
         for sync in SYNCS:

@@ -115,6 +115,34 @@ def transformer_speed_ratio(
     return step(gpu) / step(reference)
 
 
+# Architectures whose training attention kernels (FlashAttention-2 on Ampere/Ada,
+# FlashAttention-3 or cuDNN on Hopper, cuDNN/FlashAttention on Blackwell) realize about the same
+# share of the tensor-core peak: docs/estimator.md, "Attention on other GPUs"
+FLASH_ATTENTION_ARCHITECTURES = frozenset({"Ampere", "Ada", "Hopper", "Blackwell"})
+
+
+def attention_speed_ratio(
+    gpu: GpuSpec, reference: GpuSpec, precision: Precision, transfer_ratio: float
+) -> float:
+    """t(gpu) / t(reference) of the attention kernels of decoder-LLM training.
+
+    Between two GPUs of `FLASH_ATTENTION_ARCHITECTURES` it is their tensor-peak ratio: the
+    fused attention kernel of each generation realizes about the same share of its GPU's
+    peak. FlashAttention-2 on an A100 runs causal attention at about half the 312 TFLOP/s peak
+    (156-159 TFLOP/s at seq 4096: liangan1/GPU_travel `performance/flash-attn/README.md`);
+    FlashAttention-3 on an H100 reaches up to 75 % of its peak in fp16 (PyTorch blog
+    "FlashAttention-3", pytorch/pytorch.github.io `_posts/2024-07-11-flashattention-3.md`),
+    where FlashAttention-2 reached 35 %. Blackwell is assumed to be like Hopper: no public
+    figure was read. Any other GPU (Volta, Turing, AMD) keeps the BERT-large
+    `transfer_ratio`, as before."""
+    if (
+        gpu.architecture in FLASH_ATTENTION_ARCHITECTURES
+        and reference.architecture in FLASH_ATTENTION_ARCHITECTURES
+    ):
+        return peak_flops(reference, precision) / peak_flops(gpu, precision)
+    return transfer_ratio
+
+
 def roofline_s(compute_s: float, memory_s: float, p: float) -> float:
     """Compute and memory time of one step combined as a p-norm, (t_c^p + t_m^p)^(1/p), s.
 
@@ -1235,7 +1263,7 @@ def _llm_training(
     # never faster than the fitted matmul efficiency at this GPU's own peak (a GPU without
     # bf16 tensor cores, say, is far more compute bound than BERT's transfer ratio says)
     own_peak_s = (x_mm / gain + x_attn) * peak_flops(ref, half) / peak_flops(gpu, half)
-    t_attn = c.a_attn * x_attn * ratio
+    t_attn = c.a_attn * x_attn * attention_speed_ratio(gpu, ref, half, ratio)
     t_c = max(c.a_gemm * x_mm / gain * ratio + t_attn, c.a_gemm * own_peak_s)
     t_c *= moe_imbalance_factor(workload, shape)
     t_m = c.k_mem * x_mem * ratio
