@@ -25,7 +25,12 @@ from gpurent.estimate.constants import (
     LlmCoeffs,
     StackCoeffs,
 )
-from gpurent.estimate.estimator import LLM_REFERENCE_GPU, estimate, transformer_speed_ratio
+from gpurent.estimate.estimator import (
+    LLM_REFERENCE_GPU,
+    attention_speed_ratio,
+    estimate,
+    transformer_speed_ratio,
+)
 from gpurent.estimate.perf import ddp_allreduce_time_s, family_features, llm_training_features
 from gpurent.workload.models import get_model
 from gpurent.workload.spec import Sharding, Stack, Task, Workload
@@ -436,7 +441,9 @@ def fit_llm(rows: Sequence[Row], k: Constants) -> LlmCoeffs:
             seq_len=r.seq_len,
             checkpointing=r.activation_checkpointing,
         )
-        x_mm, x_at, x_mem = (f * ratio for f in feats[:3])
+        x_mm, x_mem = feats[0] * ratio, feats[2] * ratio
+        # attention moves between GPUs as the estimator moves it (`attention_speed_ratio`)
+        x_at = feats[1] * attention_speed_ratio(r.gpu, ref, r.precision, ratio)
         t = r.batch * r.seq_len * r.num_gpus / r.throughput
         xs.append([x_mm, x_at, x_mem, ratio])
         ys.append(t - x_mm - x_at)

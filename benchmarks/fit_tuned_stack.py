@@ -12,8 +12,8 @@ Parameters (docs/estimator.md, "Which software stack it assumes"):
 - per model (`resnet50`, `bert-large-pretrain`, `llm-lora` for every decoder-LLM LoRA; with
   `--pretrain` also `llm` for decoder-LLM pretraining, fitted on
   `benchmarks/data/mlperf_llm_pretrain_fit.csv`: GPT-3 175B of v3.0/v3.1 and Llama 3.1 405B of
-  v5.0, FP8, rebuilt by `benchmarks/data/validation/extract_fp8_mlperf.py V30 V31 V50`; tried
-  in issue 18 and not bundled, see docs/benchmarks.md): the
+  v5.0, FP8, rebuilt by `benchmarks/data/validation/extract_fp8_mlperf.py V30 V31 V50`; bundled
+  since the speed divides only the non-attention part of the step, see docs/benchmarks.md): the
   speed of the one-GPU step relative to the default stack's fitted model, the geometric mean of
   measured / predicted over the fit rows (iterated, since communication does not scale with it);
 - the data-parallel fabric: `overlap` (share of backward that hides the gradient all-reduce)
@@ -25,7 +25,7 @@ Parameters (docs/estimator.md, "Which software stack it assumes"):
 Run from the repository root:
 
     PYTHONPATH=src python benchmarks/fit_tuned_stack.py                 # fit v3.0, v3.1, v5.0
-    PYTHONPATH=src python benchmarks/fit_tuned_stack.py --write         # ... and bundle it
+    PYTHONPATH=src python benchmarks/fit_tuned_stack.py --pretrain --write   # ... and bundle it
     PYTHONPATH=src python benchmarks/fit_tuned_stack.py --loro          # leave-one-round-out
 """
 
@@ -171,41 +171,73 @@ def ratios(rows: list[dict[str, str]], base: Constants, sk: StackCoeffs) -> list
     return out
 
 
+def fit_speeds(
+    rows: list[dict[str, str]],
+    base: Constants,
+    overlap: float,
+    sync: float,
+    *,
+    per_arch: bool = True,
+    fixed: dict[str, float] | None = None,
+) -> dict[str, float]:
+    """The speed factors of `rows`' keys for a fixed fabric (`overlap`, `sync`); the factors
+    in `fixed` are kept as they are and used for rows of other keys."""
+    eff = effective_keys(rows) if per_arch else [row_key(r) for r in rows]
+    speed = {**(fixed or {}), **dict.fromkeys(sorted(set(eff)), 1.0)}
+    for _ in range(10):  # comm and attention do not scale with the speed: iterate
+        rs = ratios(rows, base, tuned_coeffs(speed, overlap, sync))
+        by_key: dict[str, list[float]] = defaultdict(list)
+        for key, x in zip(eff, rs, strict=True):
+            if x is not None:
+                by_key[key].append(math.log(x))
+        for key, logs in by_key.items():
+            speed[key] *= math.exp(statistics.fmean(logs))
+        # the pooled factor of a model key, for architectures without their own:
+        # the geometric mean of the factors of all its rows
+        pooled: dict[str, list[float]] = defaultdict(list)
+        for r, key in zip(rows, eff, strict=True):
+            if key != row_key(r):
+                pooled[row_key(r)].append(math.log(speed[key]))
+        for r, key in zip(rows, eff, strict=True):
+            if key == row_key(r) and key in pooled:
+                pooled[key].append(math.log(speed[key]))
+        for key, logs in pooled.items():
+            speed[key] = math.exp(statistics.fmean(logs))
+    return {k: round(v, 4) for k, v in speed.items()}
+
+
 def fit(
     rows: list[dict[str, str]], base: Constants, per_arch: bool = True
 ) -> tuple[StackCoeffs, float]:
-    """Speed factors and (overlap, sync) minimising the median |log ratio| on `rows`."""
-    eff = effective_keys(rows) if per_arch else [row_key(r) for r in rows]
+    """Speed factors and (overlap, sync) minimising the median |log ratio| on `rows`.
+
+    Two stages: the fabric (overlap, sync) and the speeds of the non-LLM models (ResNet-50,
+    BERT) are fitted on those rows by grid search; the fabric is all they use (the LLM path
+    prices its own collectives, `llm_comm_times`, and never reads overlap or sync). The decoder-
+    LLM speeds (`llm-lora`, `llm` for pretraining) are then fitted on the LLM rows alone, so
+    that they cannot move the fabric's choice through the median."""
+    first = [r for r in rows if not get_model(r["model"]).is_llm]
+    pre = [r for r in rows if get_model(r["model"]).is_llm]
     best: tuple[float, StackCoeffs] | None = None
     for overlap in OVERLAPS:
         for sync in SYNCS:
-            speed = dict.fromkeys(sorted(set(eff)), 1.0)
-            for _ in range(4):  # communication does not scale with the speed: iterate
-                rs = ratios(rows, base, tuned_coeffs(speed, overlap, sync))
-                by_key: dict[str, list[float]] = defaultdict(list)
-                for key, x in zip(eff, rs, strict=True):
-                    if x is not None:
-                        by_key[key].append(math.log(x))
-                for key, logs in by_key.items():
-                    speed[key] *= math.exp(statistics.fmean(logs))
-                # the pooled factor of a model key, for architectures without their own:
-                # the geometric mean of the factors of all its rows
-                pooled: dict[str, list[float]] = defaultdict(list)
-                for r, key in zip(rows, eff, strict=True):
-                    if key != row_key(r):
-                        pooled[row_key(r)].append(math.log(speed[key]))
-                for r, key in zip(rows, eff, strict=True):
-                    if key == row_key(r) and key in pooled:
-                        pooled[key].append(math.log(speed[key]))
-                for key, logs in pooled.items():
-                    speed[key] = math.exp(statistics.fmean(logs))
-            sk = tuned_coeffs({k: round(v, 4) for k, v in speed.items()}, overlap, sync)
-            rs = [x for x in ratios(rows, base, sk) if x is not None]
+            speed = fit_speeds(first, base, overlap, sync, per_arch=per_arch)
+            sk = tuned_coeffs(speed, overlap, sync)
+            rs = [x for x in ratios(first, base, sk) if x is not None]
             loss = statistics.median(abs(math.log(x)) for x in rs)
             if best is None or loss < best[0]:
                 best = (loss, sk)
     assert best is not None
-    return best[1], best[0]
+    loss, sk = best
+    if pre:
+        c = sk.comm
+        speed = fit_speeds(
+            pre, base, c.overlap, c.sync_per_doubling, per_arch=per_arch, fixed=sk.speed
+        )
+        sk = tuned_coeffs(speed, c.overlap, c.sync_per_doubling)
+        rs = [x for x in ratios(rows, base, sk) if x is not None]
+        loss = statistics.median(abs(math.log(x)) for x in rs)
+    return sk, loss
 
 
 def ttt_errors(rows: list[dict[str, str]], base: Constants, sk: StackCoeffs) -> list[float]:
@@ -308,8 +340,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--pretrain",
         action="store_true",
-        help="also fit an `llm` (pretraining) speed on mlperf_llm_pretrain_fit.csv (tried in "
-        "issue 18, not bundled: see docs/benchmarks.md)",
+        help="also fit an `llm` (pretraining) speed on mlperf_llm_pretrain_fit.csv, with the "
+        "fabric of the other rows fixed (bundled since session 8: see docs/benchmarks.md)",
     )
     args = ap.parse_args(argv)
     raw = json.loads(CALIBRATION.read_text(encoding="utf-8"))
@@ -387,7 +419,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{', '.join(ROUNDS)}); widened x{WIDEN:g} about the centre below "
                 f"{MIN_ROWS} rows",
                 "assumed": f"default_inter_node_gbps {ASSUMED_INTER_NODE_GBPS:g} (8 x 400G NDR)",
-                "command": "PYTHONPATH=src python benchmarks/fit_tuned_stack.py --write",
+                "command": "PYTHONPATH=src python benchmarks/fit_tuned_stack.py "
+                + ("--pretrain --write" if args.pretrain else "--write"),
                 "date": datetime.now(UTC).strftime("%Y-%m-%d"),
             },
         }

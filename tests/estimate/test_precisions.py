@@ -13,7 +13,7 @@ from tests.conftest import run_cli as run
 from gpurent.catalog import Precision, get_gpu, parse_precision
 from gpurent.errors import InputError
 from gpurent.estimate import estimate
-from gpurent.estimate.precisions import RECIPES
+from gpurent.estimate.precisions import FP8_GEMM_REALIZATION, RECIPES, low_float_gemm_gain
 from gpurent.workload import Workload
 
 LLM = Workload(model="llama3-8b", precision=Precision.FP8, batch_size_per_gpu=2, seq_len=4096)
@@ -121,3 +121,23 @@ def test_from_csv_rows_and_workload_files(tmp_path: Path) -> None:
 def test_api_raises_input_error() -> None:
     with pytest.raises(InputError, match="fp8 on T4"):
         estimate(LLM, get_gpu("T4"), 1)
+
+
+def _llm(model: str, precision: Precision, seq: int) -> float:
+    wl = Workload(model=model, precision=precision, batch_size_per_gpu=1, seq_len=seq)
+    return estimate(wl, get_gpu("H100"), 8).throughput
+
+
+def test_fp8_speeds_up_the_gemms_only() -> None:
+    """fp8 training runs the linear layers' GEMMs at the realized fp8 gain and keeps attention
+    in bf16: never slower than bf16, never more than the GEMM gain, and less where attention
+    weighs more (a long sequence) than where the GEMMs dominate (a short one)."""
+    gain = low_float_gemm_gain(get_gpu("H100"), Precision.FP8)
+    assert gain == pytest.approx(FP8_GEMM_REALIZATION * 1979.0 / 989.0, rel=0.01)
+    short = _llm("llama3-8b", Precision.FP8, 2048) / _llm("llama3-8b", Precision.BF16, 2048)
+    long = _llm("llama3-8b", Precision.FP8, 65536) / _llm("llama3-8b", Precision.BF16, 65536)
+    assert 1.0 < long < short <= gain
+    # a 16-bit precision has no gain; a GPU whose fp8 rate were its bf16 rate gains nothing
+    assert low_float_gemm_gain(get_gpu("H100"), Precision.BF16) == 1.0
+    flat = replace(get_gpu("H100"), fp8_tflops=989.0)
+    assert low_float_gemm_gain(flat, Precision.FP8) == 1.0

@@ -54,7 +54,7 @@ def test_tuned_is_faster_than_the_default_for_resnet_and_llm_lora() -> None:
     assert "leave-one-MLPerf-round-out" in tuned.interval_class
     llm_stock = estimate(LORA, gpu, 8)
     llm_tuned = estimate(Workload(**{**_fields(LORA), "stack": Stack.TUNED}), gpu, 8)
-    assert llm_tuned.throughput > 1.2 * llm_stock.throughput
+    assert llm_tuned.throughput > llm_stock.throughput  # fitted Hopper LoRA speed > 1
     assert any("tuned" in n for n in llm_tuned.notes)
     assert not any("llm-foundry" in n for n in llm_tuned.notes)
     assert any("llm-foundry" in n for n in llm_stock.notes)
@@ -66,16 +66,20 @@ def test_the_default_stack_is_untouched_by_the_tuned_file() -> None:
     assert est.interval_class.startswith(("unseen-architecture", "within-architecture"))
 
 
-def test_full_llm_training_with_tuned_says_it_has_no_mlperf_measurement() -> None:
-    wl = Workload(
-        model="llama3-8b",
-        precision=Precision.BF16,
-        batch_size_per_gpu=2,
-        seq_len=4096,
-        stack=Stack.TUNED,
-    )
-    est = estimate(wl, get_gpu("H100"), 8)
-    assert any("no MLPerf measurement of training" in n for n in est.notes)
+def test_tuned_pretraining_is_fitted_and_says_on_what() -> None:
+    """Decoder-LLM pretraining has its own tuned speed (MLPerf GPT-3 175B, Llama 3.1 405B):
+    faster than the default stack, never above the datasheet peak, and the note names the
+    runs it was fitted on."""
+    sk = load_constants().stack("tuned")
+    assert sk is not None and sk.speed["llm"] > 1.0
+    wl = Workload(model="llama3-8b", precision=Precision.FP8, batch_size_per_gpu=1, seq_len=8192)
+    gpu = get_gpu("H100")
+    stock = estimate(wl, gpu, 8)
+    est = estimate(Workload(**{**_fields(wl), "stack": Stack.TUNED}), gpu, 8)
+    assert est.throughput > stock.throughput
+    assert est.mfu is not None and est.mfu < 1.0
+    assert any("fitted on MLPerf GPT-3 175B and Llama 3.1 405B" in n for n in est.notes)
+    assert not any("no MLPerf measurement" in n for n in est.notes)
 
 
 def test_cli_flag_and_csv_column(tmp_path: Path) -> None:
@@ -101,7 +105,7 @@ def test_cli_flag_and_csv_column(tmp_path: Path) -> None:
     code, out, err = run("estimate", "--from-csv", str(csv), "--json")
     assert code == 0, err
     rows = [json.loads(line) for line in out.splitlines() if line.strip()]
-    assert rows[0]["throughput"] > 1.2 * rows[1]["throughput"]
+    assert rows[0]["throughput"] > rows[1]["throughput"]
 
 
 def test_bad_stack_is_one_line_naming_tuned() -> None:

@@ -96,3 +96,34 @@ def test_estimate_from_csv_answers_every_row(name: str, tmp_path: Path) -> None:
     for r, o in zip(rows, lines, strict=True):
         unit = str(o["throughput_unit"]).replace(" ", "")
         assert unit == r["measured_unit"].replace(" ", ""), (r["model"], o["throughput_unit"])
+
+
+@pytest.mark.parametrize("name", ("llm.csv", "fp8_moe.csv"))
+def test_no_measured_llm_row_runs_above_its_gpus_peak(name: str) -> None:
+    """A measurement whose model FLOPs exceed the GPUs' dense peak was read wrongly (a per-GPU
+    figure multiplied by the GPU count, say): 2 x active parameters x (3 passes, 2 for LoRA's
+    frozen base) per token is a floor of the work, so tokens/s x that / GPUs <= peak."""
+    from gpurent.workload.spec import LlmShape
+    from gpurent.workload.zoo import llm_active_params
+
+    with (DATA / name).open(newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["measured_unit"] == "tokens/s"]
+    assert rows
+    for r in rows:
+        model = r["model"]
+        if model.startswith("custom:"):
+            kv = dict(p.split("=") for p in model.removeprefix("custom:").split(","))
+            shape = LlmShape(
+                layers=int(kv["layers"]),
+                hidden=int(kv["hidden"]),
+                heads=int(kv["heads"]),
+                vocab=int(kv["vocab"]),
+            )
+        else:
+            found = get_model(model).llm
+            assert found is not None, model
+            shape = found
+        passes = 2.0 if (r.get("task") or "").startswith("finetune-lora") else 3.0
+        flops = float(r["measured_throughput"]) * 2.0 * passes * llm_active_params(shape)
+        peak = get_gpu(r["gpu"]).peak_tflops(parse_precision(r["precision"])) * 1e12
+        assert flops / int(r["num_gpus"]) <= peak, (r["suite"], model, r["gpu"])

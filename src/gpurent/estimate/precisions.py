@@ -21,6 +21,21 @@ Sources (read 2026-12-01):
   avoids): factor 1 against `fp8`, spread +-15 % assumed (NVIDIA's NeMo FP8 post,
   "Faster Training Throughput in FP8 Precision with NVIDIA NeMo", reports finer scaling
   granularity costing some throughput against per-tensor scaling, without a figure read here).
+
+What fp8 itself realizes (`low_float_gemm_gain`): Transformer Engine, torchao and Megatron run the
+linear layers' GEMMs in fp8 and keep attention (FlashAttention/cuDNN SDPA), norms, activations
+and the optimizer in 16 or 32 bits. So only the matmul term of a training step speeds up, by the
+GPU's fp8/bf16 peak ratio (2 on every fp8 GPU in the catalog) times a realized share
+`FP8_GEMM_REALIZATION`: the per-tensor scaling, the casts and the transposes cost part of the
+doubling. 0.78 is read from two public end-to-end pairs, each turned into a GEMM gain with the
+time split of this estimator (the GEMM share of the step, 0.85-0.90 for these shapes):
+- NVIDIA/Megatron-LM issue #396 (2023-07-03): GPT 13B on an H100 machine, 0.34 s/step in bf16 ->
+  0.24 s/step with `--fp8-hybrid --transformer-impl transformer_engine` (x1.42 end to end;
+  GEMM share 0.88 -> GEMM gain 1.55, 0.78 of the doubling);
+- vllm-project/vllm PR #19566: GEMM-level B200 figures, N = K = 4096 at M = 1024 tokens, bf16
+  1,380 TFLOP/s vs fp8 per-tensor 1,945 TFLOP/s including the activation quantisation (x1.41,
+  0.70 of the doubling) and 2,341 TFLOP/s without it (x1.70, 0.85): 0.78 lies between the two.
+The spread of those readings (0.70-0.85 of the doubling) is about +-10 %.
 """
 
 from __future__ import annotations
@@ -101,9 +116,31 @@ def check_precision(gpu: GpuSpec, precision: Precision) -> None:
         )
 
 
+FP8_GEMM_REALIZATION = 0.78  # share of the fp8/bf16 peak ratio an fp8 training GEMM realizes
+
+
+def low_float_gemm_gain(gpu: GpuSpec, precision: Precision) -> float:
+    """How much faster the training GEMMs run in `precision` than in bf16 on `gpu`: 1 for 16-
+    and 32-bit precisions, else FP8_GEMM_REALIZATION x the fp8/bf16 peak ratio (at least 1: a
+    GPU whose fp8 rate equals its bf16 rate gains nothing). Attention and memory-bound work keep
+    their bf16 time (module docstring)."""
+    if not precision.is_low_float:
+        return 1.0
+    peak_ratio = gpu.peak_tflops(precision) / gpu.peak_tflops(Precision.BF16)
+    return max(1.0, FP8_GEMM_REALIZATION * peak_ratio)
+
+
 def recipe_of(precision: Precision) -> Recipe | None:
     """The recipe table entry of `precision` (None for `fp8` itself and wider precisions)."""
     return RECIPES.get(precision)
 
 
-__all__ = ["BLOCK_SCALED_ARCHITECTURES", "RECIPES", "Recipe", "check_precision", "recipe_of"]
+__all__ = [
+    "BLOCK_SCALED_ARCHITECTURES",
+    "FP8_GEMM_REALIZATION",
+    "RECIPES",
+    "Recipe",
+    "check_precision",
+    "low_float_gemm_gain",
+    "recipe_of",
+]
