@@ -12,7 +12,8 @@ from tests.conftest import run_cli as run
 from gpurent.catalog import Precision, get_gpu
 from gpurent.errors import InputError
 from gpurent.estimate import estimate
-from gpurent.workload import Sharding, Workload
+from gpurent.estimate.perf import bandwidth_bps, llm_training_features
+from gpurent.workload import Sharding, Task, Workload
 from gpurent.workload.models import get_model
 from gpurent.workload.zoo import llm_active_params, llm_flops_per_token, llm_params
 
@@ -138,3 +139,18 @@ def test_planner_lays_moe_models_out_with_expert_parallelism() -> None:
     # every candidate is one the estimator accepts
     for lay in moe:
         estimate(lay.apply(MIXTRAL), get_gpu("H100"), 8)
+
+
+def test_token_dispatch_adds_activation_traffic_per_routed_expert() -> None:
+    """Each MoE layer keeps a token's hidden state once per routed expert and gets it back once
+    per expert: 4 k h bytes per token per MoE layer on top of a dense layer's 34 h."""
+    model = get_model("qwen3-30b-a3b")
+    s = model.llm
+    assert s is not None and s.is_moe
+    gpu = get_gpu("H100")
+    x_mem = llm_training_features(
+        model, gpu, Precision.BF16, Task.TRAINING, batch=1, seq_len=4096, checkpointing=False
+    )[2]
+    dense = 34.0 * 4096 * s.hidden * s.layers
+    dispatch = 4.0 * s.experts_per_token * s.hidden * 4096 * s.moe_layers
+    assert x_mem * bandwidth_bps(gpu) == pytest.approx(dense + dispatch, rel=1e-9)

@@ -195,6 +195,13 @@ def llm_training_features(
     f_attn /= model_parallel
     model_flops = (mm_factor * n + 3.0 * attn_fwd) * tokens / model_parallel
     act_bytes = 34.0 * seq_len * batch * s.hidden * s.layers / model_parallel
+    if s.is_moe:
+        # token dispatch: each MoE layer keeps a token's hidden state once per routed expert
+        # (the experts' permuted input) and gets it back once per expert before the weighted
+        # combine: 2 x k more values of h per token, at 2 bytes (Korthikanti's counting)
+        act_bytes += (
+            4.0 * s.experts_per_token * s.hidden * seq_len * batch * s.moe_layers / model_parallel
+        )
     if checkpointing:
         act_bytes *= 1.5
     if task is Task.FINETUNE_QLORA:
