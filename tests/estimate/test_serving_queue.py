@@ -155,3 +155,33 @@ def test_zero_replicas_is_one_line() -> None:
         with pytest.raises(InputError) as err:
             call()
         assert "\n" not in str(err.value) and "replica" in str(err.value)
+
+
+def test_past_the_budget_the_waiting_queue_takes_the_excess() -> None:
+    """Once the prefills fill every step's chunked-prefill budget, a step cannot grow longer
+    than the decodes plus one full chunk: the rate stops, the time per output token stops,
+    and each client more waits one more request's worth in the queue (Little's law, the
+    closed network's asymptote R = C / X - Z)."""
+    w = dataclasses.replace(SPREAD, prompt=parse_lengths("uniform 6000-8000", "p"))
+    w = dataclasses.replace(w, output=parse_lengths("uniform 8-16", "o"), max_num_seqs=64)
+    g = get_gpu("H100-SXM5-80GB")
+    a, b = serving_curve(w, g, levels=(32, 48), constants=K).rows
+    x = b.request_rate_per_s.value
+    assert x < 1.01 * a.request_rate_per_s.value
+    assert b.tpot_p50_ms.value == pytest.approx(a.tpot_p50_ms.value, rel=0.02)
+    per_client_ms = (b.ttft_mean_ms.value - a.ttft_mean_ms.value) / 16
+    assert per_client_ms == pytest.approx(1e3 / x, rel=0.05)
+
+
+def test_a_smaller_budget_admits_fewer_long_prompts() -> None:
+    """The open loop's highest stable rate: 512-token chunks put a 6000-token prompt over
+    12 steps that each pay the decode step, so fewer such requests per second fit than in
+    8192-token chunks."""
+    g = get_gpu("A100-SXM4-80GB")
+    w = dataclasses.replace(FIXED, prompt=LengthDistribution.fixed(6000))
+    big = saturation_point(w, g, constants=K).request_rate_per_s.value
+    small_w = dataclasses.replace(w, chunk_tokens=512)
+    small = saturation_point(small_w, g, constants=K).request_rate_per_s.value
+    assert small < big
+    over = operating_point(small_w, g, request_rate_per_s=1.01 * small, constants=K)
+    assert not over.stable and math.isinf(over.ttft_p50_ms.value)

@@ -598,7 +598,30 @@ def _state(r: _Replica, workload: ServingWorkload, pf: _Prefill, rate: float, ca
         mid = (lo + hi) / 2.0
         lo, hi = (mid, hi) if gap(mid) > 0 else (lo, mid)
     b = max(hi, 1.0)
-    return _State(rate, hi, _decode_step_s(r, b, ctx), tpot(b), True)
+    step = _decode_step_s(r, b, ctx)
+    # the chunked-prefill budget: a step holds the decodes and at most chunk - B prompt
+    # tokens, so a step lasts at most the decode step plus a full chunk's prefill; when the
+    # prefills would need longer steps than that, the prompts arrive faster than the budget
+    # admits them and the waiting queue grows without bound
+    if step / (1.0 - u) > _full_step_s(r, workload, pf, b, step):
+        return _State(rate, hi, step, tpot(b), False)
+    return _State(rate, hi, step, tpot(b), True)
+
+
+def _full_step_s(
+    r: _Replica, workload: ServingWorkload, pf: _Prefill, batch: float, step_s: float
+) -> float:
+    """The longest step the budget allows: `batch` decodes and `chunk_tokens - batch` prompt
+    tokens at the mean prompt's prefill time per token (its matmuls overlapping the step's
+    weight read, as in `_point`'s service)."""
+    room = r.chunk_tokens - batch
+    new = workload.prompt.mean * (1.0 - workload.prefix_cache_hit_rate)
+    if room <= 0 or new <= 0:
+        return step_s
+    matmul = sum(w * pf.matmul_s.get(p, 0.0) for p, w in workload.prompt.rows)
+    weights_s = r.dense_read_bytes / r.eff_bw
+    share = room / new  # prompts' worth in a full chunk
+    return step_s + share * pf.mean_s - min(share * matmul, weights_s)
 
 
 def _closed_wait(clients: int, es: float, es2: float, think_s: float) -> tuple[float, float]:
@@ -759,7 +782,7 @@ def _closed_loop(  # noqa: PLR0917 - internal, every argument needed
         if not st.stable:
             return math.inf
         p = _point(r, workload, pf, st, k, clients=clients)
-        return x * (p.ttft_p50_ms.value / 1e3 + out * st.tpot_s)
+        return x * (p.ttft_mean_ms.value / 1e3 + out * st.tpot_s)  # Little: means
 
     lo, hi = 0.0, x_sat
     for _ in range(32):
