@@ -25,7 +25,7 @@ share u = X t_pf of GPU time goes to prefill, so decode advances 1 / step steps 
 the rest: TPOT = step(B) / ((1 - u) tau) (tau = tokens per step: 1, or speculative
 decoding's (1 - a^(k+1)) / (1 - a)), and Little's law closes it: B = X O TPOT. Open loop
 (Poisson at rate X): solved for B by bisection; closed loop (C clients): solved for X with
-X (TTFT + O TPOT) = C. A replica holds at most `max_concurrency` sequences: the engine's
+X (mean TTFT + O TPOT) = C. A replica holds at most `max_concurrency` sequences: the engine's
 `max_num_seqs` or what the paged KV cache (blocks of 16 tokens, in the memory left after
 weights, activations and the runtime at `gpu_memory_utilization`) holds at the mean request
 length (prompt + output); beyond it the load is unstable.
@@ -34,13 +34,19 @@ A prompt's chunk runs in the step that reads the weights for the decodes, so its
 overlap that read (chunked prefill); every request's TTFT adds the engine's first-token cost
 (scheduling, sampling, detokenising) and, in a server, its per-request overhead.
 
-Tails (a stated approximation, not a simulation): TTFT = half a step (the running step ends)
-+ the wait of an M/G/1 queue of prefills (Pollaczek-Khinchine mean, X E[S^2] / (2 (1 - rho)),
-with an exponential tail P(W > t) = rho exp(-t rho / E[W]), Kingman's heavy-traffic form; a
-closed loop of C clients never waits for more than C - 1 prefills) + the prefill of the
-prompt at that quantile. TPOT's spread comes from the prefills that land during a request's
-decode (compound Poisson: mean m E[t_pf], variance m E[t_pf^2], m = X O TPOT); the batch
-size's own fluctuation is not modelled.
+Queueing (TTFT under load): a new request waits for the running step if one runs (half a
+step times the chance that one does: never for one client alone), the prefills ahead of it
+and its own prefill service S (its chunks, one engine step each, beyond the weight read they
+overlap). Open loop: an M/G/1 queue of prefills, the Pollaczek-Khinchine mean
+X E[S^2] / (2 (1 - rho)) with an exponential tail P(W > t) = rho exp(-t rho / E[W])
+(Kingman's heavy-traffic form). Closed loop: mean-value analysis of the finite-source queue
+(Reiser and Lavenberg 1980; the residual E[S^2] / (2 E[S]) for the customer in service), so
+a client never waits for more than the C - 1 ahead of it. The chunked-prefill budget bounds
+a step at the decodes plus chunk_tokens - B prompt tokens: a load whose prefills need longer
+steps is unstable in the open loop, and a closed loop past it keeps its rate and TPOT while
+the waiting queue takes the excess (Little's law). TPOT's spread comes from the prefills
+that land during a request's decode (compound Poisson: mean m E[t_pf], variance
+m E[t_pf^2], m = X O TPOT); the batch size's own fluctuation is not modelled.
 """
 
 from __future__ import annotations
@@ -546,19 +552,22 @@ class _Prefill:
     mean_sq_s: float
     by_length: tuple[tuple[int, float, float], ...]  # (prompt tokens, probability, t_pf s)
     matmul_s: Mapping[int, float]  # prompt tokens -> its prefill's matmul time, s
+    matmul_mean_s: float  # over the prompt distribution
 
 
 def _prefill(r: _Replica, workload: ServingWorkload) -> _Prefill:
     h = workload.prefix_cache_hit_rate
     rows = tuple((p, w, _prefill_compute_s(r, float(p), h * p)) for p, w in workload.prompt.rows)
+    matmul = {
+        p: _prefill_compute_s(r, float(p), h * p, matmuls_only=True)
+        for p, _ in workload.prompt.rows
+    }
     return _Prefill(
         mean_s=sum(w * t for _, w, t in rows),
         mean_sq_s=sum(w * t * t for _, w, t in rows),
         by_length=rows,
-        matmul_s={
-            p: _prefill_compute_s(r, float(p), h * p, matmuls_only=True)
-            for p, _ in workload.prompt.rows
-        },
+        matmul_s=matmul,
+        matmul_mean_s=sum(w * matmul[p] for p, w in workload.prompt.rows),
     )
 
 
@@ -618,10 +627,9 @@ def _full_step_s(
     new = workload.prompt.mean * (1.0 - workload.prefix_cache_hit_rate)
     if room <= 0 or new <= 0:
         return step_s
-    matmul = sum(w * pf.matmul_s.get(p, 0.0) for p, w in workload.prompt.rows)
     weights_s = r.dense_read_bytes / r.eff_bw
     share = room / new  # prompts' worth in a full chunk
-    return step_s + share * pf.mean_s - min(share * matmul, weights_s)
+    return step_s + share * pf.mean_s - min(share * pf.matmul_mean_s, weights_s)
 
 
 def _closed_wait(clients: int, es: float, es2: float, think_s: float) -> tuple[float, float]:
