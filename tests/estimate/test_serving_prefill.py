@@ -124,8 +124,9 @@ def test_longer_prompts_never_get_a_lower_ttft(
 
 
 def test_held_out_prefill_error_stays_at_the_published_figure() -> None:
-    """docs/benchmarks.md reports the held-out low-load TTFT MAPE (19.6 % over 9 rows, the
-    target of 15 % not met); a change to the prefill terms must not make it worse than 20 %."""
+    """docs/benchmarks.md reports the held-out low-load TTFT MAPE (15.3 % over 9 rows after
+    the queueing term, the target of 15 % not met; 19.6 % before); a change to the prefill
+    or queueing terms must not make it worse than 16 %."""
     sys.path.insert(0, str(BENCH))
     try:
         import serving_rows
@@ -134,4 +135,4 @@ def test_held_out_prefill_error_stays_at_the_published_figure() -> None:
     k = load_serving_constants()
     held = [r for r in serving_rows.load_rows() if r.held_out and r.kind == "prefill"]
     assert len(held) >= 9
-    assert serving_rows.mape(serving_rows.log_residuals(held, k)) <= 20.0
+    assert serving_rows.mape(serving_rows.log_residuals(held, k)) <= 16.0
