@@ -84,14 +84,14 @@ def test_small_prefill_steps_run_at_lower_occupancy() -> None:
 def test_a_short_prefill_shares_the_decode_steps_weight_read() -> None:
     """Chunked prefill: a short prompt's matmuls run in the step that reads the weights for
     the decodes, so at a low rate its TTFT is less than a decode step plus its prefill
-    compute run apart (`prefill_ms`), plus the per-request costs and the half step a new
-    request waits for the running one."""
+    compute run apart (`prefill_ms`), plus the per-request costs (at 0.01 req/s the engine is
+    almost always idle: no running step to wait for)."""
     k = load_serving_constants()
     w = dataclasses.replace(_prompt(256), model="llama3-70b", weights=WeightQuant.FP8)
     c = k.engines[Engine.VLLM]
     curve = serving_curve(w, H100, 2, constants=k)
     point = operating_point(w, H100, 2, request_rate_per_s=0.01, constants=k)
-    fixed_ms = (c.request_overhead_s + c.first_token_s) * 1e3 + curve.decode_step_ms.value / 2
+    fixed_ms = (c.request_overhead_s + c.first_token_s) * 1e3
     assert point.ttft_p50_ms.value - fixed_ms < 0.9 * curve.prefill_ms.value
 
 
@@ -124,8 +124,9 @@ def test_longer_prompts_never_get_a_lower_ttft(
 
 
 def test_held_out_prefill_error_stays_at_the_published_figure() -> None:
-    """docs/benchmarks.md reports the held-out low-load TTFT MAPE (19.6 % over 9 rows, the
-    target of 15 % not met); a change to the prefill terms must not make it worse than 20 %."""
+    """docs/benchmarks.md reports the held-out low-load TTFT MAPE (15.3 % over 9 rows after
+    the queueing term, the target of 15 % not met; 19.6 % before); a change to the prefill
+    or queueing terms must not make it worse than 16 %."""
     sys.path.insert(0, str(BENCH))
     try:
         import serving_rows
@@ -134,4 +135,4 @@ def test_held_out_prefill_error_stays_at_the_published_figure() -> None:
     k = load_serving_constants()
     held = [r for r in serving_rows.load_rows() if r.held_out and r.kind == "prefill"]
     assert len(held) >= 9
-    assert serving_rows.mape(serving_rows.log_residuals(held, k)) <= 20.0
+    assert serving_rows.mape(serving_rows.log_residuals(held, k)) <= 16.0

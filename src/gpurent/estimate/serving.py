@@ -25,7 +25,7 @@ share u = X t_pf of GPU time goes to prefill, so decode advances 1 / step steps 
 the rest: TPOT = step(B) / ((1 - u) tau) (tau = tokens per step: 1, or speculative
 decoding's (1 - a^(k+1)) / (1 - a)), and Little's law closes it: B = X O TPOT. Open loop
 (Poisson at rate X): solved for B by bisection; closed loop (C clients): solved for X with
-X (TTFT + O TPOT) = C. A replica holds at most `max_concurrency` sequences: the engine's
+X (mean TTFT + O TPOT) = C. A replica holds at most `max_concurrency` sequences: the engine's
 `max_num_seqs` or what the paged KV cache (blocks of 16 tokens, in the memory left after
 weights, activations and the runtime at `gpu_memory_utilization`) holds at the mean request
 length (prompt + output); beyond it the load is unstable.
@@ -34,21 +34,28 @@ A prompt's chunk runs in the step that reads the weights for the decodes, so its
 overlap that read (chunked prefill); every request's TTFT adds the engine's first-token cost
 (scheduling, sampling, detokenising) and, in a server, its per-request overhead.
 
-Tails (a stated approximation, not a simulation): TTFT = half a step (the running step ends)
-+ the wait of an M/G/1 queue of prefills (Pollaczek-Khinchine mean, X E[S^2] / (2 (1 - rho)),
-with an exponential tail P(W > t) = rho exp(-t rho / E[W]), Kingman's heavy-traffic form; a
-closed loop of C clients never waits for more than C - 1 prefills) + the prefill of the
-prompt at that quantile. TPOT's spread comes from the prefills that land during a request's
-decode (compound Poisson: mean m E[t_pf], variance m E[t_pf^2], m = X O TPOT); the batch
-size's own fluctuation is not modelled.
+Queueing (TTFT under load): a new request waits for the running step if one runs (half a
+step times the chance that one does: never for one client alone), the prefills ahead of it
+and its own prefill service S (its chunks, one engine step each, beyond the weight read they
+overlap). Open loop: an M/G/1 queue of prefills, the Pollaczek-Khinchine mean
+X E[S^2] / (2 (1 - rho)) with an exponential tail P(W > t) = rho exp(-t rho / E[W])
+(Kingman's heavy-traffic form). Closed loop: mean-value analysis of the finite-source queue
+(Reiser and Lavenberg 1980; the residual E[S^2] / (2 E[S]) for the customer in service), so
+a client never waits for more than the C - 1 ahead of it. The chunked-prefill budget bounds
+a step at the decodes plus chunk_tokens - B prompt tokens: a load whose prefills need longer
+steps is unstable in the open loop, and a closed loop past it keeps its rate and TPOT while
+the waiting queue takes the excess (Little's law). TPOT's spread comes from the prefills
+that land during a request's decode (compound Poisson: mean m E[t_pf], variance
+m E[t_pf^2], m = X O TPOT); the batch size's own fluctuation is not modelled.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any
 
@@ -545,19 +552,22 @@ class _Prefill:
     mean_sq_s: float
     by_length: tuple[tuple[int, float, float], ...]  # (prompt tokens, probability, t_pf s)
     matmul_s: Mapping[int, float]  # prompt tokens -> its prefill's matmul time, s
+    matmul_mean_s: float  # over the prompt distribution
 
 
 def _prefill(r: _Replica, workload: ServingWorkload) -> _Prefill:
     h = workload.prefix_cache_hit_rate
     rows = tuple((p, w, _prefill_compute_s(r, float(p), h * p)) for p, w in workload.prompt.rows)
+    matmul = {
+        p: _prefill_compute_s(r, float(p), h * p, matmuls_only=True)
+        for p, _ in workload.prompt.rows
+    }
     return _Prefill(
         mean_s=sum(w * t for _, w, t in rows),
         mean_sq_s=sum(w * t * t for _, w, t in rows),
         by_length=rows,
-        matmul_s={
-            p: _prefill_compute_s(r, float(p), h * p, matmuls_only=True)
-            for p, _ in workload.prompt.rows
-        },
+        matmul_s=matmul,
+        matmul_mean_s=sum(w * matmul[p] for p, w in workload.prompt.rows),
     )
 
 
@@ -597,7 +607,49 @@ def _state(r: _Replica, workload: ServingWorkload, pf: _Prefill, rate: float, ca
         mid = (lo + hi) / 2.0
         lo, hi = (mid, hi) if gap(mid) > 0 else (lo, mid)
     b = max(hi, 1.0)
-    return _State(rate, hi, _decode_step_s(r, b, ctx), tpot(b), True)
+    step = _decode_step_s(r, b, ctx)
+    # the chunked-prefill budget: a step holds the decodes and at most chunk - B prompt
+    # tokens, so a step lasts at most the decode step plus a full chunk's prefill; when the
+    # prefills would need longer steps than that, the prompts arrive faster than the budget
+    # admits them and the waiting queue grows without bound
+    if step / (1.0 - u) > _full_step_s(r, workload, pf, b, step):
+        return _State(rate, hi, step, tpot(b), False)
+    return _State(rate, hi, step, tpot(b), True)
+
+
+def _full_step_s(
+    r: _Replica, workload: ServingWorkload, pf: _Prefill, batch: float, step_s: float
+) -> float:
+    """The longest step the budget allows: `batch` decodes and `chunk_tokens - batch` prompt
+    tokens at the mean prompt's prefill time per token (its matmuls overlapping the step's
+    weight read, as in `_point`'s service)."""
+    room = r.chunk_tokens - batch
+    new = workload.prompt.mean * (1.0 - workload.prefix_cache_hit_rate)
+    if room <= 0 or new <= 0:
+        return step_s
+    weights_s = r.dense_read_bytes / r.eff_bw
+    share = room / new  # prompts' worth in a full chunk
+    return step_s + share * pf.mean_s - min(share * pf.matmul_mean_s, weights_s)
+
+
+def _closed_wait(clients: int, es: float, es2: float, think_s: float) -> tuple[float, float]:
+    """Mean prefill-queue wait and the prefill server's utilisation for `clients` closed-loop
+    clients: mean-value analysis of the finite-source queue (Reiser and Lavenberg 1980; one
+    FCFS station, the prefill service S with moments es, es2, and a delay station of
+    `think_s`, the rest of a request's cycle). An arrival sees the network with one client
+    fewer (the arrival theorem); with a non-exponential service the customer in service adds
+    its residual E[S^2] / (2 E[S]) instead of a whole S (the usual MVA correction for
+    FCFS with general service). One client never waits."""
+    if clients <= 1 or es <= 0:
+        return 0.0, 0.0
+    residual = es2 / (2.0 * es)
+    q = u = 0.0
+    resp = es
+    for n in range(1, clients + 1):
+        resp = es + (q - u) * es + u * residual
+        x = n / (resp + think_s)
+        q, u = x * resp, x * es
+    return max(0.0, resp - es), min(u, 1.0)
 
 
 def _point(
@@ -646,9 +698,19 @@ def _point(
     es = sum(w * s for w, s in s_rows)
     es2 = sum(w * s * s for w, s in s_rows)
     rho = min(x * es, 0.999999)
-    w_mean = x * es2 / (2.0 * (1.0 - rho)) if x > 0 else 0.0
-    if clients is not None:
-        w_mean = min(w_mean, (clients - 1) * es)
+    overhead = r.coeffs.request_overhead_s + r.coeffs.first_token_s
+    # a new request waits for the running step to end only if one runs: in a closed loop the
+    # other C - 1 clients are in the engine (the arrival theorem); in the open loop the
+    # requests in the engine are a Poisson count (M/G/infinity) of mean B + X E[S]
+    if clients is None:
+        w_mean = x * es2 / (2.0 * (1.0 - rho)) if x > 0 else 0.0
+        busy = 1.0 - math.exp(-(st.batch + x * es))
+    else:
+        busy = 1.0 if clients > 1 else 0.0
+        think = out * st.tpot_s + busy * st.step_s / 2.0 + overhead
+        w_mean, util = _closed_wait(clients, es, es2, think)
+        rho = min(util, 0.999999)
+    residual_step = busy * st.step_s / 2.0
 
     def wait(q: float) -> float:
         if rho <= 0 or w_mean <= 0 or 1.0 - q >= rho:
@@ -658,10 +720,9 @@ def _point(
     def ttft(q: float) -> float:
         p = _quantile_prompt(workload.prompt, q)
         t_pf = next(t for pp, _, t in pf.by_length if pp == p)
-        return st.step_s / 2.0 + wait(q) + service(p, t_pf) + slot_wait_s + overhead
+        return residual_step + wait(q) + service(p, t_pf) + slot_wait_s + overhead
 
-    overhead = r.coeffs.request_overhead_s + r.coeffs.first_token_s
-    ttft_mean = st.step_s / 2.0 + w_mean + es + slot_wait_s + overhead
+    ttft_mean = residual_step + w_mean + es + slot_wait_s + overhead
 
     # TPOT spread: prefills landing during a request's decode (compound Poisson)
     m = x * out * st.tpot_s
@@ -713,8 +774,13 @@ def _closed_loop(  # noqa: PLR0917 - internal, every argument needed
     clients beyond what the replica holds waiting for a slot (Little's law). With one prompt
     and one output length (a benchmark's fixed lengths) and room for every client, the
     clients move in lock-step instead (`_lockstep`)."""
-    if len(workload.prompt.rows) == 1 and len(workload.output.rows) == 1 and clients <= cap:
-        return _lockstep(r, workload, pf, clients, k)
+    if len(workload.prompt.rows) == 1 and len(workload.output.rows) == 1:
+        wave = _lockstep(r, workload, pf, min(clients, cap), k)
+        if clients <= cap:
+            return wave
+        # the clients beyond the replica's room wait for a slot: the wave of `cap` keeps
+        # its rate, the rest queue in front of it (Little's law)
+        return _with_slot_wait(wave, (clients - cap) / wave.request_rate_per_s.value, clients, k)
     out = workload.output.mean
     if x_sat is None:
         x_sat = _saturation_rate(r, workload, pf, cap)
@@ -724,7 +790,7 @@ def _closed_loop(  # noqa: PLR0917 - internal, every argument needed
         if not st.stable:
             return math.inf
         p = _point(r, workload, pf, st, k, clients=clients)
-        return x * (p.ttft_p50_ms.value / 1e3 + out * st.tpot_s)
+        return x * (p.ttft_mean_ms.value / 1e3 + out * st.tpot_s)  # Little: means
 
     lo, hi = 0.0, x_sat
     for _ in range(32):
@@ -741,6 +807,21 @@ def _closed_loop(  # noqa: PLR0917 - internal, every argument needed
     return _point(r, workload, pf, st, k, clients=clients, slot_wait_s=slot_wait)
 
 
+def _with_slot_wait(
+    p: ServingPoint, wait_s: float, clients: int, k: ServingConstants
+) -> ServingPoint:
+    """`p` with every request's TTFT (and end-to-end) longer by `wait_s`, at `clients`."""
+    t = k.ttft_log_interval
+    return replace(
+        p,
+        concurrency=float(clients),
+        ttft_mean_ms=Figure.of(p.ttft_mean_ms.value + wait_s * 1e3, t),
+        ttft_p50_ms=Figure.of(p.ttft_p50_ms.value + wait_s * 1e3, t),
+        ttft_p99_ms=Figure.of(p.ttft_p99_ms.value + wait_s * 1e3, t),
+        e2e_p99_s=Figure.of(p.e2e_p99_s.value + wait_s, t),
+    )
+
+
 def _lockstep(
     r: _Replica, workload: ServingWorkload, pf: _Prefill, clients: int, k: ServingConstants
 ) -> ServingPoint:
@@ -748,32 +829,44 @@ def _lockstep(
     `clients` requests travel as one wave. Their prompts are prefilled first come first
     served in chunks of `chunk_tokens` (request i's first token at the end of the chunk
     holding its last prompt token), then all decode together for O - 1 steps (a request that
-    finished its prefill early decodes next to the later chunks, which its TPOT carries)."""
+    finished its prefill early decodes next to the later chunks, which its TPOT carries).
+    Each chunk is one engine step: the decode step of the requests already prefilled, plus
+    the chunk's share of the wave's prefill beyond the weight read it overlaps (the service
+    of `_point`), so one client's TTFT is the open loop's at a vanishing rate."""
     lat, thr = k.latency_log_interval, k.throughput_log_interval
     prompt, out = workload.prompt.rows[0][0], max(1, workload.output.rows[0][0])
     new = prompt * (1.0 - workload.prefix_cache_hit_rate)
     chunk = max(1, r.chunk_tokens)
-    n_chunks = max(1, math.ceil(clients * new / chunk))
-    weights_s = r.dense_read_bytes / (r.bw * r.coeffs.decode_bw_efficiency)
-    # the wave's prompts share each chunk: its matmuls run at the chunk's occupancy
-    wave_pf = _prefill_compute_s(r, prompt, prompt - new, batch_tokens=clients * new)
-    t_chunk = max(weights_s, clients * wave_pf / n_chunks) + r.coeffs.step_overhead_s
+    total = clients * new
+    n_chunks = max(1, math.ceil(total / chunk))
+    weights_s = r.dense_read_bytes / r.eff_bw
     ctx = prompt + out / 2.0
+    # the wave's prompts share each chunk: its matmuls run at the chunk's occupancy
+    wave_pf = _prefill_compute_s(r, prompt, prompt - new, batch_tokens=total)
+    wave_mm = _prefill_compute_s(r, prompt, prompt - new, batch_tokens=total, matmuls_only=True)
+
+    def chunk_of(i: int) -> int:  # 1-based request -> the chunk that ends its prefill
+        return max(1, min(n_chunks, math.ceil(i * new / chunk - 1e-9)))
+
+    times = []
+    for j in range(1, n_chunks + 1):
+        share = (min(total, j * chunk) - (j - 1) * chunk) / max(new, 1e-9)  # prompts' worth
+        decoding = sum(1 for i in range(1, clients + 1) if chunk_of(i) < j)
+        hidden = min(share * wave_mm, weights_s)
+        times.append(_decode_step_s(r, float(decoding), ctx) + share * wave_pf - hidden)
+    done = list(itertools.accumulate(times))
     step = _decode_step_s(r, float(clients), ctx) / r.tau
     overhead = r.coeffs.request_overhead_s + r.coeffs.first_token_s
 
-    def chunk_of(i: int) -> int:  # 1-based request -> the chunk that ends its prefill
-        return max(1, min(n_chunks, math.ceil(i * new / chunk)))
-
     def ttft(i: int) -> float:
-        return chunk_of(i) * t_chunk + overhead
+        return done[chunk_of(i) - 1] + overhead
 
     def tpot(i: int) -> float:
         if out <= 1:
             return step
-        return step + (n_chunks - chunk_of(i)) * t_chunk / (out - 1)
+        return step + (done[-1] - done[chunk_of(i) - 1]) / (out - 1)
 
-    cycle = n_chunks * t_chunk + (out - 1) * step + overhead
+    cycle = done[-1] + (out - 1) * step + overhead
     x = clients / cycle
     mean_ttft = sum(ttft(i) for i in range(1, clients + 1)) / clients
     p50, p99 = max(1, math.ceil(0.5 * clients)), max(1, math.ceil(0.99 * clients))
@@ -789,6 +882,20 @@ def _lockstep(
         tpot_p99_ms=Figure.of(tpot(1) * 1e3, lat),
         e2e_p99_s=Figure.of(cycle, k.ttft_log_interval),
     )
+
+
+def _check_load(
+    *, levels: tuple[int, ...] = (), rate: float | None = None, replicas: int = 1
+) -> None:
+    """One InputError line for a load the model cannot take: clients below 1, a request rate
+    that is negative or not finite, fewer than one replica."""
+    bad = [c for c in levels if not isinstance(c, int) or c < 1]
+    if bad:
+        raise InputError(f"concurrency {bad[0]!r}: closed-loop clients must be whole numbers >= 1")
+    if rate is not None and not (math.isfinite(rate) and rate >= 0):
+        raise InputError(f"request rate {rate!r} req/s: it must be a finite number >= 0")
+    if not isinstance(replicas, int) or replicas < 1:
+        raise InputError(f"replicas {replicas!r}: a fleet needs at least 1 replica")
 
 
 def _levels(max_concurrency: int) -> tuple[int, ...]:
@@ -820,6 +927,7 @@ def serving_curve(
 ) -> ServingCurve:
     """The throughput-latency curve of one replica of `tensor_parallel` GPUs. A replica that
     cannot hold one request (weights + activations fill the memory) has no rows."""
+    _check_load(levels=levels or ())
     k = constants or load_serving_constants()
     r, mem = _replica(workload, gpu, tensor_parallel, k)
     pf = _prefill(r, workload)
@@ -896,6 +1004,7 @@ def operating_point(
 ) -> ServingPoint:
     """One replica's point when `replicas` replicas share a Poisson rate (random routing:
     each sees a Poisson rate / replicas)."""
+    _check_load(rate=request_rate_per_s, replicas=replicas)
     k = constants or load_serving_constants()
     r, mem = _replica(workload, gpu, tensor_parallel, k)
     pf = _prefill(r, workload)
@@ -918,6 +1027,7 @@ def max_load_meeting_slo(
 ) -> SloLoad:
     """The highest Poisson request rate `replicas` replicas of `tensor_parallel` GPUs sustain
     with every SLO of `workload.slo` met (each latency grows with the rate, so bisection)."""
+    _check_load(replicas=replicas)
     k = constants or load_serving_constants()
     r, mem = _replica(workload, gpu, tensor_parallel, k)
     pf = _prefill(r, workload)
@@ -1007,6 +1117,7 @@ def estimate_serving(
     constants: ServingConstants | None = None,
 ) -> ServingEstimate:
     """The serving estimate of `replicas` replicas of `tensor_parallel` GPUs each."""
+    _check_load(replicas=replicas)
     k = constants or load_serving_constants()
     curve = serving_curve(workload, gpu, tensor_parallel, constants=k)
     load = max_load_meeting_slo(workload, gpu, tensor_parallel, replicas=replicas, constants=k)
