@@ -32,7 +32,12 @@ from gpurent.spot.io.trace import Trace, align_zones
 from gpurent.spot.io.trace_io import attach_prices, load_trace
 from gpurent.spot.sim.job_market import JobSpec, build_market, run_starts
 from gpurent.spot.sim.lifetimes import ZoneSpells, residual_bounds_ticks
-from gpurent.spot.sim.policies import LifetimeUniformProgressPolicy, Policy, UniformProgressPolicy
+from gpurent.spot.sim.policies import (
+    BreakEvenUniformProgressPolicy,
+    LifetimeUniformProgressPolicy,
+    Policy,
+    UniformProgressPolicy,
+)
 from gpurent.spot.sim.policies.base import first_zone
 from gpurent.spot.sim.simulator import simulate
 
@@ -91,7 +96,8 @@ class IdleWait(LifetimeUniformProgressPolicy):
 
 def make(name: str) -> Callable[[], Policy]:
     """Candidate by spec: 'up'; 'lifetime-up' (':f=..' its need_factor, 'f=inf' round 2's
-    rule); 'ez' (evidence zones) and 'iw' (idle wait), both with ':z=..,n=..'."""
+    rule); 'breakeven-up' (round 5, ':m=..,n=..' its life_margin and min_samples);
+    'ez' (evidence zones) and 'iw' (idle wait), both with ':z=..,n=..'."""
     base, _, opts = name.partition(":")
     kv = dict(o.split("=") for o in opts.split(",") if o)
     if base == "up":
@@ -102,6 +108,9 @@ def make(name: str) -> Callable[[], Policy]:
         attrs = {"z_score": float(kv.get("z", 2.0)), "min_samples": int(kv.get("n", 10))}
         cls = type("EZ", (EvidenceZones,), attrs)
         return cls
+    if base == "breakeven-up":  # round 5; m: life_margin, n: min_samples
+        attrs = {"life_margin": float(kv.get("m", 1.0)), "min_samples": int(kv.get("n", 10))}
+        return type("BE", (BreakEvenUniformProgressPolicy,), attrs)
     if base == "iw":
         attrs = {"z_score": float(kv.get("z", 2.0)), "min_samples": int(kv.get("n", 10))}
         return type("IW", (IdleWait,), attrs)
