@@ -55,6 +55,10 @@ class BreakEvenUniformProgressPolicy(LifetimeUniformProgressPolicy):
     """Spells (that ended before now and outlived the current age) needed to trust L."""
     life_margin = 1.0
     """L must exceed this many times the break-even life (1: the rule as derived)."""
+    reserve_factor = float("inf")
+    """With a finite factor f, the rule acts only while the slack after the changeover keeps 3D
+    plus f x the slack the rest of the job is predicted to lose to preemptions (lifetime-up's
+    preemption reserve): below it slack is scarce and worth more than one on-demand tick."""
 
     def _early_return(self, t: int, progress_ticks: float, zone: int) -> bool:
         """Leave on-demand for spot in `zone` (see module), or where lifetime-up would."""
@@ -71,4 +75,15 @@ class BreakEvenUniformProgressPolicy(LifetimeUniformProgressPolicy):
         )
         if life is None:
             return super()._early_return(t, progress_ticks, zone)
-        return life > self.life_margin * need
+        if life <= self.life_margin * need:
+            return super()._early_return(t, progress_ticks, zone)
+        if self.reserve_factor == float("inf"):
+            return True
+        reserve = self._preemption_reserve(now, progress_ticks)
+        if reserve == float("inf"):
+            return super()._early_return(t, progress_ticks, zone)
+        slack_after = self.net.slack(t, progress_ticks) - self._d
+        scale = self.reserve_factor / self.need_factor
+        if slack_after > 3 * self._d + scale * reserve:
+            return True
+        return super()._early_return(t, progress_ticks, zone)
