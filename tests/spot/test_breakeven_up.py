@@ -16,6 +16,7 @@ from gpurent.spot.sim.job_market import JobSpec, Market, build_market, tick_plan
 from gpurent.spot.sim.lifetimes import capped_residual_ticks, zone_spells
 from gpurent.spot.sim.policies import (
     BreakEvenUniformProgressPolicy,
+    LifetimeUniformProgressPolicy,
     Policy,
     RunView,
 )
@@ -49,12 +50,14 @@ def test_capped_residual_uses_only_ended_spells_and_caps_at_the_work_left() -> N
 
 
 def test_returns_from_on_demand_where_lifetime_up_holds_it() -> None:
-    # C/R = 0.95 (W = 950, N = 1000, D = 2): spells have lasted 40 ticks, so lifetime-up's
-    # preemption reserve (2 x 3 x ~930 / 40 ~ 140 ticks) and 0.9 x UP's line both exceed the
-    # slack left after an outage and it holds on-demand; a fresh spell's capped residual life
-    # (~39 ticks) is far above the break-even 1 + 2 x 8 / 2 = 9 ticks, so ours goes back.
-    hist = ([1] * 40 + [0] * 2) * 30
-    z = hist + [1] * 3 + [0] * 25 + ([1] * 40 + [0] * 2) * 30
+    # C/R = 0.95 (W = 950, N = 1000, D = 2): spells have lasted 100 ticks. A preemption and an
+    # outage put the job on an on-demand catch-up with ~44 ticks of slack after the way back.
+    # lifetime-up's bound, 3D + min(0.9 x UP's line ~ 44, 2 x (D + 1) x ~947 / 100 ~ 57),
+    # holds it there; a fresh spell's capped residual life (~99 ticks) is far above the
+    # break-even 1 + 2 x 8 / 2 = 9 ticks and the slack covers 3D + 0.5 x 3 x ~947 / 100 ~ 20:
+    # ours goes back to spot.
+    hist = ([1] * 100 + [0] * 2) * 24
+    z = hist + [1] * 3 + [0] * 25 + ([1] * 100 + [0] * 2) * 12
     m = market(z)
     job = JobSpec(job_hours=95.0, deadline_hours=100.0, changeover_hours=0.2)
     start = [len(hist)]
@@ -63,6 +66,30 @@ def test_returns_from_on_demand_where_lifetime_up_holds_it() -> None:
     assert ours.finished and old.finished
     assert ours.spot_progress_hours > old.spot_progress_hours + 5
     assert ours.cost_usd_per_node < old.cost_usd_per_node
+
+
+def test_keeps_on_demand_when_the_slack_is_below_the_predicted_preemption_losses() -> None:
+    # The same kind of market but spells of 30 ticks: on the catch-up (slack ~44 after the
+    # way back) the rest of the job is predicted to lose 0.5 x 3 x ~926 / 30 ~ 47 ticks of
+    # slack to preemptions, more than it has: the break-even rule does not act and ours decides
+    # as lifetime-up; without the bound it would leave on-demand (life ~29 > 9 ticks).
+    hist = ([1] * 30 + [0] * 2) * 40
+    z = hist + [1] * 3 + [0] * 25 + ([1] * 30 + [0] * 2) * 40
+    m = market(z)
+    job = JobSpec(job_hours=95.0, deadline_hours=100.0, changeover_hours=0.2)
+    plan = tick_plan(job, GAP)
+    unbounded = type("Unbounded", (BreakEvenUniformProgressPolicy,), {"reserve_factor": 1e-9})
+    acts = {}
+    for name, policy in (
+        ("ours", BreakEvenUniformProgressPolicy()),
+        ("lifetime-up", LifetimeUniformProgressPolicy()),
+        ("unbounded", unbounded()),
+    ):
+        rec = Recorder(policy)
+        simulate_run(rec, m, plan, len(hist))
+        acts[name] = rec.actions[:200]
+    assert acts["ours"] == acts["lifetime-up"]
+    assert acts["unbounded"] != acts["ours"]
 
 
 def test_without_evidence_it_is_lifetime_up() -> None:

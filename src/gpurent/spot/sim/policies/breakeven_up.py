@@ -55,7 +55,7 @@ class BreakEvenUniformProgressPolicy(LifetimeUniformProgressPolicy):
     """Spells (that ended before now and outlived the current age) needed to trust L."""
     life_margin = 1.0
     """L must exceed this many times the break-even life (1: the rule as derived)."""
-    reserve_factor = float("inf")
+    reserve_factor = 0.5
     """With a finite factor f, the rule acts only while the slack after the changeover keeps 3D
     plus f x the slack the rest of the job is predicted to lose to preemptions (lifetime-up's
     preemption reserve): below it slack is scarce and worth more than one on-demand tick."""
