@@ -97,7 +97,7 @@ class IdleWait(LifetimeUniformProgressPolicy):
 def make(name: str) -> Callable[[], Policy]:
     """Candidate by spec: 'up'; 'lifetime-up' (':f=..' its need_factor, 'f=inf' round 2's
     rule); 'breakeven-up' (round 5, ':m=..,n=..,r=..' its life_margin, min_samples
-    and reserve_factor);
+    and reserve_factor, 'r=none' for no slack bound);
     'ez' (evidence zones) and 'iw' (idle wait), both with ':z=..,n=..'."""
     base, _, opts = name.partition(":")
     kv = dict(o.split("=") for o in opts.split(",") if o)
@@ -113,7 +113,7 @@ def make(name: str) -> Callable[[], Policy]:
         attrs = {
             "life_margin": float(kv.get("m", 1.0)),
             "min_samples": int(kv.get("n", 10)),
-            "reserve_factor": float(kv.get("r", "inf")),
+            "reserve_factor": None if kv.get("r") == "none" else float(kv.get("r", 0.5)),
         }
         return type("BE", (BreakEvenUniformProgressPolicy,), attrs)
     if base == "iw":

@@ -78,7 +78,7 @@ def test_keeps_on_demand_when_the_slack_is_below_the_predicted_preemption_losses
     m = market(z)
     job = JobSpec(job_hours=95.0, deadline_hours=100.0, changeover_hours=0.2)
     plan = tick_plan(job, GAP)
-    unbounded = type("Unbounded", (BreakEvenUniformProgressPolicy,), {"reserve_factor": 1e-9})
+    unbounded = type("Unbounded", (BreakEvenUniformProgressPolicy,), {"reserve_factor": None})
     acts = {}
     for name, policy in (
         ("ours", BreakEvenUniformProgressPolicy()),
