@@ -25,7 +25,16 @@ the work left (ticks),
 L is E[min(L - a, w) | L > a], the mean over the zone's spells that ended before now and
 outlived the current spell's age a of their remaining life capped at the work left w
 (`lifetimes.capped_residual_ticks`; never the future); with fewer than `min_samples` such
-spells, no evidence: lifetime-up's rule decides. The safety net still has the last word
+spells, no evidence: lifetime-up's rule decides. Pricing slack at one on-demand tick holds only
+while slack is not scarce; where a lost instance could leave too little for the preemptions
+still to come, a slack tick decides whether spot can be taken later at all. So the rule acts
+only while the slack after the changeover exceeds 3D + `reserve_factor` (0.5, the one
+parameter tuned, on `tune_spot_policy.py --split tune`) x lifetime-up's predicted preemption
+losses (D + 1) x work left / mean spell; otherwise lifetime-up decides.
+
+Measured (docs/benchmarks.md, "Policies, round 5"): validation split -2.91% vs failover UP on
+average (lifetime-up -1.57%), 0 misses, but 8 of 4,320 cells worse than UP beyond noise
+(d = 0.2 h), so it is a named alternative, not `auto`. The safety net still has the last word
 (a new spot instance only with room for 2D), so no feasible deadline is missed; everything else
 (idle/on-demand by UP's line, the cheapest zone, moves to a much cheaper zone) is lifetime-up.
 """
