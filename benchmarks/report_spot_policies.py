@@ -2,11 +2,12 @@
 
 Usage: python benchmarks/report_spot_policies.py --trace-dir DIR [--prices FILE
 --on-demand-price USD] [--price-ratio K] [--starts S] [--triples N] [--seed 7]
-[--deadline-hours 48]
+[--deadline-hours 48] [--ours lifetime-up]
 
 Per zone and for random zone triples (fixed seed), for d in {0.05, 0.2} h and C/R in
 {0.6, 0.8, 0.95} with R = 48 h (or --deadline-hours): mean normalised cost of on-demand,
-greedy, uniform progress (failover UP on several zones), ours (lifetime-up) and the hindsight
+greedy, uniform progress (failover UP on several zones), ours (`--ours`, default lifetime-up,
+the policy `auto` is) and the hindsight
 optimum; deadline misses. Then a summary per setting over the triples: where ours beats
 failover UP, and whether the targets of issue 16 are met: three zones <= 0.60 x the mean
 single-zone UP cost (or unreachable: below the hindsight optimum itself; with --price-ratio K,
@@ -28,7 +29,6 @@ from gpurent.spot.io.trace_io import attach_prices, load_trace
 from gpurent.spot.sim.evaluate import run_policy
 from gpurent.spot.sim.job_market import JobSpec, build_market, run_starts
 
-POLICIES = ("on-demand", "greedy", "uniform-progress", "lifetime-up", "optimal")
 TARGET_3Z = 0.60
 """Three zones: ours <= this x the mean single-zone UP cost (issue 16)."""
 TARGET_1Z = 0.98
@@ -46,7 +46,10 @@ def main() -> None:
     ap.add_argument("--triples", type=int, default=8)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--deadline-hours", type=float, default=DEADLINE_H)
+    ap.add_argument("--ours", default="lifetime-up", help="the online policy scored as ours")
     args = ap.parse_args()
+    ours = args.ours
+    policies = ("on-demand", "greedy", "uniform-progress", ours, "optimal")
     files = sorted(p for p in args.trace_dir.glob("*.csv") if "summary" not in p.name)
     traces: list[Trace] = [load_trace(f)[0] for f in files]
     if args.prices and args.price_ratio is None:
@@ -62,7 +65,7 @@ def main() -> None:
         )
         starts = run_starts(m, job, args.starts)
         out = {}
-        for p in POLICIES:
+        for p in policies:
             s = run_policy(p, m, job, starts)
             out[p] = (s.mean_cost_normalized, s.deadline_misses)
         return out
@@ -78,29 +81,27 @@ def main() -> None:
         job = JobSpec(job_hours=frac * r_h, deadline_hours=r_h, changeover_hours=d)
         single = {i: evaluate([t], job) for i, t in enumerate(traces)}
         for i, t in enumerate(traces):
-            print(_row(t.name, d, frac, single[i], None), flush=True)
+            print(_row(t.name, d, frac, single[i], None, ours), flush=True)
         for tri in triples:
             res = evaluate([traces[i] for i in tri], job)
             target = TARGET_3Z * float(np.mean([single[i]["uniform-progress"][0] for i in tri]))
             label = "+".join(traces[i].name.split("_")[0] for i in tri)
-            print(_row(label, d, frac, res, target), flush=True)
+            print(_row(label, d, frac, res, target, ours), flush=True)
             summary.append(
                 (
                     f"{d}/{frac}",
                     res["uniform-progress"][0],
-                    res["lifetime-up"][0],
+                    res[ours][0],
                     target,
                     res["optimal"][0],
                 )
             )
         one = [single[i] for i in single]
         one_zone_cells += len(one)
-        one_zone_met += sum(
-            1 for o in one if o["lifetime-up"][0] <= TARGET_1Z * o["uniform-progress"][0]
-        )
+        one_zone_met += sum(1 for o in one if o[ours][0] <= TARGET_1Z * o["uniform-progress"][0])
         singles[f"{d}/{frac}"] = (
-            float(np.mean([o["lifetime-up"][0] / o["uniform-progress"][0] - 1 for o in one])),
-            max(o["lifetime-up"][0] / o["uniform-progress"][0] - 1 for o in one),
+            float(np.mean([o[ours][0] / o["uniform-progress"][0] - 1 for o in one])),
+            max(o[ours][0] / o["uniform-progress"][0] - 1 for o in one),
         )
         print(
             _row(
@@ -109,9 +110,10 @@ def main() -> None:
                 frac,
                 {
                     p: (float(np.mean([o[p][0] for o in one])), sum(o[p][1] for o in one))
-                    for p in POLICIES
+                    for p in policies
                 },
                 None,
+                ours,
             ),
             flush=True,
         )
@@ -157,11 +159,17 @@ def _summary_table(
 
 
 def _row(
-    label: str, d: float, frac: float, res: dict[str, tuple[float, int]], target: float | None
+    label: str,
+    d: float,
+    frac: float,
+    res: dict[str, tuple[float, int]],
+    target: float | None,
+    ours: str,
 ) -> str:
-    cells = [f"{res[p][0]:.3f}" + (f" ({res[p][1]} miss)" if res[p][1] else "") for p in POLICIES]
+    policies = list(res)
+    cells = [f"{res[p][0]:.3f}" + (f" ({res[p][1]} miss)" if res[p][1] else "") for p in policies]
     cells[3] = f"**{cells[3]}**"
-    gain = res["lifetime-up"][0] / res["uniform-progress"][0] - 1
+    gain = res[ours][0] / res["uniform-progress"][0] - 1
     tgt = "" if target is None else f"{target:.3f}"
     return f"| {label} | {d} | {frac} | " + " | ".join(cells) + f" | {gain:+.1%} | {tgt} |"
 

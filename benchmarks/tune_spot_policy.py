@@ -32,7 +32,12 @@ from gpurent.spot.io.trace import Trace, align_zones
 from gpurent.spot.io.trace_io import attach_prices, load_trace
 from gpurent.spot.sim.job_market import JobSpec, build_market, run_starts
 from gpurent.spot.sim.lifetimes import ZoneSpells, residual_bounds_ticks
-from gpurent.spot.sim.policies import LifetimeUniformProgressPolicy, Policy, UniformProgressPolicy
+from gpurent.spot.sim.policies import (
+    BreakEvenUniformProgressPolicy,
+    LifetimeUniformProgressPolicy,
+    Policy,
+    UniformProgressPolicy,
+)
 from gpurent.spot.sim.policies.base import first_zone
 from gpurent.spot.sim.simulator import simulate
 
@@ -91,7 +96,9 @@ class IdleWait(LifetimeUniformProgressPolicy):
 
 def make(name: str) -> Callable[[], Policy]:
     """Candidate by spec: 'up'; 'lifetime-up' (':f=..' its need_factor, 'f=inf' round 2's
-    rule); 'ez' (evidence zones) and 'iw' (idle wait), both with ':z=..,n=..'."""
+    rule); 'breakeven-up' (round 5, ':m=..,n=..,r=..' its life_margin, min_samples
+    and reserve_factor, 'r=none' for no slack bound);
+    'ez' (evidence zones) and 'iw' (idle wait), both with ':z=..,n=..'."""
     base, _, opts = name.partition(":")
     kv = dict(o.split("=") for o in opts.split(",") if o)
     if base == "up":
@@ -102,6 +109,13 @@ def make(name: str) -> Callable[[], Policy]:
         attrs = {"z_score": float(kv.get("z", 2.0)), "min_samples": int(kv.get("n", 10))}
         cls = type("EZ", (EvidenceZones,), attrs)
         return cls
+    if base == "breakeven-up":  # round 5; m: life_margin, n: min_samples
+        attrs = {
+            "life_margin": float(kv.get("m", 1.0)),
+            "min_samples": int(kv.get("n", 10)),
+            "reserve_factor": None if kv.get("r") == "none" else float(kv.get("r", 0.5)),
+        }
+        return type("BE", (BreakEvenUniformProgressPolicy,), attrs)
     if base == "iw":
         attrs = {"z_score": float(kv.get("z", 2.0)), "min_samples": int(kv.get("n", 10))}
         return type("IW", (IdleWait,), attrs)
@@ -261,6 +275,13 @@ def main() -> None:
         )
         for k, v in sorted(by_src.items()):
             print(f"    {k}: mean {np.mean(v):+.2%} worst {max(v):+.2%} best {min(v):+.2%}")
+        by_job: dict[str, list[float]] = {}
+        for x in rel:
+            key = f"d={x[2].changeover_hours} C/R={x[2].job_hours / x[2].deadline_hours:.2f}"
+            by_job.setdefault(key, []).append(x[0])
+        for k, v in sorted(by_job.items()):
+            worse = sum(1 for y in v if y > 0.002)
+            print(f"    {k}: mean {np.mean(v):+.2%} worst {max(v):+.2%} worse>0.2% {worse}")
         sys.stdout.flush()
 
 

@@ -57,7 +57,14 @@ def test_simulate_all_policies_multi_zone_with_trace_prices(write_csv, write_jso
     got = json.loads(out)
     assert got["zones"] == ["a", "b"]
     by = {r["policy"]: r for r in got["results"]}
-    assert set(by) == {"on-demand", "greedy", "uniform-progress", "lifetime-up", "optimal"}
+    assert set(by) == {
+        "on-demand",
+        "greedy",
+        "uniform-progress",
+        "lifetime-up",
+        "breakeven-up",
+        "optimal",
+    }
     assert all(r["gap_to_optimal"] >= -1e-9 for r in by.values())
 
 

@@ -90,3 +90,22 @@ def spell_totals(spells: ZoneSpells, now: int) -> tuple[int, int]:
     usable tick), from the past only."""
     seen = int(np.searchsorted(spells.ends, now, side="right"))
     return seen, int(spells.lengths[:seen].sum())
+
+
+def capped_residual_ticks(
+    spells: ZoneSpells, now: int, cap_ticks: float, min_samples: int = 10
+) -> float | None:
+    """E[min(L - a, cap) | L > a]: the remaining usable ticks after tick `now` in the spell
+    holding it, capped at `cap_ticks` (e.g. the work left), averaged over the spells that ended
+    by `now` and outlived the current age a; 0 where the zone is not usable at `now`; None
+    (no evidence) with fewer than `min_samples` such spells."""
+    start = int(spells.spell_start_at[now])
+    if start < 0:
+        return 0.0
+    age = now - start + 1
+    seen = int(np.searchsorted(spells.ends, now, side="right"))
+    lengths = spells.lengths[:seen]
+    longer = lengths[lengths > age]
+    if len(longer) < min_samples:
+        return None
+    return float(np.minimum(longer - age, cap_ticks).mean())

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from gpurent.errors import NotFoundError
 from gpurent.spot.sim.policies.base import Policy, RunView, SafetyNet
 from gpurent.spot.sim.policies.baselines import GreedyPolicy, OnDemandPolicy, UniformProgressPolicy
+from gpurent.spot.sim.policies.breakeven_up import BreakEvenUniformProgressPolicy
 from gpurent.spot.sim.policies.lifetime_up import LifetimeUniformProgressPolicy
 
 DEFAULT_POLICY = LifetimeUniformProgressPolicy.name
@@ -17,6 +18,7 @@ ONLINE_POLICIES: dict[str, Callable[[], Policy]] = {
     GreedyPolicy.name: GreedyPolicy,
     UniformProgressPolicy.name: UniformProgressPolicy,
     LifetimeUniformProgressPolicy.name: LifetimeUniformProgressPolicy,
+    BreakEvenUniformProgressPolicy.name: BreakEvenUniformProgressPolicy,
 }
 """The online policies by name, each a constructor."""
 OPTIMAL = "optimal"
@@ -40,6 +42,7 @@ __all__ = [
     "ONLINE_POLICIES",
     "OPTIMAL",
     "POLICY_NAMES",
+    "BreakEvenUniformProgressPolicy",
     "GreedyPolicy",
     "LifetimeUniformProgressPolicy",
     "OnDemandPolicy",
