@@ -141,3 +141,10 @@ def test_fp8_speeds_up_the_gemms_only() -> None:
     assert low_float_gemm_gain(get_gpu("H100"), Precision.BF16) == 1.0
     flat = replace(get_gpu("H100"), fp8_tflops=989.0)
     assert low_float_gemm_gain(flat, Precision.FP8) == 1.0
+
+
+def test_an_fp8_llm_estimate_says_how_fp8_is_timed() -> None:
+    est = estimate(LLM, get_gpu("H100"), 8)
+    assert any("GEMMs run x1.56 faster than in bf16" in n for n in est.notes), est.notes
+    bf16 = estimate(replace(LLM, precision=Precision.BF16), get_gpu("H100"), 8)
+    assert not any("GEMMs run" in n for n in bf16.notes)

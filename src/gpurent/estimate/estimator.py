@@ -49,7 +49,13 @@ from gpurent.estimate.perf import (
     spans_nodes_domain,
     tp_allreduce_time_s,
 )
-from gpurent.estimate.precisions import Recipe, check_precision, low_float_gemm_gain, recipe_of
+from gpurent.estimate.precisions import (
+    FP8_GEMM_REALIZATION,
+    Recipe,
+    check_precision,
+    low_float_gemm_gain,
+    recipe_of,
+)
 from gpurent.estimate.result import Basis, Bottleneck, Estimate
 from gpurent.estimate.uncertainty import (
     COVERAGE,
@@ -580,6 +586,12 @@ def _estimate(
                 "with FP32 on any GPU, so it is timed at the fp32 (TF32) rate"
             )
 
+    if p.is_low_float and model.is_llm and workload.task.trains:
+        notes.append(
+            f"{p.value}: the GEMMs run x{low_float_gemm_gain(gpu, p):.2f} faster than in bf16 "
+            f"({FP8_GEMM_REALIZATION:g} of the fp8/bf16 peak ratio); attention, norms and the "
+            "optimizer stay at bf16"
+        )
     recipe = recipe_of(p)
     if recipe is not None and model.is_llm and workload.task.trains:
         step /= recipe.speedup_vs_fp8
