@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from tests.conftest import run_cli as run
@@ -131,3 +132,31 @@ def test_tuned_memory_has_fused_attention_and_fp8_frozen_lora_weights() -> None:
     fp8_base = estimate(Workload(**{**_fields(lora), "stack": Stack.TUNED}), gpu, 8)
     # the 70B base at 1 B/param instead of 2, over 4 tensor-parallel ranks
     assert plain - fp8_base.memory.weights_gib > 0.9 * 69e9 / 4 / 2**30
+
+
+def test_tuned_pretraining_interval_widens_below_the_fitted_model_sizes() -> None:
+    """The `llm` speed was fitted on 175B-405B runs: an 8B estimate says so with a wider
+    interval, a GPT-3-sized one keeps the fitted residuals' interval."""
+    gpu = get_gpu("H100")
+    small = Workload(
+        model="llama3-8b",
+        precision=Precision.FP8,
+        batch_size_per_gpu=1,
+        seq_len=8192,
+        stack=Stack.TUNED,
+    )
+    big = Workload(
+        model="custom:layers=96,hidden=12288,heads=96,vocab=50257",
+        precision=Precision.FP8,
+        batch_size_per_gpu=1,
+        seq_len=2048,
+        tensor_parallel=4,
+        pipeline_parallel=8,
+        gradient_accumulation=16,
+        stack=Stack.TUNED,
+    )
+    s = estimate(small, gpu, 64, nodes=8)
+    b = estimate(big, gpu, 256, nodes=32)
+    assert "fitted on 175B-405B models only" in s.interval_class
+    assert "fitted on 175B-405B models only" not in b.interval_class
+    assert math.log(s.interval_high / s.interval_low) > math.log(b.interval_high / b.interval_low)

@@ -751,6 +751,12 @@ def _recipe_interval(interval: Interval, recipe: Recipe) -> Interval:
     )
 
 
+# the smallest model (active parameters) the tuned stack's `llm` (pretraining) speed was
+# fitted on: GPT-3 175B, 174.6B by the zoo's count (benchmarks/data/mlperf_llm_pretrain_fit.csv);
+# below it the interval widens
+TUNED_PRETRAIN_MIN_PARAMS = 170e9
+
+
 def _tuned_interval(
     workload: Workload, model: ModelInfo, gpu: GpuSpec, k: Constants, basis: str
 ) -> Interval | None:
@@ -767,12 +773,20 @@ def _tuned_interval(
         if key not in sk.intervals:
             return None
     lo, hi, rows = sk.intervals[key]
-    return Interval(
+    interval = Interval(
         low=min(1.0, math.exp(lo)),
         high=max(1.0, math.exp(hi)),
         coverage=COVERAGE,
         label=f"tuned stack, {key}: leave-one-MLPerf-round-out residuals ({rows} rows)",
     )
+    shape = model.llm
+    if base == "llm" and shape is not None and llm_active_params(shape) < TUNED_PRETRAIN_MIN_PARAMS:
+        interval = widened_interval(
+            interval,
+            WIDEN,
+            f"x{WIDEN:g} width: the tuned pretraining speed was fitted on 175B-405B models only",
+        )
+    return interval
 
 
 def _anchor_nodes(nodes: int, ref_gpus: int) -> int:
