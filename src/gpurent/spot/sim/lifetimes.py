@@ -46,17 +46,26 @@ def zone_spells(usable: npt.NDArray[np.bool_]) -> ZoneSpells:
     )
 
 
+def _outliving(spells: ZoneSpells, now: int) -> tuple[int, IntArr] | None:
+    """(age of the spell holding tick `now`, lengths of the spells that ended by `now` and
+    outlived that age); None where the zone is not usable at `now`. Past spells only."""
+    start = int(spells.spell_start_at[now])
+    if start < 0:
+        return None
+    age = now - start + 1
+    seen = int(np.searchsorted(spells.ends, now, side="right"))
+    lengths = spells.lengths[:seen]
+    return age, lengths[lengths > age]
+
+
 def mean_residual_ticks(spells: ZoneSpells, now: int, min_samples: int = 5) -> float:
     """Expected usable ticks left after tick `now` in the spell holding it, from spells that
     ended by `now`; with fewer than `min_samples` of them longer than the current age, the age
     itself (heavy tails: the longer a spell has lasted, the longer it tends to last)."""
-    start = int(spells.spell_start_at[now])
-    if start < 0:
+    found = _outliving(spells, now)
+    if found is None:
         return 0.0
-    age = now - start + 1
-    seen = int(np.searchsorted(spells.ends, now, side="right"))
-    lengths = spells.lengths[:seen]
-    longer = lengths[lengths > age]
+    age, longer = found
     if len(longer) < min_samples:
         return float(age)
     return float(longer.mean()) - age
@@ -69,13 +78,10 @@ def residual_bounds_ticks(
     holding it: mean residual E[L - a | L > a] of the spells that ended by `now` and outlived
     the current age a, +- `z_score` standard errors. With fewer than `min_samples` such spells
     the interval is (0, inf): no evidence, so it separates this zone from no other."""
-    start = int(spells.spell_start_at[now])
-    if start < 0:
+    found = _outliving(spells, now)
+    if found is None:
         return 0.0, 0.0
-    age = now - start + 1
-    seen = int(np.searchsorted(spells.ends, now, side="right"))
-    lengths = spells.lengths[:seen]
-    longer = lengths[lengths > age]
+    age, longer = found
     n = len(longer)
     if n < min_samples:
         return 0.0, float("inf")
@@ -99,13 +105,10 @@ def capped_residual_ticks(
     holding it, capped at `cap_ticks` (e.g. the work left), averaged over the spells that ended
     by `now` and outlived the current age a; 0 where the zone is not usable at `now`; None
     (no evidence) with fewer than `min_samples` such spells."""
-    start = int(spells.spell_start_at[now])
-    if start < 0:
+    found = _outliving(spells, now)
+    if found is None:
         return 0.0
-    age = now - start + 1
-    seen = int(np.searchsorted(spells.ends, now, side="right"))
-    lengths = spells.lengths[:seen]
-    longer = lengths[lengths > age]
+    age, longer = found
     if len(longer) < min_samples:
         return None
     return float(np.minimum(longer - age, cap_ticks).mean())
