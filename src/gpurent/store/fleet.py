@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
@@ -103,6 +103,9 @@ class Alert:
     webhook_attempts: int
 
 
+_Row = TypeVar("_Row", Machine, Budget, Alert)
+
+
 def token_digest(token: str) -> str:
     """The SHA-256 hex digest of a token (what the store keeps)."""
     return hashlib.sha256(token.encode()).hexdigest()
@@ -113,18 +116,17 @@ def new_token() -> str:
     return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
-def _machine(row: Any) -> Machine:
+def _from_row(cls: type[_Row], row: Any, **computed: Any) -> _Row:
+    """A `cls` (one of this module's record dataclasses) from a result row: each field from
+    the column of its name, unless `computed` gives it."""
     m = row._mapping
-    return Machine(
-        name=m["name"],
-        job=m["job"],
-        project=m["project"],
-        price_usd_per_hour=m["price_usd_per_hour"],
-        gpu_count=m["gpu_count"],
-        plan_hours=m["plan_hours"],
-        plan_cost_usd=m["plan_cost_usd"],
-        created_s=m["created_s"],
+    return cls(
+        **{f.name: computed[f.name] if f.name in computed else m[f.name] for f in fields(cls)}
     )
+
+
+def _machine(row: Any) -> Machine:
+    return _from_row(Machine, row)
 
 
 def add_machine(conn: Any, machine: Machine, *, replace: bool = False) -> str | None:
@@ -194,16 +196,8 @@ def _insert_once(
 
 
 def _budget(row: Any) -> Budget:
-    m = row._mapping
-    return Budget(
-        id=m["id"],
-        scope=m["scope"],
-        name=m["name"],
-        limit_usd=m["limit_usd"],
-        thresholds=tuple(float(t) for t in str(m["thresholds"]).split(",") if t),
-        webhook_url=m["webhook_url"],
-        created_s=m["created_s"],
-    )
+    stored = str(row._mapping["thresholds"])
+    return _from_row(Budget, row, thresholds=tuple(float(t) for t in stored.split(",") if t))
 
 
 def add_budget(
@@ -238,17 +232,7 @@ def list_budgets(conn: Any) -> list[Budget]:
 
 
 def _alert(row: Any) -> Alert:
-    m = row._mapping
-    return Alert(
-        id=m["id"],
-        budget_id=m["budget_id"],
-        threshold=m["threshold"],
-        spend_usd=m["spend_usd"],
-        limit_usd=m["limit_usd"],
-        fired_s=m["fired_s"],
-        webhook_state=m["webhook_state"],
-        webhook_attempts=m["webhook_attempts"],
-    )
+    return _from_row(Alert, row)
 
 
 def add_alert(
