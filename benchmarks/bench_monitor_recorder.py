@@ -8,15 +8,16 @@ Run: PYTHONPATH=src python benchmarks/bench_monitor_recorder.py [--rows 500000] 
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from gpurent.monitor.fake_nvml import FakeNvml
-from gpurent.monitor.probes import HostProbe, NvmlProbe
 from gpurent.monitor.recorder import Recorder
-from gpurent.monitor.sample import Sample, to_rows
-from gpurent.monitor.scenarios import SCENARIOS
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from probe_rows import template_rows
 
 
 def main() -> None:
@@ -24,15 +25,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=500_000)
     parser.add_argument("--batch", type=int, default=10_000)
     args = parser.parse_args()
-    t = [0.0]
-    probe = NvmlProbe(FakeNvml(SCENARIOS["busy"], clock=lambda: t[0]), clock=lambda: t[0])
-    probe.open()
-    host = HostProbe()
-    for _ in range(2):
-        t[0] += 1.0
-        gpus, _ = probe.read()
-        h, _ = host.read()
-    template = to_rows(Sample(timestamp_s=0.0, host=h, gpus=gpus))
+    template = template_rows()
     rows = [dict(template[i % 8], timestamp=float(i // 8)) for i in range(args.rows)]
     with tempfile.TemporaryDirectory() as tmp:
         rec = Recorder(Path(tmp) / "bench.db", max_buffer_rows=args.batch)

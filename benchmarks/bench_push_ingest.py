@@ -26,25 +26,13 @@ from typing import Any
 
 import httpx
 
-from gpurent.monitor.fake_nvml import FakeNvml
-from gpurent.monitor.probes import HostProbe, NvmlProbe
 from gpurent.monitor.push import TOKEN_HEADER
-from gpurent.monitor.sample import Sample, to_rows
-from gpurent.monitor.scenarios import SCENARIOS
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from probe_rows import template_rows
 
 T0 = 1_800_000_000.0
-
-
-def _template() -> list[dict[str, Any]]:
-    t = [0.0]
-    probe = NvmlProbe(FakeNvml(SCENARIOS["busy"], clock=lambda: t[0]), clock=lambda: t[0])
-    probe.open()
-    host = HostProbe()
-    for _ in range(2):
-        t[0] += 1.0
-        gpus, _ = probe.read()
-        h, _ = host.read()
-    return to_rows(Sample(timestamp_s=0.0, host=h, gpus=gpus))
 
 
 def _free_port() -> int:
@@ -82,7 +70,7 @@ def _start(db: str) -> tuple[subprocess.Popen[bytes], str]:
 def run(db: str, label: str, args: argparse.Namespace) -> None:
     proc, url = _start(db)
     try:
-        template = _template()
+        template = template_rows()
         with httpx.Client(base_url=url, timeout=60) as client:
             tokens = []
             run_id = f"{int(time.time() * 1000) % 10**9:09d}"  # PostgreSQL keeps earlier runs

@@ -25,6 +25,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -35,24 +36,16 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from gpurent.monitor.fake_nvml import FakeNvml
-from gpurent.monitor.probes import HostProbe, NvmlProbe
-from gpurent.monitor.sample import Sample, to_rows
-from gpurent.monitor.scenarios import SCENARIOS
 from gpurent.store import create_schema, insert_rows, open_engine
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from probe_rows import template_rows
 
 
 def sample_rows(count: int) -> list[dict[str, Any]]:
     """`count` rows: 8 GPUs per timestamp, from a probe read of the stand-in H100s."""
-    t = [0.0]
-    probe = NvmlProbe(FakeNvml(SCENARIOS["busy"], clock=lambda: t[0]), clock=lambda: t[0])
-    probe.open()
-    host = HostProbe()
-    for _ in range(2):
-        t[0] += 1.0
-        gpus, _ = probe.read()
-        h, _ = host.read()
-    template = to_rows(Sample(timestamp_s=0.0, host=h, gpus=gpus))
+    template = template_rows()
     return [dict(template[i % 8], timestamp=float(i // 8), machine="bench-1") for i in range(count)]
 
 
