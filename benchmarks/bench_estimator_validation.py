@@ -193,7 +193,14 @@ def api_outputs(rows: list[dict[str, str]]) -> list[dict[str, object]]:
         from gpurent.errors import GpurentError
         from gpurent.estimate import estimate
         from gpurent.workload.models import get_model
-        from gpurent.workload.spec import Sharding, Task, Workload, parse_sharding, parse_stack
+        from gpurent.workload.spec import (
+            AttentionKernel,
+            Sharding,
+            Task,
+            Workload,
+            parse_sharding,
+            parse_stack,
+        )
     except ImportError as exc:
         return [{"error": f"API path unavailable: {exc}"} for _ in rows]
     out: list[dict[str, object]] = []
@@ -217,6 +224,11 @@ def api_outputs(rows: list[dict[str, str]]) -> list[dict[str, object]]:
                 lora_rank=int(r.get("lora_rank") or 16),
                 **({"stack": parse_stack(stack_raw)} if stack_raw else {}),
                 **({"fused_loss": _truthy(fused)} if (fused := r.get("fused_loss")) else {}),
+                **(
+                    {"attention_kernel": AttentionKernel(k)}
+                    if (k := r.get("attention_kernel"))
+                    else {}
+                ),
             )
             gbps = (r.get("inter_node_gbps") or "").strip()
             est = estimate(

@@ -33,7 +33,7 @@ from gpurent.estimate.estimator import (
 )
 from gpurent.estimate.perf import ddp_allreduce_time_s, family_features, llm_training_features
 from gpurent.workload.models import get_model
-from gpurent.workload.spec import Sharding, Stack, Task, Workload
+from gpurent.workload.spec import AttentionKernel, Sharding, Stack, Task, Workload
 
 # GPUs in Lambda's table but not in the catalog: datasheet facts, used for fitting only.
 EXTRA_GPUS = {
@@ -98,6 +98,10 @@ class Row:
             sharding=self.sharding,
             gradient_accumulation=self.grad_accum,
             stack=self.stack,
+            # the LLM constants are fitted on these rows: their kernel is the fitted one
+            attention_kernel=(
+                AttentionKernel.FITTED if self.source == "mosaic" else AttentionKernel.AUTO
+            ),
         )
 
 

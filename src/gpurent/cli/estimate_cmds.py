@@ -190,6 +190,16 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
             "torchtune LinearCrossEntropyLoss): no full logits tensor. Default: the stack's (off).",
         ),
     ] = None,
+    attention_kernel: Annotated[
+        str | None,
+        typer.Option(
+            "--attention-kernel",
+            help="Decoder-LLM training's attention kernel: auto (PyTorch SDPA's: "
+            "FlashAttention-2, cuDNN on Blackwell), fa2, fa3 (Hopper), cudnn (Hopper, "
+            "Blackwell), fa4 (Blackwell), fitted (the reference data's kernel, about "
+            "FlashAttention-1's speed).",
+        ),
+    ] = None,
     recompute: Annotated[
         str | None,
         typer.Option(
@@ -324,6 +334,7 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
             "expert_parallel": ("expert_parallel", expert_parallel),
             "sequence_parallel": ("sequence_parallel", sequence_parallel),
             "fused_loss": ("fused_loss", fused_loss),
+            "attention_kernel": ("attention_kernel", attention_kernel),
             "gradient_accumulation": ("grad_accum", grad_accum),
             "stack": ("stack", stack_v),
         }

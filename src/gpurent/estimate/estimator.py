@@ -18,6 +18,12 @@ from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.links import Interconnect, parse_estimated_link
 from gpurent.catalog.precision import Precision
 from gpurent.errors import DataError, InputError
+from gpurent.estimate.attention import (
+    FLASH_ATTENTION_ARCHITECTURES,
+    attention_note,
+    kernel_peak_share,
+    resolved_kernel,
+)
 from gpurent.estimate.constants import CommCoeffs, Constants, StackCoeffs, load_constants
 from gpurent.estimate.efficiency import efficiency_note, realized_efficiency
 from gpurent.estimate.measured import Calibration, best_match
@@ -121,12 +127,6 @@ def transformer_speed_ratio(
     return step(gpu) / step(reference)
 
 
-# Architectures whose training attention kernels (FlashAttention-2 on Ampere/Ada,
-# FlashAttention-3 or cuDNN on Hopper, cuDNN/FlashAttention on Blackwell) realize about the same
-# share of the tensor-core peak: docs/estimator.md, "Attention on other GPUs"
-FLASH_ATTENTION_ARCHITECTURES = frozenset({"Ampere", "Ada", "Hopper", "Blackwell"})
-
-
 def attention_speed_ratio(
     gpu: GpuSpec, reference: GpuSpec, precision: Precision, transfer_ratio: float
 ) -> float:
@@ -147,6 +147,26 @@ def attention_speed_ratio(
     ):
         return peak_flops(reference, precision) / peak_flops(gpu, precision)
     return transfer_ratio
+
+
+def _llm_attention_s(
+    workload: Workload,
+    gpu: GpuSpec,
+    reference: GpuSpec,
+    precision: Precision,
+    *,
+    x_attn: float,
+    a_attn: float,
+    ratio: float,
+) -> float:
+    """Decoder-LLM training's attention time per micro-batch, s: the kernel's share of this
+    GPU's peak (`attention.kernel_peak_share`), or for the `fitted` kernel (and GPUs with no
+    kernel share) the fitted a_attn moved by `attention_speed_ratio`."""
+    kernel = resolved_kernel(workload.attention_kernel, gpu.architecture)
+    share = kernel_peak_share(kernel, gpu.architecture)
+    if share is None:
+        return a_attn * x_attn * attention_speed_ratio(gpu, reference, precision, ratio)
+    return x_attn * peak_flops(reference, precision) / peak_flops(gpu, precision) / share
 
 
 def roofline_s(compute_s: float, memory_s: float, p: float) -> float:
@@ -649,6 +669,8 @@ def _estimate(
     if model.is_llm:
         if workload.stack is not Stack.TUNED:
             notes.append(f"software stack assumed: {LLM_STACK}")
+        if workload.task is not Task.INFERENCE:
+            notes.append(attention_note(workload.attention_kernel, gpu.architecture))
         offload = _llm_offload(
             workload, model, gpu, num_gpus=num_gpus, nodes=nodes, k=k, compute_s=t_c + t_m
         )
@@ -1289,7 +1311,7 @@ def _llm_training(
     # never faster than the fitted matmul efficiency at this GPU's own peak (a GPU without
     # bf16 tensor cores, say, is far more compute bound than BERT's transfer ratio says)
     own_peak_s = (x_mm / gain + x_attn) * peak_flops(ref, half) / peak_flops(gpu, half)
-    t_attn = c.a_attn * x_attn * attention_speed_ratio(gpu, ref, half, ratio)
+    t_attn = _llm_attention_s(workload, gpu, ref, half, x_attn=x_attn, a_attn=c.a_attn, ratio=ratio)
     t_c = max(c.a_gemm * x_mm / gain * ratio + t_attn, c.a_gemm * own_peak_s)
     t_c *= moe_imbalance_factor(workload, shape)
     t_m = c.k_mem * x_mem * ratio

@@ -1,7 +1,8 @@
 """What the user wants to run: workloads, the model zoo and presets.
 
-Public API: `Workload`, `Task`, `Optimizer`, `Sharding`, `Recompute`, `Stack` (+ `parse_task`,
-`parse_optimizer`, `parse_sharding`, `parse_recompute`, `parse_stack`), `LlmShape`, `ModelInfo`,
+Public API: `Workload`, `AttentionKernel`, `Task`, `Optimizer`, `Sharding`, `Recompute`,
+`Stack` (+ `parse_task`, `parse_optimizer`, `parse_sharding`, `parse_recompute`,
+`parse_stack`), `LlmShape`, `ModelInfo`,
 `get_model`, `list_models`, `preset`, `list_presets`, `load_workload`, `workload_from_mapping`.
 """
 
@@ -9,6 +10,7 @@ from gpurent.workload.loader import load_workload, workload_from_mapping
 from gpurent.workload.models import get_model, list_models, parse_shape
 from gpurent.workload.presets import list_presets, preset
 from gpurent.workload.spec import (
+    AttentionKernel,
     LlmShape,
     Optimizer,
     Recompute,
@@ -25,6 +27,7 @@ from gpurent.workload.spec import (
 from gpurent.workload.zoo import ModelInfo
 
 __all__ = [
+    "AttentionKernel",
     "LlmShape",
     "ModelInfo",
     "Optimizer",

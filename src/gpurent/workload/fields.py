@@ -28,6 +28,7 @@ from gpurent.workload.spec import (
     RECOMPUTE_ALIASES,
     SHARDING_ALIASES,
     STACK_ALIASES,
+    AttentionKernel,
     LlmShape,
     Recompute,
     Sharding,
@@ -81,7 +82,7 @@ _CHOICE_ALIASES: dict[type[Enum], Mapping[str, Any]] = {
     Sharding: SHARDING_ALIASES,
     Recompute: RECOMPUTE_ALIASES,
 }
-_WHAT: dict[type[Enum], str] = {Stack: "software stack"}
+_WHAT: dict[type[Enum], str] = {Stack: "software stack", AttentionKernel: "attention kernel"}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

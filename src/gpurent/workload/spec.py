@@ -97,6 +97,21 @@ class Stack(StrEnum):
         return False
 
 
+class AttentionKernel(StrEnum):
+    """The fused attention kernel of decoder-LLM training (docs/estimator.md, "The attention
+    kernel"). `auto` is what the stack runs on the GPU: PyTorch's `scaled_dot_product_attention`
+    (FlashAttention-2) under the default stacks, the architecture's fastest kernel under
+    `tuned`. `fitted` is the kernel of the reference data the LLM constants were fitted on
+    (MosaicML llm-foundry on A100s), the estimator's behaviour before this input existed."""
+
+    AUTO = "auto"
+    FITTED = "fitted"
+    FA2 = "fa2"  # FlashAttention-2 (Dao 2023), PyTorch SDPA's flash backend
+    FA3 = "fa3"  # FlashAttention-3 (Shah et al. 2024), Hopper only
+    CUDNN = "cudnn"  # cuDNN fused attention (Transformer Engine, SDPA's cuDNN backend)
+    FA4 = "fa4"  # FlashAttention-4 (Zadouri et al. 2026), Blackwell only
+
+
 _STACK_DESCRIPTIONS = {
     Stack.NGC_22_09: "PyTorch NGC 22.09 container, Lambda's stock scripts (no DALI)",
     Stack.NGC_24: "PyTorch NGC 24.x container, Lambda's stock scripts (no DALI)",
@@ -264,6 +279,8 @@ class Workload:
     gradient_accumulation: int = 1
     lora_rank: int = 16
     fused_loss: bool | None = None  # None: the stack's default (`fused_loss_on`)
+    # decoder-LLM training's attention kernel (auto: the stack's own on that GPU)
+    attention_kernel: AttentionKernel = AttentionKernel.AUTO
     # software stack of non-LLM training (LLMs: llm-foundry whatever this says)
     stack: Stack = Stack.NGC_24
     name: str = ""  # a label for reports (preset name or file stem)
