@@ -90,3 +90,20 @@ def test_the_flag_file_and_csv_column_price_the_same_kernel(tmp_path: Path) -> N
     got = [json.loads(line) for line in out.splitlines()]
     assert got[0]["throughput"] == flag["throughput"]
     assert got[1]["throughput"] == default["throughput"]
+
+
+def test_a_kernel_share_from_benchmarks_widens_the_interval_by_attentions_weight() -> None:
+    def width(kernel: AttentionKernel, seq: int) -> float:
+        wl = dataclasses.replace(_WL, seq_len=seq, attention_kernel=kernel)
+        est = estimate(wl, get_gpu("H100"), 8)
+        assert est.interval_low <= 1.0 <= est.interval_high
+        return est.interval_high / est.interval_low
+
+    fitted_short, fitted_long = (width(AttentionKernel.FITTED, s) for s in (1024, 65536))
+    fa3_short, fa3_long = (width(AttentionKernel.FA3, s) for s in (1024, 65536))
+    assert fa3_short > fitted_short and fa3_long > fitted_long
+    assert fa3_long / fitted_long > fa3_short / fitted_short  # attention weighs more at 64K
+    est = estimate(
+        dataclasses.replace(_WL, attention_kernel=AttentionKernel.FA3), get_gpu("H100"), 8
+    )
+    assert "fa3 share 0.525-0.7 of peak" in est.interval_class

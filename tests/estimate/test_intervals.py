@@ -28,7 +28,7 @@ from gpurent.estimate.uncertainty import (
     parse_intervals,
 )
 from gpurent.workload.models import MODELS
-from gpurent.workload.spec import Task, Workload
+from gpurent.workload.spec import AttentionKernel, Task, Workload
 
 ONE_PER_FAMILY = {m.family: m.name for m in MODELS.values()}  # last zoo model of each family
 ENGINE = bundled_estimator()
@@ -112,7 +112,13 @@ def test_an_architecture_never_measured_is_wider_than_a_reference_one() -> None:
 
 
 def test_inference_is_widened_by_the_stated_rule() -> None:
-    base = Workload(model="llama3-8b", precision=Precision.BF16, batch_size_per_gpu=1)
+    # the fitted kernel: training's interval is its class's alone (no kernel-share spread)
+    base = Workload(
+        model="llama3-8b",
+        precision=Precision.BF16,
+        batch_size_per_gpu=1,
+        attention_kernel=AttentionKernel.FITTED,
+    )
     h100 = get_gpu("H100")
     train = ENGINE.estimate(base, h100, 8)
     infer = ENGINE.estimate(replace(base, task=Task.INFERENCE), h100, 8)

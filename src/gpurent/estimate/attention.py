@@ -38,6 +38,7 @@ before.
 from __future__ import annotations
 
 from gpurent.errors import InputError
+from gpurent.estimate.uncertainty import Interval
 from gpurent.workload.spec import AttentionKernel
 
 # Architectures whose attention moves by the tensor-peak ratio (one share per kernel)
@@ -50,6 +51,17 @@ KERNEL_PEAK_SHARE: dict[AttentionKernel, dict[str, float]] = {
     AttentionKernel.FA3: {"Hopper": 0.525},
     AttentionKernel.CUDNN: {"Hopper": 0.525, "Blackwell": 0.48},
     AttentionKernel.FA4: {"Blackwell": 0.62},
+}
+
+# The range each share may take given its source, (low, high): a measured figure +-5 %, one
+# quoted figure +-10 %, a figure taken from another architecture or kernel +-20 %, a derived
+# figure its source's range (FA3: the paper's 1.5-2.0x; cuDNN on Blackwell: "up to 1.3x"
+# below FA4, so at most FA4's share; FA4: "up to" 71 %, so down to Hopper's 0.875 x 0.6).
+KERNEL_SHARE_RANGE: dict[AttentionKernel, dict[str, tuple[float, float]]] = {
+    AttentionKernel.FA2: {"Ampere": (0.475, 0.525), "Ada": (0.40, 0.60), "Hopper": (0.315, 0.385)},
+    AttentionKernel.FA3: {"Hopper": (0.525, 0.70)},
+    AttentionKernel.CUDNN: {"Hopper": (0.42, 0.70), "Blackwell": (0.42, 0.62)},
+    AttentionKernel.FA4: {"Blackwell": (0.50, 0.66)},
 }
 
 # what PyTorch's scaled_dot_product_attention dispatches to, per architecture
@@ -104,10 +116,36 @@ def attention_note(kernel: AttentionKernel, architecture: str) -> str:
     return f"attention kernel{how}: {_KERNEL_NAMES[used]}{at}; --attention-kernel to change"
 
 
+def kernel_interval(
+    interval: Interval, kernel: AttentionKernel, architecture: str, attention_share: float
+) -> Interval:
+    """`interval` widened by the kernel's share range (`KERNEL_SHARE_RANGE`) where attention is
+    `attention_share` of the step: attention at the low share stretches the step by
+    1 - f + f s / s_low, at the high share by 1 - f + f s / s_high. The fitted kernel (and GPUs
+    with no kernel share) keep `interval`: their error is in its cross-validation."""
+    used = resolved_kernel(kernel, architecture)
+    share = kernel_peak_share(used, architecture)
+    if share is None or attention_share <= 0.0:
+        return interval
+    s_low, s_high = KERNEL_SHARE_RANGE[used][architecture]
+    f = attention_share
+    return Interval(
+        low=interval.low / (1.0 - f + f * share / s_low),
+        high=interval.high / (1.0 - f + f * share / s_high),
+        coverage=interval.coverage,
+        label=(
+            f"{interval.label}; {used.value} share {s_low:g}-{s_high:g} of peak "
+            f"on {100 * f:.0f} % of the step"
+        ),
+    )
+
+
 __all__ = [
     "FLASH_ATTENTION_ARCHITECTURES",
     "KERNEL_PEAK_SHARE",
+    "KERNEL_SHARE_RANGE",
     "attention_note",
+    "kernel_interval",
     "kernel_peak_share",
     "resolved_kernel",
 ]

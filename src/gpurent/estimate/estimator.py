@@ -21,6 +21,7 @@ from gpurent.errors import DataError, InputError
 from gpurent.estimate.attention import (
     FLASH_ATTENTION_ARCHITECTURES,
     attention_note,
+    kernel_interval,
     kernel_peak_share,
     resolved_kernel,
 )
@@ -554,6 +555,7 @@ def _estimate(
         workload, model, num_gpus, gpu.capacity_gib, gpus_per_node=num_gpus // nodes
     )
     notes: list[str] = []
+    attention_share = 0.0  # decoder-LLM training: the attention kernel's share of the step
     if p is Precision.BF16 and not gpu.bf16_supported:
         notes.append(f"{gpu.name} has no bf16 tensor cores: runs at the fp32 rate")
     if gpu.confidence == "low":
@@ -583,6 +585,7 @@ def _estimate(
         )
         t_c, t_m, t_comm, step = tr.compute_s, tr.memory_s, tr.exposed_comm_s, tr.step_s
         mfu, scaling = tr.mfu, tr.scaling_efficiency
+        attention_share = tr.attention_share
         samples_per_step = float(b * data_parallel_degree(workload, num_gpus))
         units_per_sample = model.units_per_sample(seq)
     else:
@@ -717,6 +720,10 @@ def _estimate(
         exact_measurement=exact,
     )
     interval = _tuned_interval(workload, model, gpu, k, basis) or interval
+    if attention_share > 0.0 and basis is not Basis.MEASURED:
+        interval = kernel_interval(
+            interval, workload.attention_kernel, gpu.architecture, attention_share
+        )
     if recipe is not None and basis is not Basis.MEASURED:
         interval = _recipe_interval(interval, recipe)
     if model.llm is not None and model.llm.is_moe and basis is not Basis.MEASURED:
@@ -1258,6 +1265,7 @@ class _LlmTraining(NamedTuple):
     step_s: float  # with the pipeline bubble
     mfu: float
     scaling_efficiency: float  # single-GPU step time / this step time
+    attention_share: float  # the attention kernel's share of the step
 
 
 class _LlmInference(NamedTuple):
@@ -1369,6 +1377,7 @@ def _llm_training(
         step_s=step,
         mfu=mfu,
         scaling_efficiency=single / step,
+        attention_share=min(1.0, t_attn / max(single + exposed, 1e-30)),
     )
 
 
