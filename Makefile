@@ -13,21 +13,31 @@ STAMP_ENGINES := $(ENGINES)/.stamp-engines
 ENGINE_PACKAGES := skypilot==0.14.1 dstack==0.22.5 ansible-core==2.19.14 ansible-lint==26.10.1 \
 	kubernetes-validate==1.37.0
 
-.PHONY: demo test lint typecheck unit bench clean engines
+.PHONY: demo test lint typecheck unit bench clean engines lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-$(STAMP_BASE): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e .
+# constraints.txt holds the versions the dev install resolved to (pip's resolver otherwise
+# backtracks for a quarter of an hour on a fresh machine); `make lock` rewrites it
+$(STAMP_BASE): pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/pip install -q -c constraints.txt -e .
 	touch $@
 
 # torch is pinned to the CPU build that lies on this machine's disk (an unpinned torch pulls CUDA).
-$(STAMP_DEV): pyproject.toml | $(BIN)/python
+$(STAMP_DEV): pyproject.toml constraints.txt | $(BIN)/python
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[all,dev,integrations]'
+	$(BIN)/pip install -q -c constraints.txt -e '.[all,dev,integrations]'
 	touch $@ $(STAMP_BASE)
+
+# re-resolve the dev install without constraints in a scratch venv and record what it chose
+lock:
+	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/pip install -q torch==2.13.0
+	.venv-lock/bin/pip install -q -e '.[all,dev,integrations]'
+	{ sed -n '/^#/p' constraints.txt; .venv-lock/bin/pip freeze --exclude-editable | grep -v '^gpurent'; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt && rm -rf .venv-lock
 
 $(STAMP_ENGINES):
 	$(PYTHON) -m venv $(ENGINES)
