@@ -361,6 +361,10 @@ def main(argv: list[str] | None = None) -> int:
         f"intervals: latency {k.latency_log_interval}, ttft {k.ttft_log_interval}, "
         f"throughput {k.throughput_log_interval}"
     )
+    factors = prov.get("source_request_factors", {})
+    if isinstance(factors, dict) and factors:
+        listed = ", ".join(f"{s} {f:.2f}" for s, f in factors.items())
+        print(f"per-request overhead factor per source (fit only; predictions at 1): {listed}")
     print(f"wrote {OUT_FILE}")
     return 0
 
