@@ -13,10 +13,14 @@ fit rows (TTFT under load, more than 4 clients, is scored but not fitted) plus a
 each constant towards vLLM's (weight `PRIOR`; vLLM itself towards the assumed starting
 values), so an engine with a handful of rows moves only as far as its rows say; then the two
 constants every engine shares (the tensor-parallel all-reduce extra and the per-layer prefill
-time) on every fit row, then the engines again. The optimiser is a coordinate search in log
-space (no SciPy: the base install stays light). The interval: the 10th and 90th percentiles of
-the fit rows' log-residuals (TPOT, TTFT and throughput apart), widened x `WIDEN` about their
-centre (few rows, several sources).
+time) on every fit row, then the engines again; then a factor per server benchmark (source
+with closed-loop or Poisson TTFT rows) on every engine's per-request overhead, pulled towards
+1 by `PRIOR` and centred (geometric mean 1), and the engines once more beside those factors:
+a source's own client, network and host cost no longer bends the engines' constants, which
+become the typical source's. Predictions and every score run at factor 1. The optimiser is
+a coordinate search in log space (no SciPy: the base install stays light). The interval: the
+10th and 90th percentiles of the fit rows' log-residuals (TPOT, TTFT and throughput apart),
+widened x `WIDEN` about their centre (few rows, several sources).
 `--check` refits and fails if the written file differs (CI keeps the constants reproducible).
 """
 
@@ -60,6 +64,7 @@ BOUNDS = {
     "prefill_layer_s": (1e-7, 1e-3),
     "prefill_half_tokens": (1.0, 20000.0),
     "low_precision_factor": (0.3, 1.5),
+    "request_factor": (0.05, 20.0),
 }
 SHARED_START = {
     "tp_allreduce_extra_s": 10e-6,
@@ -121,13 +126,61 @@ def _objective(
     base: dict[Engine, dict[str, float]],
     prior: Mapping[str, float],
     shared: Mapping[str, float],
+    factors: Mapping[str, float],
 ) -> float:
     engines = {**base, engine: params}
     k = _constants(engines, dict.fromkeys(engines, ""), **shared)
-    res = [r for _, r in log_residuals(rows, k)]
+    res = [r for _, r in _residuals(rows, k, factors)]
     loss = sum(r * r for r in res) / max(len(res), 1)
     loss += PRIOR * sum(math.log(params[p] / prior[p]) ** 2 for p in PARAMS)
     return loss
+
+
+def _with_request_factor(k: ServingConstants, factor: float) -> ServingConstants:
+    if factor == 1.0:
+        return k
+    engines = {
+        e: replace(c, request_overhead_s=c.request_overhead_s * factor)
+        for e, c in k.engines.items()
+    }
+    return replace(k, engines=engines)
+
+
+def _residuals(
+    rows: list[Row], k: ServingConstants, factors: Mapping[str, float]
+) -> list[tuple[Row, float]]:
+    """log_residuals, each source's rows at its own per-request overhead factor (the fit's
+    source-level offset: the client, network and host a benchmark ran on); a source without
+    a factor, and every prediction the package makes, at 1."""
+    by_source: dict[str, list[Row]] = {}
+    for row in rows:
+        by_source.setdefault(row.source, []).append(row)
+    out: list[tuple[Row, float]] = []
+    for source, mine in by_source.items():
+        out.extend(log_residuals(mine, _with_request_factor(k, factors.get(source, 1.0))))
+    return out
+
+
+def _source_factors(rows: list[Row], k: ServingConstants) -> dict[str, float]:
+    """Per source with server TTFT rows (closed loop or Poisson): the factor on every
+    engine's per-request overhead that fits its rows best, pulled towards 1 by `PRIOR`; then
+    scaled so their geometric mean is 1 (the engines' overheads take the common part)."""
+    server = sorted(
+        {r.source for r in rows if r.metric.startswith("ttft") and r.mode in ("closed", "poisson")}
+    )
+    factors: dict[str, float] = {}
+    for source in server:
+        mine = [r for r in rows if r.source == source]
+
+        def loss(x: dict[str, float], mine: list[Row] = mine) -> float:
+            f = x["request_factor"]
+            res = [r for _, r in log_residuals(mine, _with_request_factor(k, f))]
+            return sum(r * r for r in res) / len(res) + PRIOR * math.log(f) ** 2
+
+        factors[source] = _coordinate_search(loss, {"request_factor": 1.0}, ("request_factor",))[
+            "request_factor"
+        ]
+    return factors
 
 
 def _coordinate_search(
@@ -171,6 +224,7 @@ def fit(
     basis: dict[Engine, str] = {}
     order = [Engine.VLLM] + [e for e in Engine if e is not Engine.VLLM]
     shared = dict(SHARED_START)
+    factors: dict[str, float] = {}
 
     def fit_engines() -> None:
         for e in order:
@@ -182,7 +236,7 @@ def fit(
                 continue
             params[e] = _coordinate_search(
                 lambda x, e=e, mine=mine, prior=prior: _objective(
-                    mine, e, x, params, prior, shared
+                    mine, e, x, params, prior, shared, factors
                 ),
                 dict(params[e] if e in basis else prior),
             )
@@ -195,10 +249,21 @@ def fit(
 
     def shared_loss(x: dict[str, float]) -> float:
         k = _constants(params, basis, **x)
-        res = [r for _, r in log_residuals(fit_rows, k)]
+        res = [r for _, r in _residuals(fit_rows, k, factors)]
         return sum(r * r for r in res) / max(len(res), 1)
 
     shared = _coordinate_search(shared_loss, shared, tuple(SHARED_START))
+    fit_engines()
+    # the source-level offset: each server benchmark's own per-request cost (its client,
+    # network, host CPU), a factor per source on every engine's overhead; the engines keep the
+    # typical source's overhead (the factors' geometric mean 1) and are refitted beside them.
+    # Only the fit sees the factors: a prediction (and the score) is at factor 1
+    factors.update(_source_factors(fit_rows, _constants(params, basis, **shared)))
+    centre = math.exp(statistics.fmean(math.log(f) for f in factors.values())) if factors else 1.0
+    for p in params.values():
+        p["request_overhead_s"] *= centre
+    for source in factors:
+        factors[source] /= centre
     fit_engines()
     k = _constants(params, basis, **shared)
     res = log_residuals(train, k)
@@ -223,6 +288,7 @@ def fit(
             f"10th/90th percentile of fit log-residuals, widened x{WIDEN}: latency from the "
             "TPOT rows, ttft from every TTFT row, throughput from the throughput rows"
         ),
+        "source_request_factors": {s: round(f, 3) for s, f in sorted(factors.items())},
         "assumed": "dequant factors (int8 1.15, int4 1.3) and runtime memory 1.5 GiB",
     }
     return k, provenance
@@ -295,6 +361,10 @@ def main(argv: list[str] | None = None) -> int:
         f"intervals: latency {k.latency_log_interval}, ttft {k.ttft_log_interval}, "
         f"throughput {k.throughput_log_interval}"
     )
+    factors = prov.get("source_request_factors", {})
+    if isinstance(factors, dict) and factors:
+        listed = ", ".join(f"{s} {f:.2f}" for s, f in factors.items())
+        print(f"per-request overhead factor per source (fit only; predictions at 1): {listed}")
     print(f"wrote {OUT_FILE}")
     return 0
 

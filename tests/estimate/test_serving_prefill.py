@@ -5,8 +5,12 @@ weight read, and TTFT's monotonicity in the prompt length through every path."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import math
+import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -123,16 +127,44 @@ def test_longer_prompts_never_get_a_lower_ttft(
         assert pb.ttft_p50_ms.value >= pa.ttft_p50_ms.value * (1 - 1e-9)
 
 
-def test_held_out_prefill_error_stays_at_the_published_figure() -> None:
-    """docs/benchmarks.md reports the held-out low-load TTFT MAPE (15.3 % over 9 rows after
-    the queueing term, the target of 15 % not met; 19.6 % before); a change to the prefill
-    or queueing terms must not make it worse than 16 %."""
+def _bench_module(name: str) -> Any:
     sys.path.insert(0, str(BENCH))
     try:
-        import serving_rows
+        return importlib.import_module(name)
     finally:
         sys.path.remove(str(BENCH))
+
+
+def test_held_out_prefill_error_stays_at_the_published_figure() -> None:
+    """docs/benchmarks.md reports the held-out low-load TTFT MAPE (14.6 % over 9 rows with
+    the per-source overhead offsets in the fit, session 9; 15.3 % before, 19.6 % in session
+    7); a change to the prefill or queueing terms must not take it past the 15 % target."""
+    serving_rows = _bench_module("serving_rows")
     k = load_serving_constants()
     held = [r for r in serving_rows.load_rows() if r.held_out and r.kind == "prefill"]
     assert len(held) >= 9
-    assert serving_rows.mape(serving_rows.log_residuals(held, k)) <= 16.0
+    assert serving_rows.mape(serving_rows.log_residuals(held, k)) <= 15.0
+
+
+def test_source_offsets_are_centred_and_only_the_fit_sees_them() -> None:
+    """The fit gives each server benchmark its own per-request overhead factor (its client,
+    network and host); the shipped engines' overheads are the typical source's, so the
+    factors' geometric mean is 1, and a prediction never reads them."""
+    factors = load_serving_constants().provenance["source_request_factors"]
+    assert len(factors) >= 3
+    assert abs(statistics.fmean(math.log(f) for f in factors.values())) < 0.01
+    assert min(factors.values()) < 1.0 < max(factors.values())
+
+
+def test_a_source_factor_takes_up_what_the_engines_overhead_misses() -> None:
+    """Halve vLLM's per-request overhead: the L4 source's fitted factor grows (its TTFT rows
+    still need the overhead they measured), and a doubled overhead shrinks it."""
+    fit_serving = _bench_module("fit_serving")
+    serving_rows = _bench_module("serving_rows")
+    rows = [r for r in serving_rows.load_rows() if r.source == "l4-qwen05b" and r.kind == "prefill"]
+    k = load_serving_constants()
+    o_req = k.engines[Engine.VLLM].request_overhead_s
+    shipped = fit_serving._source_factors(rows, k)["l4-qwen05b"]
+    halved = fit_serving._source_factors(rows, _engine(k, request_overhead_s=o_req / 2))
+    doubled = fit_serving._source_factors(rows, _engine(k, request_overhead_s=o_req * 2))
+    assert halved["l4-qwen05b"] > shipped > doubled["l4-qwen05b"]
