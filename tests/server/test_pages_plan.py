@@ -53,7 +53,11 @@ def test_untouched_form_plans_like_the_api(api: httpx.Client, form: dict) -> Non
         r"<tr(?: class=\"best\")?><td>(\d+)</td><td>([^<]+)</td><td>([^<]+)</td>",
         reply.text.split('<div id="ranked">')[1].split("</table>")[0],
     )
-    assert [(r[1], r[2]) for r in rows] == [(c.provider, c.instance_type) for c in plan.top]
+    # a multi-node candidate's instance reads "TYPE xN", as in every plan table
+    want = [
+        (c.provider, c.instance_type + (f" x{c.nodes}" if c.nodes > 1 else "")) for c in plan.top
+    ]
+    assert [(r[1], r[2]) for r in rows] == want
     assert plan.explanation is not None
     assert html.escape(plan.explanation.headline, quote=True) in reply.text
     island = reply.text.split('<script type="application/json" id="plan-chart-figure">')[1]
