@@ -14,7 +14,7 @@ from tests.conftest import run_cli as run
 from gpurent.catalog import Precision, get_gpu
 from gpurent.errors import InputError
 from gpurent.estimate import estimate
-from gpurent.estimate.attention import KERNEL_PEAK_SHARE, resolved_kernel
+from gpurent.estimate.attention import KERNEL_PEAK_SHARE, kernel_peak_share, resolved_kernel
 from gpurent.workload import AttentionKernel, Stack, Workload
 
 _WL = Workload(model="llama3-8b", precision=Precision.BF16, batch_size_per_gpu=1, seq_len=8192)
@@ -35,6 +35,8 @@ def test_auto_is_pytorch_sdpas_kernel_per_architecture_under_every_stack() -> No
     assert resolved_kernel(auto, "CDNA3") is AttentionKernel.FITTED
     tuned = _tps("H100", AttentionKernel.AUTO, stack=Stack.TUNED)
     assert tuned == _tps("H100", AttentionKernel.FA2, stack=Stack.TUNED)
+    with pytest.raises(ValueError, match="resolved kernel"):
+        kernel_peak_share(auto, "Hopper")  # a request, never priced as it stands
     for shares in KERNEL_PEAK_SHARE.values():
         assert all(0.0 < s < 1.0 for s in shares.values())
 

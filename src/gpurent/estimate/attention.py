@@ -92,8 +92,11 @@ def resolved_kernel(kernel: AttentionKernel, architecture: str) -> AttentionKern
 
 
 def kernel_peak_share(kernel: AttentionKernel, architecture: str) -> float | None:
-    """s(kernel, architecture), or None for `fitted` (the fitted a_attn decides)."""
-    if kernel in (AttentionKernel.FITTED, AttentionKernel.AUTO):
+    """s(kernel, architecture) of a kernel `resolved_kernel` returned, or None for `fitted`
+    (the fitted a_attn decides). `auto` is a request, not a kernel: resolve it first."""
+    if kernel is AttentionKernel.AUTO:
+        raise ValueError("kernel_peak_share takes a resolved kernel (resolved_kernel), not auto")
+    if kernel is AttentionKernel.FITTED:
         return None
     return KERNEL_PEAK_SHARE[kernel][architecture]
 
