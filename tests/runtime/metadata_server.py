@@ -4,8 +4,8 @@ instance identity that `gpurent monitor --instance auto` reads)."""
 from __future__ import annotations
 
 import json
+import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -32,6 +32,8 @@ class MetadataState:
         # one; a larger claim is a truncated body); and seconds between body bytes (a trickle)
         self.raw: dict[str, tuple[int, bytes, int | None]] = {}
         self.trickle_s = 0.0
+        # set when the test is over: a trickling answer stops instead of outliving the test
+        self.closing = threading.Event()
 
 
 def _handler(state: MetadataState) -> type[BaseHTTPRequestHandler]:
@@ -47,9 +49,10 @@ def _handler(state: MetadataState) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(body)
                 return
             for i in range(len(body)):
+                if state.closing.wait(state.trickle_s if i else 0.0):
+                    return
                 self.wfile.write(body[i : i + 1])
                 self.wfile.flush()
-                time.sleep(state.trickle_s)
 
         def _raw(self) -> bool:
             if self.path not in state.raw:
@@ -128,14 +131,28 @@ def _handler(state: MetadataState) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _Server(ThreadingHTTPServer):
+    """Joins its handler threads on close, so none writes into a later test's captured
+    stderr, and takes a client that hung up (the client's timeout did its job) as no error."""
+
+    daemon_threads = False
+    block_on_close = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 @contextmanager
 def metadata_server() -> Iterator[tuple[str, MetadataState]]:
     state = MetadataState()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    server = _Server(("127.0.0.1", 0), _handler(state))
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", state
     finally:
+        state.closing.set()
         server.shutdown()
         server.server_close()
