@@ -5,24 +5,26 @@ memo; `gpurent.estimate.calibration_file.load_estimator()` builds it with the us
 `bundled_estimator`, `estimate(workload, gpu, num_gpus, ...) -> Estimate` (one-shot),
 `Calibration`, `MeasuredRow`, `parse_measurements`, `Estimate`, `MemoryBreakdown`, `Bottleneck`,
 `load_constants`.
+
+The names below are imported lazily: `import gpurent.estimate.serving` (what a serving plan
+takes) does not load the training estimator.
 """
 
-from gpurent.estimate.constants import Constants, load_constants
-from gpurent.estimate.estimator import Estimator, bundled_estimator, estimate, resolve_model
-from gpurent.estimate.measured import Calibration, MeasuredRow, parse_measurements
-from gpurent.estimate.result import Bottleneck, Estimate, MemoryBreakdown
+from gpurent.exports import lazy
 
-__all__ = [
-    "Bottleneck",
-    "Calibration",
-    "Constants",
-    "Estimate",
-    "Estimator",
-    "MeasuredRow",
-    "MemoryBreakdown",
-    "bundled_estimator",
-    "estimate",
-    "load_constants",
-    "parse_measurements",
-    "resolve_model",
-]
+_EXPORTS = {
+    "Bottleneck": "gpurent.estimate.result",
+    "Calibration": "gpurent.estimate.measured",
+    "Constants": "gpurent.estimate.constants",
+    "Estimate": "gpurent.estimate.result",
+    "Estimator": "gpurent.estimate.estimator",
+    "MeasuredRow": "gpurent.estimate.measured",
+    "MemoryBreakdown": "gpurent.estimate.result",
+    "bundled_estimator": "gpurent.estimate.estimator",
+    "estimate": "gpurent.estimate.estimator",
+    "load_constants": "gpurent.estimate.constants",
+    "parse_measurements": "gpurent.estimate.measured",
+    "resolve_model": "gpurent.estimate.estimator",
+}
+__all__ = sorted(_EXPORTS)  # noqa: PLE0605 - built from _EXPORTS
+__getattr__ = lazy(__name__, _EXPORTS)
