@@ -19,7 +19,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from gpurent.catalog import get_gpu
 from gpurent.catalog.offer import Offer
@@ -277,32 +277,57 @@ def _instances(replicas: int, per_instance: int) -> int:
     return math.ceil(replicas / per_instance)
 
 
-def _schedule(  # noqa: PLR0917 - internal, every argument needed
+_Counts = tuple[tuple[int, ...], tuple[int, ...]]  # replicas and instances, hour by hour
+
+
+def _hour_counts(
     profile: TrafficProfile,
     load: float,
     per_instance: int,
-    gpus: int,
-    price: float,
     opts: ServeOptions,
     spot: tuple[float, float] | None,
-) -> Schedule:
-    rows = []
-    for hour, rate in enumerate(profile.rates_per_s):
-        n = max(opts.min_replicas, replicas_for(rate, load, opts.headroom))
-        if spot is not None:
-            n = spot_replicas(n, *spot)
-        inst = _instances(n, per_instance)
-        rows.append(
-            HourRow(hour=hour, rate_per_s=rate, replicas=n, instances=inst, cost_usd=inst * price)
+    *,
+    memo: dict[tuple[float, int, tuple[float, float] | None], _Counts],
+) -> _Counts:
+    """Replicas and instances for each hour of a profile. Offers of one (GPU, tp) share them
+    (only the price differs), so a plan computes each once (`memo`), not once per offer."""
+    key = (load, per_instance, spot)
+    if key not in memo:
+        replicas, instances = [], []
+        for rate in profile.rates_per_s:
+            n = max(opts.min_replicas, replicas_for(rate, load, opts.headroom))
+            if spot is not None:
+                n = spot_replicas(n, *spot)
+            replicas.append(n)
+            instances.append(_instances(n, per_instance))
+        memo[key] = (tuple(replicas), tuple(instances))
+    return memo[key]
+
+
+def _schedule(profile: TrafficProfile, counts: _Counts, gpus: int, price: float) -> Schedule:
+    replicas, instances = counts
+    rows = tuple(
+        HourRow(hour=hour, rate_per_s=rate, replicas=n, instances=inst, cost_usd=inst * price)
+        for hour, (rate, n, inst) in enumerate(
+            zip(profile.rates_per_s, replicas, instances, strict=True)
         )
-    peak = max(r.instances for r in rows)
+    )
+    peak = max(instances)
     return Schedule(
-        hours=tuple(rows),
+        hours=rows,
         cost_usd_per_day=sum(r.cost_usd for r in rows),
         peak_instances=peak,
-        gpu_hours_free_per_day=float(sum((peak - r.instances) * gpus for r in rows)),
+        gpu_hours_free_per_day=float(sum((peak - inst) * gpus for inst in instances)),
         free_hours=tuple(r.hour for r in rows if r.instances < peak),
     )
+
+
+def _schedule_cost(counts: _Counts, price: float) -> tuple[float, int, int]:
+    """A schedule's cost per month in USD, peak replicas and peak instances, without building
+    its rows (what the interval's ends need): the same sums as `_schedule`'s."""
+    replicas, instances = counts
+    per_day = sum(inst * price for inst in instances)
+    return per_day * HOURS_PER_MONTH / 24.0, max(replicas), max(instances)
 
 
 def _price_options(offer: Offer, opts: ServeOptions) -> list[tuple[str, float]]:
@@ -327,6 +352,10 @@ class _Ctx:
     opts: ServeOptions
     k: ServingConstants
     rate: float
+    # a traffic profile's hourly replica counts by (load, replicas per instance, spot)
+    counts: dict[tuple[float, int, tuple[float, float] | None], _Counts] = field(
+        default_factory=dict
+    )
 
 
 def _spot_for(ctx: _Ctx, provider: str, needed: int) -> SpotReplicas:
@@ -368,15 +397,17 @@ def _candidate(  # noqa: PLR0917 - internal, every argument needed
     inst = _instances(counts[0], per_instance)
     if opts.profile is not None:
         args = (spot.interruptions_per_hour, spot.restart_s) if spot else None
-        sched = [
-            _schedule(opts.profile, x, per_instance, offer.gpu_count, price, opts, args)
+        profile = opts.profile
+        counts_at = [
+            _hour_counts(profile, x, per_instance, opts, args, memo=ctx.counts)
             for x in (load.value, load.high, load.low)
         ]
-        schedule = sched[0]
-        monthly = [s.cost_usd_per_month for s in sched]
+        schedule = _schedule(profile, counts_at[0], offer.gpu_count, price)
+        ends = [_schedule_cost(c, price) for c in counts_at[1:]]
+        monthly = [schedule.cost_usd_per_month, *(e[0] for e in ends)]
         # the hourly figures describe the peak hour's fleet
-        counts = [max(r.replicas for r in s.hours) for s in sched]
-        hourly = [s.peak_instances * price for s in sched]
+        counts = [max(r.replicas for r in schedule.hours), *(e[1] for e in ends)]
+        hourly = [schedule.peak_instances * price, *(e[2] * price for e in ends)]
         inst = schedule.peak_instances
     tokens_per_month = ctx.rate * ctx.workload.output.mean * SECONDS_PER_HOUR * HOURS_PER_MONTH
     ttft, tpot, e2e = latency
