@@ -38,6 +38,8 @@ COLUMNS = (
     "tp",
     "pp",
     "cp",
+    "sp",
+    "grad_accum",
     "task",
     "lora_rank",
     "stack",
@@ -145,42 +147,188 @@ def logged(log: str, key: str) -> float | None:
 
 
 CONFIG_RE = re.compile(
-    r"^([^/]+)/benchmarks/([^/]+)/implementations/([^/]+)/config_[^/]*?"
-    r"(\d+)x(\d+)x(\d+)xtp(\d+)pp(\d+)cp(\d+)\.sh$"
+    r"^([^/]+)/benchmarks?/([^/]+)/implementations/([^/]+)/(?:configs/)?config_[^/]*?"
+    r"(\d+)x(\d+)x(\d+)(?:xtp(\d+)pp(\d+)cp(\d+))?[^/x]*\.sh$"
 )
+EXPORT_RE = re.compile(r"^\s*export\s+([A-Za-z0-9_]+)=(\S*)", re.M)
+SOURCE_RE = re.compile(r"^\s*(?:source|\.)\s+(\S+\.sh)", re.M)
+# keys of the NeMo configuration a run prints at its start ("Experiment configuration")
+LOG_KEYS = {
+    "tensor_model_parallel_size": "TP",
+    "pipeline_model_parallel_size": "PP",
+    "context_parallel_size": "CP",
+    "micro_batch_size": "MBS",
+    "sequence_parallel": "SP",
+    "activations_checkpoint_granularity": "RECOMPUTE",
+    "fp8_params": "FP8_PARAMS",
+    "cpu_offloading": "CPU_OFFLOAD",
+}
+LOG_KEY_RE = re.compile(r"^(?:\d+: )?\s{2,4}([a-z0-9_]+): (\S+)\s*$")
 
 
 def layouts(files: list[str]) -> dict[tuple[str, str], list[tuple[str, tuple[int, ...]]]]:
-    """(submitter, benchmark) -> [(config path, (nodes, gpus per node, mbs, tp, pp, cp))] from
-    the NeMo-style config file names `config_<system>_<N>x<G>x<MBS>xtp<T>pp<P>cp<C>.sh`."""
+    """(submitter, benchmark) -> [(config path, (nodes, gpus per node, minibs))] from the
+    NeMo-style config file names `config_<system>_<N>x<G>x<MINIBS>[xtp<T>pp<P>cp<C>].sh`
+    (the layout itself is read from the file, `config_vars`)."""
     out: dict[tuple[str, str], list[tuple[str, tuple[int, ...]]]] = {}
     for f in files:
         m = CONFIG_RE.match(f)
         if m:
-            nums = tuple(int(g) for g in m.groups()[3:])
+            nums = tuple(int(g) for g in m.groups()[3:6])
             out.setdefault((m.group(1), m.group(2)), []).append((f, nums))
     return out
 
 
+def _system_token(path: str) -> str:
+    name = path.rsplit("/", 1)[1].removeprefix("config_").lower()
+    return re.sub(r"_?\d+x\d+x\d+(xtp\d+pp\d+cp\d+)?[^/x]*\.sh$", "", name)
+
+
 def layout_for(
-    cands: list[tuple[str, tuple[int, ...]]], system: str, nodes: int, per_node: int
-) -> tuple[str, tuple[int, ...]] | None:
-    """The config of this system and shape: one in the implementation folder named like the
-    system, or one whose file name carries the system's name (`config_<name>_<N>x<G>...`);
-    None when there is none or the candidates disagree (nothing is guessed across systems)."""
-    sys_l = system.lower()
+    cands: list[tuple[str, tuple[int, ...]]],
+    system: str,
+    nodes: int,
+    per_node: int,
+    ran: str | None = None,
+) -> str | None:
+    """The config file this system ran: the one the log names (`ran`, the `DGXSYSTEM` of its
+    `:::DLPAL` line), else one of this shape in the implementation folder named like the system
+    or one whose file name carries the system's name (`config_<name>_<N>x<G>...`); None when
+    there is none or the candidates' layouts disagree (nothing is guessed across systems)."""
     fit = [(f, n) for f, n in cands if n[0] == nodes and n[1] == per_node]
+    if ran:
+        named = [f for f, _ in fit if f.rsplit("/", 1)[1] == f"config_{ran}.sh"]
+        own_dir = [f for f in named if f.split("/")[4] == system]
+        if own_dir or named:
+            return (own_dir or named)[0]
+    sys_l = system.lower()
     own = [(f, n) for f, n in fit if f.split("/")[4] == system]
     if not own:
-        own = []
-        for f, n in fit:
-            name = f.rsplit("/", 1)[1].removeprefix("config_").lower()
-            token = re.sub(r"_?\d+x\d+x\d+xtp\d+pp\d+cp\d+\.sh$", "", name)
-            if token and token in sys_l:
-                own.append((f, n))
-    if own and len({n for _, n in own}) == 1:
-        return own[0]
+        own = [(f, n) for f, n in fit if (t := _system_token(f)) and t in sys_l]
+    if own and len({_system_token(f) + repr(n) for f, n in own}) == 1:
+        return own[0][0]
     return None
+
+
+def _parse_exports(text: str) -> dict[str, str]:
+    out = {}
+    for key, raw in EXPORT_RE.findall(text):
+        value = raw.strip("'\"")
+        m = re.fullmatch(r"\$\{[A-Za-z0-9_]+:-([^}]*)\}", value)
+        out[key] = m.group(1) if m else value
+    return out
+
+
+def config_vars(repo: Repo, path: str, files: frozenset[str]) -> dict[str, str]:
+    """The variables a config file exports, over those of the `config_common*.sh` it sources
+    (looked up beside it, in its `configs/` folder or one folder up)."""
+    text = git(repo.path, "show", f"HEAD:{path}", check=False)
+    out: dict[str, str] = {}
+    folder = path.rsplit("/", 1)[0]
+    for src in SOURCE_RE.findall(text):
+        name = src.rsplit("/", 1)[-1]
+        for cand in (
+            f"{folder}/{name}",
+            f"{folder}/configs/{name}",
+            f"{folder.rsplit('/', 1)[0]}/{name}",
+        ):
+            if cand in files and cand != path:
+                out.update(_parse_exports(git(repo.path, "show", f"HEAD:{cand}", check=False)))
+                break
+    out.update(_parse_exports(text))
+    return out
+
+
+def log_vars(log: str) -> dict[str, str]:
+    """The layout keys of the NeMo configuration a run prints (`LOG_KEYS`), as config names."""
+    out: dict[str, str] = {}
+    for line in log.splitlines()[:4000]:
+        m = LOG_KEY_RE.match(line)
+        if m and m.group(1) in LOG_KEYS and LOG_KEYS[m.group(1)] not in out:
+            out[LOG_KEYS[m.group(1)]] = m.group(2)
+        if "optim:" in line:
+            out.setdefault("_optim", "")
+        elif "_optim" in out and not out["_optim"] and re.search(r"\bname: (\S+)", line):
+            out["_optim"] = re.search(r"\bname: (\S+)", line).group(1)  # type: ignore[union-attr]
+    return out
+
+
+def dlpal_config(log: str) -> str | None:
+    """The config the run sourced, from its `:::DLPAL ... <DGXSYSTEM>` line."""
+    m = re.search(r"^:::DLPAL .* (\S+)\s*$", log, re.M)
+    return m.group(1) if m else None
+
+
+def name_vars(name: str) -> dict[str, str]:
+    """TP, PP, CP from a config name `<system>_<N>x<G>x<MINIBS>xtp<T>pp<P>cp<C>`, for a run whose
+    config file is not in the repository; the micro-batch only where MINIBS is 1 (it cannot be
+    more than the batch per data-parallel rank), else nothing."""
+    m = re.search(r"(\d+)x(\d+)x(\d+)xtp(\d+)pp(\d+)cp(\d+)$", name)
+    if m is None or m.group(3) != "1":
+        return {}
+    return {"TP": m.group(4), "PP": m.group(5), "CP": m.group(6), "MBS": "1", "_name": name}
+
+
+def _int(vars_: dict[str, str], key: str) -> int | None:
+    v = vars_.get(key, "").strip().lower()
+    if v in ("true", "false"):
+        return int(v == "true")
+    return int(v) if v.isdigit() else None
+
+
+# benchmarks whose layout (TP, PP, CP, micro-batch) is read from the submission
+LAYOUT_BENCHMARKS = frozenset({"llama2_70b_lora"})
+
+
+def layout_of(
+    repo: Repo,
+    cfg: str | None,
+    printed: dict[str, str],
+    n: int,
+    gbs: int,
+    files: frozenset[str],
+) -> tuple[dict[str, str], int, str] | None:
+    """(layout columns, micro-batch, note) from the configuration the run printed (`printed`,
+    which wins: it is what ran) over the config file `cfg` it sourced; None when neither
+    states TP and CP. The accumulation is global batch / (micro-batch x data-parallel ranks)."""
+    vars_ = config_vars(repo, cfg, files) if cfg else {}
+    merged = {**vars_, **{k: v for k, v in printed.items() if v not in ("null", "")}}
+    t, c = _int(merged, "TP"), _int(merged, "CP")
+    if t is None or c is None:
+        return None
+    p_ = _int(merged, "PP") or 1
+    mbs = _int(merged, "MBS") or 1
+    dp = max(1, n // (t * p_ * c))
+    accum = max(1, gbs // (mbs * dp))
+    sp = _int(merged, "SP")
+    lay = {
+        "tp": str(t),
+        "pp": str(p_),
+        "cp": str(c),
+        "sp": "" if sp is None or t == 1 else ("true" if sp else "false"),
+        "grad_accum": str(accum),
+        # Megatron's distributed optimizer (ZeRO-1), where the run printed it
+        "sharding": "zero1" if printed.get("_optim") == "mcore_distributed_optim" else "",
+    }
+    where = []
+    if printed.get("_name"):
+        where.append(f"the config name {printed['_name']} in the result log's :::DLPAL line")
+    elif printed.get("TP"):
+        where.append("the configuration printed in the result log")
+    if cfg:
+        where.append(f"the config file {cfg} (and the config_common it sources)")
+    extras = [f"{k}={merged[k]}" for k in ("MINIBS", "FP8_ACT", "FP8_DPA") if k in merged]
+    note = (
+        f"micro-batch {mbs}, TP {t} PP {p_} CP {c}"
+        + (f" SP {merged['SP']}" if "SP" in merged else "")
+        + f", gradient accumulation {accum} (global {gbs} / (micro-batch x {dp} data-parallel"
+        " ranks))"
+        + (f", {' '.join(extras)}" if extras else "")
+        + (", activation recompute " + merged["RECOMPUTE"] if merged.get("RECOMPUTE") else "")
+        + (", distributed optimizer" if lay["sharding"] else "")
+        + f" from {' and '.join(where)}"
+    )
+    return lay, mbs, note
 
 
 def rows_for(repo: Repo) -> list[dict[str, str]]:
@@ -208,6 +356,8 @@ def rows_for(repo: Repo) -> list[dict[str, str]]:
             continue
         n = nodes * per_node
         medians, local_batches, global_batches = [], set(), set()
+        ran: set[str] = set()
+        printed: dict[str, str] = {}
         for p in sorted(paths):
             log = git(repo.path, "show", f"HEAD:{p}", check=False)  # "" if not in the snapshot
             tp = tracked_throughput(log)
@@ -221,6 +371,10 @@ def rows_for(repo: Repo) -> list[dict[str, str]]:
                 global_batches.add(int(gb))
             if lb:
                 local_batches.add(int(lb))
+            if bench in LAYOUT_BENCHMARKS:
+                if (cfg_name := dlpal_config(log)) is not None:
+                    ran.add(cfg_name)
+                printed = printed or log_vars(log)
         if not medians or len(global_batches) != 1:
             continue
         gbs = global_batches.pop()
@@ -231,16 +385,22 @@ def rows_for(repo: Repo) -> list[dict[str, str]]:
             local = max(1, gbs // n)
             batch_note = f"local batch = global {gbs} / {n} GPUs"
         model, seq, unit, factor, precision, task = BENCHMARKS[bench]
-        tp = pp = cp = ""
-        found = layout_for(configs.get((org, bench), []), system, nodes, per_node)
-        if found is not None:
-            cfg, (_, _, mbs, t, p_, c) = found
-            tp, pp, cp = str(t), str(p_), str(c)
-            local = mbs
-            batch_note = (
-                f"micro-batch {mbs}, TP {t} PP {p_} CP {c} from the config file name {cfg}; "
-                f"global batch {gbs}"
+        lay = {"tp": "", "pp": "", "cp": "", "sp": "", "grad_accum": "", "sharding": ""}
+        if bench in LAYOUT_BENCHMARKS:
+            cfg = layout_for(
+                configs.get((org, bench), []),
+                system,
+                nodes,
+                per_node,
+                next(iter(ran)) if len(ran) == 1 else None,
             )
+            named = ran.pop() if len(ran) == 1 else None
+            if cfg is None and not printed.get("TP") and named is not None:
+                printed = {**printed, **name_vars(named)}  # the config's name; no file of it
+            found = layout_of(repo, cfg, printed, n, gbs, frozenset(files))
+            if found is not None:
+                lay, local, batch_note = found
+        value = statistics.median(medians) * factor
         value = statistics.median(medians) * factor
         conv = f" x {factor} tokens per sample" if factor != 1 else ""
         out.append(
@@ -253,10 +413,12 @@ def rows_for(repo: Repo) -> list[dict[str, str]]:
                 "batch_size": str(local),
                 "seq_len": seq,
                 "activation_checkpointing": "",
-                "sharding": "",
-                "tp": tp,
-                "pp": pp,
-                "cp": cp,
+                "sharding": lay["sharding"],
+                "tp": lay["tp"],
+                "pp": lay["pp"],
+                "cp": lay["cp"],
+                "sp": lay["sp"],
+                "grad_accum": lay["grad_accum"],
                 "task": task,
                 "lora_rank": "16" if task == "finetune-lora" else "",
                 "stack": "tuned",
@@ -286,8 +448,7 @@ def main(argv: list[str]) -> int:
     for arg in argv:
         for row in rows_for(open_repo(Path(arg))):
             # A later round's repository re-ships some earlier logs unchanged: keep the first.
-            key = tuple(row[c] for c in ("model", "gpu", "num_gpus", "batch_size"))
-            key += (row["measured_throughput"],)
+            key = tuple(row[c] for c in ("model", "gpu", "num_gpus", "measured_throughput"))
             if key not in seen:
                 seen.add(key)
                 w.writerow(row)
