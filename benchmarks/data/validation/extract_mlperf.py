@@ -147,9 +147,9 @@ def logged(log: str, key: str) -> float | None:
 
 
 CONFIG_RE = re.compile(
-    r"^([^/]+)/benchmarks?/([^/]+)/implementations/([^/]+)/(?:configs/)?config_[^/]*?"
-    r"(\d+)x(\d+)x(\d+)(?:xtp(\d+)pp(\d+)cp(\d+))?[^/x]*\.sh$"
+    r"^([^/]+)/benchmarks?/([^/]+)/implementations/([^/]+)/(?:configs/)?config_([^/]*)\.sh$"
 )
+SHAPE_RE = re.compile(r"(\d+)x(\d+)x(\d+)(?:xtp\d+pp\d+cp\d+)?")
 EXPORT_RE = re.compile(r"^\s*export\s+([A-Za-z0-9_]+)=(\S*)", re.M)
 SOURCE_RE = re.compile(r"^\s*(?:source|\.)\s+(\S+\.sh)", re.M)
 # keys of the NeMo configuration a run prints at its start ("Experiment configuration")
@@ -166,47 +166,90 @@ LOG_KEYS = {
 LOG_KEY_RE = re.compile(r"^(?:\d+: )?\s{2,4}([a-z0-9_]+): (\S+)\s*$")
 
 
-def layouts(files: list[str]) -> dict[tuple[str, str], list[tuple[str, tuple[int, ...]]]]:
-    """(submitter, benchmark) -> [(config path, (nodes, gpus per node, minibs))] from the
-    NeMo-style config file names `config_<system>_<N>x<G>x<MINIBS>[xtp<T>pp<P>cp<C>].sh`
-    (the layout itself is read from the file, `config_vars`)."""
-    out: dict[tuple[str, str], list[tuple[str, tuple[int, ...]]]] = {}
+@dataclass(frozen=True, slots=True)
+class Config:
+    """One submitter's config file of a benchmark: its path, the shape it runs (nodes, GPUs
+    per node: `DGXNNODES`/`DGXNGPU`, else the `<N>x<G>` of its name) and its variables."""
+
+    path: str
+    shape: tuple[int, int | None] | None
+    vars: dict[str, str]
+
+    @property
+    def token(self) -> str:
+        """The system part of the file name, lower case (`config_<token>_<N>x<G>...`)."""
+        name = self.path.rsplit("/", 1)[1].removeprefix("config_").removesuffix(".sh").lower()
+        return SHAPE_RE.split(name)[0].rstrip("_")
+
+    @property
+    def layout(self) -> tuple[str, ...]:
+        return tuple(self.vars.get(k, "") for k in ("TP", "PP", "CP", "MINIBS", "MBS"))
+
+
+def configs_of(repo: Repo, files: list[str]) -> dict[tuple[str, str], list[Config]]:
+    """(submitter, benchmark) -> its config files (not `config_common*`/`config_mounts`) of the
+    benchmarks in LAYOUT_BENCHMARKS, each with the variables it and what it sources export."""
+    fset = frozenset(files)
+    out: dict[tuple[str, str], list[Config]] = {}
     for f in files:
         m = CONFIG_RE.match(f)
-        if m:
-            nums = tuple(int(g) for g in m.groups()[3:6])
-            out.setdefault((m.group(1), m.group(2)), []).append((f, nums))
+        if not m or m.group(2) not in LAYOUT_BENCHMARKS:
+            continue
+        name = m.group(4).lower()
+        if "common" in name or "mounts" in name:
+            continue
+        vars_ = config_vars(repo, f, fset)
+        nn, ng = _int(vars_, "DGXNNODES"), _int(vars_, "DGXNGPU")
+        sm = SHAPE_RE.search(name)
+        if nn:  # a file that sets DGXNNODES but not DGXNGPU runs that many nodes of any size
+            shape: tuple[int, int | None] | None = (nn, ng)
+        else:
+            shape = (int(sm.group(1)), int(sm.group(2))) if sm else None
+        out.setdefault((m.group(1), m.group(2)), []).append(Config(f, shape, vars_))
     return out
 
 
-def _system_token(path: str) -> str:
-    name = path.rsplit("/", 1)[1].removeprefix("config_").lower()
-    return re.sub(r"_?\d+x\d+x\d+(xtp\d+pp\d+cp\d+)?[^/x]*\.sh$", "", name)
+GPU_TOKENS = ("gb300", "gb200", "b300", "b200", "h200", "h100", "mi355x", "mi325x", "mi300x")
 
 
 def layout_for(
-    cands: list[tuple[str, tuple[int, ...]]],
+    cands: list[Config],
     system: str,
+    accelerator: str,
     nodes: int,
     per_node: int,
     ran: str | None = None,
-) -> str | None:
-    """The config file this system ran: the one the log names (`ran`, the `DGXSYSTEM` of its
-    `:::DLPAL` line), else one of this shape in the implementation folder named like the system
-    or one whose file name carries the system's name (`config_<name>_<N>x<G>...`); None when
-    there is none or the candidates' layouts disagree (nothing is guessed across systems)."""
-    fit = [(f, n) for f, n in cands if n[0] == nodes and n[1] == per_node]
-    if ran:
-        named = [f for f, _ in fit if f.rsplit("/", 1)[1] == f"config_{ran}.sh"]
-        own_dir = [f for f in named if f.split("/")[4] == system]
-        if own_dir or named:
-            return (own_dir or named)[0]
+) -> tuple[Config, str] | None:
+    """The config file this system ran and how it was found, from the submitter's own files
+    only, in this order: the one the log names (`ran`, the `DGXSYSTEM` of its `:::DLPAL`
+    line); one in the implementation folder named like the system; one whose file name carries
+    the system's name; the submitter's only layout of this shape. Within a step, several
+    candidates are narrowed to those naming the system's GPU model (`config_DGXH200_...` for an
+    H200); a step whose candidates still disagree on the layout gives nothing (None: no guess)."""
+    fit = [c for c in cands if c.shape and c.shape[0] == nodes and c.shape[1] in (None, per_node)]
     sys_l = system.lower()
-    own = [(f, n) for f, n in fit if f.split("/")[4] == system]
-    if not own:
-        own = [(f, n) for f, n in fit if (t := _system_token(f)) and t in sys_l]
-    if own and len({_system_token(f) + repr(n) for f, n in own}) == 1:
-        return own[0][0]
+    acc = accelerator.lower().replace(" ", "")
+    gpu_tok = next((t for t in GPU_TOKENS if t in acc), None)
+    steps: list[tuple[str, list[Config]]] = [
+        (
+            "the config the log names",
+            [c for c in fit if ran and c.path.endswith(f"/config_{ran}.sh")],
+        ),
+        (
+            "the config in the system's implementation folder",
+            [c for c in fit if c.path.split("/")[4] == system],
+        ),
+        ("the config named for the system", [c for c in fit if c.token and c.token in sys_l]),
+        ("the submitter's only config of this shape", fit),
+    ]
+    for how, group in steps:
+        if not group:
+            continue
+        if len({c.layout for c in group}) > 1 and gpu_tok is not None:
+            group = [c for c in group if gpu_tok in c.token] or group
+        if len({c.layout for c in group}) == 1:  # cite the system's own folder's copy first
+            return min(group, key=lambda c: c.path.split("/")[4] != system), how
+        return None
     return None
 
 
@@ -281,17 +324,15 @@ LAYOUT_BENCHMARKS = frozenset({"llama2_70b_lora"})
 
 
 def layout_of(
-    repo: Repo,
-    cfg: str | None,
+    picked: tuple[Config, str] | None,
     printed: dict[str, str],
     n: int,
     gbs: int,
-    files: frozenset[str],
 ) -> tuple[dict[str, str], int, str] | None:
     """(layout columns, micro-batch, note) from the configuration the run printed (`printed`,
     which wins: it is what ran) over the config file `cfg` it sourced; None when neither
     states TP and CP. The accumulation is global batch / (micro-batch x data-parallel ranks)."""
-    vars_ = config_vars(repo, cfg, files) if cfg else {}
+    vars_ = picked[0].vars if picked else {}
     merged = {**vars_, **{k: v for k, v in printed.items() if v not in ("null", "")}}
     t, c = _int(merged, "TP"), _int(merged, "CP")
     if t is None or c is None:
@@ -315,8 +356,9 @@ def layout_of(
         where.append(f"the config name {printed['_name']} in the result log's :::DLPAL line")
     elif printed.get("TP"):
         where.append("the configuration printed in the result log")
-    if cfg:
-        where.append(f"the config file {cfg} (and the config_common it sources)")
+    if picked:
+        cfg, how = picked
+        where.append(f"the config file {cfg.path} ({how}; with the files it sources)")
     extras = [f"{k}={merged[k]}" for k in ("MINIBS", "FP8_ACT", "FP8_DPA") if k in merged]
     note = (
         f"micro-batch {mbs}, TP {t} PP {p_} CP {c}"
@@ -339,7 +381,7 @@ def rows_for(repo: Repo) -> list[dict[str, str]]:
         m = pat.match(f)
         if m and m.group(3) in BENCHMARKS and m.group(1) not in EXCLUDED_SUBMITTERS:
             groups.setdefault((m.group(1), m.group(2), m.group(3)), []).append(f)
-    configs = layouts(files)
+    configs = configs_of(repo, files)
     out = []
     for (org, system, bench), paths in sorted(groups.items()):
         try:
@@ -387,20 +429,21 @@ def rows_for(repo: Repo) -> list[dict[str, str]]:
         model, seq, unit, factor, precision, task = BENCHMARKS[bench]
         lay = {"tp": "", "pp": "", "cp": "", "sp": "", "grad_accum": "", "sharding": ""}
         if bench in LAYOUT_BENCHMARKS:
-            cfg = layout_for(
+            named = next(iter(ran)) if len(ran) == 1 else None
+            picked = layout_for(
                 configs.get((org, bench), []),
                 system,
+                str(sysinfo.get("accelerator_model_name", "")),
                 nodes,
                 per_node,
-                next(iter(ran)) if len(ran) == 1 else None,
+                named,
             )
-            named = ran.pop() if len(ran) == 1 else None
+            cfg = picked[0].path if picked else None
             if cfg is None and not printed.get("TP") and named is not None:
                 printed = {**printed, **name_vars(named)}  # the config's name; no file of it
-            found = layout_of(repo, cfg, printed, n, gbs, frozenset(files))
+            found = layout_of(picked, printed, n, gbs)
             if found is not None:
                 lay, local, batch_note = found
-        value = statistics.median(medians) * factor
         value = statistics.median(medians) * factor
         conv = f" x {factor} tokens per sample" if factor != 1 else ""
         out.append(
