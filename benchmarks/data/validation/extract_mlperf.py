@@ -151,7 +151,7 @@ CONFIG_RE = re.compile(
 )
 SHAPE_RE = re.compile(r"(\d+)x(\d+)x(\d+)(?:xtp\d+pp\d+cp\d+)?")
 EXPORT_RE = re.compile(r"^\s*export\s+([A-Za-z0-9_]+)=(\S*)", re.M)
-SOURCE_RE = re.compile(r"^\s*(?:source|\.)\s+(\S+\.sh)", re.M)
+SOURCE_RE = re.compile(r"^\s*(?:source|\.)\s+(.*?\.sh)\b", re.M)
 # keys of the NeMo configuration a run prints at its start ("Experiment configuration")
 LOG_KEYS = {
     "tensor_model_parallel_size": "TP",
