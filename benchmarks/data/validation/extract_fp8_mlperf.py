@@ -38,7 +38,11 @@ import re
 import statistics
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import extract_mlperf as lora_layouts
 
 COLUMNS = [
     "model",
@@ -129,6 +133,42 @@ def dist_optimizer(repo: Path, files: list[str], org: str, bench: str) -> tuple[
     return "", "sharding not stated in the submitter's config_common*.sh: left empty"
 
 
+_LORA_CONFIGS: dict[tuple[str, str], dict[tuple[str, str], list[lora_layouts.Config]]] = {}
+
+
+def lora_rows_layout(
+    repo: Path,
+    version: str,
+    files: list[str],
+    org: str,
+    system: str,
+    accelerator: str,
+    nodes: int,
+    per_node: int,
+) -> Callable[[set[str], dict[str, str], int], tuple[dict[str, str], int, str] | None]:
+    """The Llama 2 70B LoRA layout reader of extract_mlperf.py for one system: a function of
+    the config names its logs give, the configuration they print and the global batch."""
+    commit = git(repo, "rev-parse", "HEAD").strip()
+    r = lora_layouts.Repo(
+        path=repo, name=f"training_results_v{version}", version=version, commit=commit
+    )
+    key = (str(repo), commit)
+    if key not in _LORA_CONFIGS:
+        _LORA_CONFIGS[key] = lora_layouts.configs_of(r, files)
+    cands = _LORA_CONFIGS[key].get((org, "llama2_70b_lora"), [])
+
+    def read(
+        ran: set[str], printed: dict[str, str], gbs: int
+    ) -> tuple[dict[str, str], int, str] | None:
+        named = next(iter(ran)) if len(ran) == 1 else None
+        picked = lora_layouts.layout_for(cands, system, accelerator, nodes, per_node, named)
+        if picked is None and not printed.get("TP") and named is not None:
+            printed = {**printed, **lora_layouts.name_vars(named)}
+        return lora_layouts.layout_of(picked, printed, nodes * per_node, gbs)
+
+    return read
+
+
 def values(log: str, key: str) -> list[float]:
     out = []
     for line in log.splitlines():
@@ -193,11 +233,17 @@ def rows_for(repo: Path) -> list[dict[str, object]]:
         gbs_seen: set[int] = set()
         seq_seen: set[int] = set()
         accum_seen: set[int] = set()
+        ran: set[str] = set()
+        printed: dict[str, str] = {}
         for p in sorted(paths):
             log = git(repo, "show", f"HEAD:{p}")
             first = re.search(r'"time_ms": (\d+)', log)
             if first and int(first.group(1)) < PREVIOUS_ROUND_PUBLISHED_MS[version]:
                 continue  # an older round's log shipped again (a fitted or held-out round)
+            if bench == "llama2_70b_lora":
+                if (cfg_name := lora_layouts.dlpal_config(log)) is not None:
+                    ran.add(cfg_name)
+                printed = printed or lora_layouts.log_vars(log)
             st = (
                 values(log, "train_step_time")
                 or values(log, "train_step_timing in s")
@@ -265,6 +311,16 @@ def rows_for(repo: Path) -> list[dict[str, object]]:
         else:
             mbs, accum = (1, per_dp) if pp > 1 else (per_dp, 1)
         sharding, shard_note = dist_optimizer(repo, files, org, bench)
+        if bench == "llama2_70b_lora":  # the layout as extract_mlperf.py reads it (README)
+            lora = lora_rows_layout(repo, version, files, org, system, acc, nodes, per_node)
+            found = lora(ran, printed, gbs)
+            if found is not None:
+                lay, mbs, layout_note = found
+                tp, pp, cp = int(lay["tp"]), int(lay["pp"]), int(lay["cp"])
+                accum = int(lay["grad_accum"])
+                dp = max(1, n // (tp * pp * cp))
+                if lay["sharding"]:
+                    sharding, shard_note = lay["sharding"], "sharding zero1: printed in the log"
         tokens = gbs * seq / step
         model, task = benchmarks[bench]
         out.append(
