@@ -121,6 +121,32 @@ def git(repo: Path, *args: str) -> str:
 DIST_OPT = re.compile(r"USE_DIST_OPTIMIZER=(True|1)\b")
 
 
+# A NeMo run that names its distributed optimizer (optimizer states sharded over data
+# parallel): Apex's `distributed_fused_adam` as a Hydra override, or Megatron's in the config.
+LOGGED_DIST_OPT = re.compile(
+    r"(?:optim@model\.optim=|^\S*\s+name: )(distributed_fused_adam|mcore_distributed_optim)\b",
+    re.M,
+)
+
+
+MEGATRON_KEYS = (
+    "tensor_model_parallel_size",
+    "pipeline_model_parallel_size",
+    "context_parallel_size",
+    "micro_batch_size",
+    "use_distributed_optimizer",
+)
+MEGATRON_RE = re.compile(r"^\s*\d+:\s+(" + "|".join(MEGATRON_KEYS) + r"): (\S+)\s*$", re.M)
+
+
+def megatron_layout(log: str) -> dict[str, str]:
+    """The layout keys of the Megatron/NeMo configuration a run prints (first of each)."""
+    out: dict[str, str] = {}
+    for key, value in MEGATRON_RE.findall(log[:2_000_000]):
+        out.setdefault(key, value.lower())
+    return out
+
+
 def dist_optimizer(repo: Path, files: list[str], org: str, bench: str) -> tuple[str, str]:
     """`zero1` when the submitter's own implementation turns on Megatron's distributed
     optimizer (optimizer states sharded over data parallel) in a `config_common*.sh`."""
@@ -235,11 +261,17 @@ def rows_for(repo: Path) -> list[dict[str, object]]:
         accum_seen: set[int] = set()
         ran: set[str] = set()
         printed: dict[str, str] = {}
+        dist_logged: set[str] = set()
+        megatron: dict[str, str] = {}
         for p in sorted(paths):
             log = git(repo, "show", f"HEAD:{p}")
             first = re.search(r'"time_ms": (\d+)', log)
             if first and int(first.group(1)) < PREVIOUS_ROUND_PUBLISHED_MS[version]:
                 continue  # an older round's log shipped again (a fitted or held-out round)
+            if (m_opt := LOGGED_DIST_OPT.search(log)) is not None:
+                dist_logged.add(m_opt.group(1))
+            if bench != "llama2_70b_lora" and not megatron:
+                megatron = megatron_layout(log)
             if bench == "llama2_70b_lora":
                 if (cfg_name := lora_layouts.dlpal_config(log)) is not None:
                     ran.add(cfg_name)
@@ -311,6 +343,21 @@ def rows_for(repo: Path) -> list[dict[str, object]]:
         else:
             mbs, accum = (1, per_dp) if pp > 1 else (per_dp, 1)
         sharding, shard_note = dist_optimizer(repo, files, org, bench)
+        if not sharding and dist_logged:  # the run names its distributed optimizer
+            sharding = "zero1"
+            shard_note = f"sharding zero1: the log runs {'/'.join(sorted(dist_logged))}"
+        if {"tensor_model_parallel_size", "context_parallel_size"} <= megatron.keys():
+            # the Megatron configuration the run prints wins over the config's name
+            tp = int(megatron["tensor_model_parallel_size"])
+            pp = int(megatron.get("pipeline_model_parallel_size", "1"))
+            cp = int(megatron["context_parallel_size"])
+            mbs = int(megatron.get("micro_batch_size", "1"))
+            dp = max(1, n // (tp * pp * cp))
+            accum = max(1, gbs // (mbs * dp))
+            layout_note = f"TP {tp} PP {pp} CP {cp} micro-batch {mbs} as the log prints them"
+            if megatron.get("use_distributed_optimizer") == "true":
+                sharding = "zero1"
+                shard_note = "sharding zero1: the log prints use_distributed_optimizer: true"
         if bench == "llama2_70b_lora":  # the layout as extract_mlperf.py reads it (README)
             lora = lora_rows_layout(repo, version, files, org, system, acc, nodes, per_node)
             found = lora(ran, printed, gbs)
