@@ -21,6 +21,9 @@ Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
   q and k of qk_nope + qk_rope, v and output of v_head_dim per head, and its latents), x bytes
   per value x micro-batch x seq, times a
   fitted scale: `ACTIVATION_SCALE` for full training, `ADAPTER_ACTIVATION_SCALE` for LoRA/QLoRA.
+  The tuned stack's fp8 LoRA (the MLPerf recipe) is counted instead by
+  `frozen_base_lora_layer_activation_bytes` (no input of a frozen GEMM; attention and the SwiGLU
+  input in fp8) at `ACTIVATION_SCALE`, the physical scale.
   The scale multiplies only this approximate per-layer count (every layer without
   checkpointing, the one recomputed layer with it); the checkpointed layer inputs and the
   logits are exact counts and stay unscaled. GPT-2 shapes give 16 h values (32 h bytes),
