@@ -185,7 +185,7 @@ def _truthy(value: str | None) -> bool:
 
 def api_outputs(rows: list[dict[str, str]]) -> list[dict[str, object]]:
     """The same rows through the Python API with every layout column the API knows applied
-    (nodes, inter_node_gbps, tp, pp, grad_accum, task, lora_rank, cpu_offload): what the
+    (nodes, inter_node_gbps, tp, pp, cp, sp, grad_accum, task, lora_rank, cpu_offload): what the
     estimator answers when it is told the layout, which `--from-csv` cannot do yet. Rows the
     API rejects get {"error": ...}; an API that changed shape is reported, not fatal."""
     try:
@@ -220,6 +220,8 @@ def api_outputs(rows: list[dict[str, str]]) -> list[dict[str, object]]:
                 cpu_offload=_truthy(r.get("cpu_offload")),
                 tensor_parallel=int(r.get("tp") or 1),
                 pipeline_parallel=int(r.get("pp") or 1),
+                context_parallel=int(r.get("cp") or 1),
+                **({"sequence_parallel": _truthy(sp)} if (sp := r.get("sp")) else {}),
                 gradient_accumulation=int(r.get("grad_accum") or 1),
                 lora_rank=int(r.get("lora_rank") or 16),
                 **({"stack": parse_stack(stack_raw)} if stack_raw else {}),

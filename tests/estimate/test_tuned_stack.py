@@ -160,3 +160,43 @@ def test_tuned_pretraining_interval_widens_below_the_fitted_model_sizes() -> Non
     assert "fitted on 175B-405B models only" in s.interval_class
     assert "fitted on 175B-405B models only" not in b.interval_class
     assert math.log(s.interval_high / s.interval_low) > math.log(b.interval_high / b.interval_low)
+
+
+def test_tuned_fp8_lora_fits_the_layouts_mlperf_ran() -> None:
+    """Llama 2 70B LoRA, seq 8192, micro-batch 1, as the v5.0 submissions ran it (config files
+    in mlcommons/training_results_v5.0): 8 x B200 TP1 CP1, 8 x H200 TP1 CP2, 8 x H100 TP4 CP1.
+    Each ran, so none may be "does not fit"; the stock stack, which keeps every frozen GEMM's
+    input, still does not fit the B200 one."""
+    tuned = Workload(**{**_fields(LORA), "stack": Stack.TUNED})
+    for gpu, tp, cp in (("B200", 1, 1), ("H200", 1, 2), ("H100", 4, 1)):
+        wl = Workload(**{**_fields(tuned), "tensor_parallel": tp, "context_parallel": cp})
+        est = estimate(wl, get_gpu(gpu), 8)
+        assert est.fits, (gpu, tp, cp, est.memory_per_gpu_gib)
+    assert not estimate(LORA, get_gpu("B200"), 8).fits
+
+
+def test_tuned_lora_activations_are_fewer_than_full_training_and_scale_with_tokens() -> None:
+    """A frozen base keeps no GEMM input: the LoRA layer holds fewer bytes than the same
+    layer trained in full, and the per-token count doubles with the tokens (logits apart)."""
+    gpu = get_gpu("B200")
+    tuned = Workload(**{**_fields(LORA), "stack": Stack.TUNED})
+    full = Workload(**{**_fields(tuned), "task": Task.TRAINING})
+    lora_acts = estimate(tuned, gpu, 8).memory.activations_gib
+    assert lora_acts < estimate(full, gpu, 8).memory.activations_gib
+    short = Workload(**{**_fields(tuned), "seq_len": 4096})
+    ratio = lora_acts / estimate(short, gpu, 8).memory.activations_gib
+    assert math.isclose(ratio, 2.0, rel_tol=0.02)
+
+
+def test_stock_lora_memory_is_not_the_tuned_count(tmp_path: Path) -> None:
+    """The CSV path prices the same LoRA row lower on the tuned stack than on the default
+    one (whose adapter scale is fitted on stock-PyTorch peaks), and says which stack."""
+    csv_path = tmp_path / "rows.csv"
+    head = "model,gpu,num_gpus,precision,batch_size,seq_len,task,tp,cp,stack"
+    body = [f"llama2-70b,H200,8,fp8,1,8192,finetune-lora,1,2,{s}" for s in ("tuned", "ngc-24")]
+    csv_path.write_text("\n".join([head, *body]) + "\n")
+    code, out, err = run("estimate", "--from-csv", str(csv_path), "--json")
+    assert code == 0, err
+    tuned, stock = (json.loads(ln) for ln in out.splitlines() if ln.strip())
+    assert tuned["fits"] and not stock["fits"]
+    assert tuned["memory_per_gpu_gib"] < stock["memory_per_gpu_gib"]

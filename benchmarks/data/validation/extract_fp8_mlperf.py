@@ -38,7 +38,11 @@ import re
 import statistics
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import extract_mlperf as lora_layouts
 
 COLUMNS = [
     "model",
@@ -117,6 +121,32 @@ def git(repo: Path, *args: str) -> str:
 DIST_OPT = re.compile(r"USE_DIST_OPTIMIZER=(True|1)\b")
 
 
+# A NeMo run that names its distributed optimizer (optimizer states sharded over data
+# parallel): Apex's `distributed_fused_adam` as a Hydra override, or Megatron's in the config.
+LOGGED_DIST_OPT = re.compile(
+    r"(?:optim@model\.optim=|^\S*\s+name: )(distributed_fused_adam|mcore_distributed_optim)\b",
+    re.M,
+)
+
+
+MEGATRON_KEYS = (
+    "tensor_model_parallel_size",
+    "pipeline_model_parallel_size",
+    "context_parallel_size",
+    "micro_batch_size",
+    "use_distributed_optimizer",
+)
+MEGATRON_RE = re.compile(r"^\s*\d+:\s+(" + "|".join(MEGATRON_KEYS) + r"): (\S+)\s*$", re.M)
+
+
+def megatron_layout(log: str) -> dict[str, str]:
+    """The layout keys of the Megatron/NeMo configuration a run prints (first of each)."""
+    out: dict[str, str] = {}
+    for key, value in MEGATRON_RE.findall(log[:2_000_000]):
+        out.setdefault(key, value.lower())
+    return out
+
+
 def dist_optimizer(repo: Path, files: list[str], org: str, bench: str) -> tuple[str, str]:
     """`zero1` when the submitter's own implementation turns on Megatron's distributed
     optimizer (optimizer states sharded over data parallel) in a `config_common*.sh`."""
@@ -127,6 +157,42 @@ def dist_optimizer(repo: Path, files: list[str], org: str, bench: str) -> tuple[
         if wanted and DIST_OPT.search(git(repo, "show", f"HEAD:{f}")):
             return "zero1", f"sharding zero1: USE_DIST_OPTIMIZER=True in {f}"
     return "", "sharding not stated in the submitter's config_common*.sh: left empty"
+
+
+_LORA_CONFIGS: dict[tuple[str, str], dict[tuple[str, str], list[lora_layouts.Config]]] = {}
+
+
+def lora_rows_layout(
+    repo: Path,
+    version: str,
+    files: list[str],
+    org: str,
+    system: str,
+    accelerator: str,
+    nodes: int,
+    per_node: int,
+) -> Callable[[set[str], dict[str, str], int], tuple[dict[str, str], int, str] | None]:
+    """The Llama 2 70B LoRA layout reader of extract_mlperf.py for one system: a function of
+    the config names its logs give, the configuration they print and the global batch."""
+    commit = git(repo, "rev-parse", "HEAD").strip()
+    r = lora_layouts.Repo(
+        path=repo, name=f"training_results_v{version}", version=version, commit=commit
+    )
+    key = (str(repo), commit)
+    if key not in _LORA_CONFIGS:
+        _LORA_CONFIGS[key] = lora_layouts.configs_of(r, files)
+    cands = _LORA_CONFIGS[key].get((org, "llama2_70b_lora"), [])
+
+    def read(
+        ran: set[str], printed: dict[str, str], gbs: int
+    ) -> tuple[dict[str, str], int, str] | None:
+        named = next(iter(ran)) if len(ran) == 1 else None
+        picked = lora_layouts.layout_for(cands, system, accelerator, nodes, per_node, named)
+        if picked is None and not printed.get("TP") and named is not None:
+            printed = {**printed, **lora_layouts.name_vars(named)}
+        return lora_layouts.layout_of(picked, printed, nodes * per_node, gbs)
+
+    return read
 
 
 def values(log: str, key: str) -> list[float]:
@@ -193,11 +259,23 @@ def rows_for(repo: Path) -> list[dict[str, object]]:
         gbs_seen: set[int] = set()
         seq_seen: set[int] = set()
         accum_seen: set[int] = set()
+        ran: set[str] = set()
+        printed: dict[str, str] = {}
+        dist_logged: set[str] = set()
+        megatron: dict[str, str] = {}
         for p in sorted(paths):
             log = git(repo, "show", f"HEAD:{p}")
             first = re.search(r'"time_ms": (\d+)', log)
             if first and int(first.group(1)) < PREVIOUS_ROUND_PUBLISHED_MS[version]:
                 continue  # an older round's log shipped again (a fitted or held-out round)
+            if (m_opt := LOGGED_DIST_OPT.search(log)) is not None:
+                dist_logged.add(m_opt.group(1))
+            if bench != "llama2_70b_lora" and not megatron:
+                megatron = megatron_layout(log)
+            if bench == "llama2_70b_lora":
+                if (cfg_name := lora_layouts.dlpal_config(log)) is not None:
+                    ran.add(cfg_name)
+                printed = printed or lora_layouts.log_vars(log)
             st = (
                 values(log, "train_step_time")
                 or values(log, "train_step_timing in s")
@@ -265,6 +343,31 @@ def rows_for(repo: Path) -> list[dict[str, object]]:
         else:
             mbs, accum = (1, per_dp) if pp > 1 else (per_dp, 1)
         sharding, shard_note = dist_optimizer(repo, files, org, bench)
+        if not sharding and dist_logged:  # the run names its distributed optimizer
+            sharding = "zero1"
+            shard_note = f"sharding zero1: the log runs {'/'.join(sorted(dist_logged))}"
+        if {"tensor_model_parallel_size", "context_parallel_size"} <= megatron.keys():
+            # the Megatron configuration the run prints wins over the config's name
+            tp = int(megatron["tensor_model_parallel_size"])
+            pp = int(megatron.get("pipeline_model_parallel_size", "1"))
+            cp = int(megatron["context_parallel_size"])
+            mbs = int(megatron.get("micro_batch_size", "1"))
+            dp = max(1, n // (tp * pp * cp))
+            accum = max(1, gbs // (mbs * dp))
+            layout_note = f"TP {tp} PP {pp} CP {cp} micro-batch {mbs} as the log prints them"
+            if megatron.get("use_distributed_optimizer") == "true":
+                sharding = "zero1"
+                shard_note = "sharding zero1: the log prints use_distributed_optimizer: true"
+        if bench == "llama2_70b_lora":  # the layout as extract_mlperf.py reads it (README)
+            lora = lora_rows_layout(repo, version, files, org, system, acc, nodes, per_node)
+            found = lora(ran, printed, gbs)
+            if found is not None:
+                lay, mbs, layout_note = found
+                tp, pp, cp = int(lay["tp"]), int(lay["pp"]), int(lay["cp"])
+                accum = int(lay["grad_accum"])
+                dp = max(1, n // (tp * pp * cp))
+                if lay["sharding"]:
+                    sharding, shard_note = lay["sharding"], "sharding zero1: printed in the log"
         tokens = gbs * seq / step
         model, task = benchmarks[bench]
         out.append(

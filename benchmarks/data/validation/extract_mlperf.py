@@ -38,6 +38,8 @@ COLUMNS = (
     "tp",
     "pp",
     "cp",
+    "sp",
+    "grad_accum",
     "task",
     "lora_rank",
     "stack",
@@ -145,42 +147,230 @@ def logged(log: str, key: str) -> float | None:
 
 
 CONFIG_RE = re.compile(
-    r"^([^/]+)/benchmarks/([^/]+)/implementations/([^/]+)/config_[^/]*?"
-    r"(\d+)x(\d+)x(\d+)xtp(\d+)pp(\d+)cp(\d+)\.sh$"
+    r"^([^/]+)/benchmarks?/([^/]+)/implementations/([^/]+)/(?:configs/)?config_([^/]*)\.sh$"
 )
+SHAPE_RE = re.compile(r"(\d+)x(\d+)x(\d+)(?:xtp\d+pp\d+cp\d+)?")
+EXPORT_RE = re.compile(r"^\s*export\s+([A-Za-z0-9_]+)=(\S*)", re.M)
+SOURCE_RE = re.compile(r"^\s*(?:source|\.)\s+(.*?\.sh)\b", re.M)
+# keys of the NeMo configuration a run prints at its start ("Experiment configuration")
+LOG_KEYS = {
+    "tensor_model_parallel_size": "TP",
+    "pipeline_model_parallel_size": "PP",
+    "context_parallel_size": "CP",
+    "micro_batch_size": "MBS",
+    "sequence_parallel": "SP",
+    "activations_checkpoint_granularity": "RECOMPUTE",
+    "fp8_params": "FP8_PARAMS",
+    "cpu_offloading": "CPU_OFFLOAD",
+}
+LOG_KEY_RE = re.compile(r"^(?:\d+: )?\s{2,4}([a-z0-9_]+): (\S+)\s*$")
 
 
-def layouts(files: list[str]) -> dict[tuple[str, str], list[tuple[str, tuple[int, ...]]]]:
-    """(submitter, benchmark) -> [(config path, (nodes, gpus per node, mbs, tp, pp, cp))] from
-    the NeMo-style config file names `config_<system>_<N>x<G>x<MBS>xtp<T>pp<P>cp<C>.sh`."""
-    out: dict[tuple[str, str], list[tuple[str, tuple[int, ...]]]] = {}
+@dataclass(frozen=True, slots=True)
+class Config:
+    """One submitter's config file of a benchmark: its path, the shape it runs (nodes, GPUs
+    per node: `DGXNNODES`/`DGXNGPU`, else the `<N>x<G>` of its name) and its variables."""
+
+    path: str
+    shape: tuple[int, int | None] | None
+    vars: dict[str, str]
+
+    @property
+    def token(self) -> str:
+        """The system part of the file name, lower case (`config_<token>_<N>x<G>...`)."""
+        name = self.path.rsplit("/", 1)[1].removeprefix("config_").removesuffix(".sh").lower()
+        return SHAPE_RE.split(name)[0].rstrip("_")
+
+    @property
+    def layout(self) -> tuple[str, ...]:
+        return tuple(self.vars.get(k, "") for k in ("TP", "PP", "CP", "MINIBS", "MBS"))
+
+
+def configs_of(repo: Repo, files: list[str]) -> dict[tuple[str, str], list[Config]]:
+    """(submitter, benchmark) -> its config files (not `config_common*`/`config_mounts`) of the
+    benchmarks in LAYOUT_BENCHMARKS, each with the variables it and what it sources export."""
+    fset = frozenset(files)
+    out: dict[tuple[str, str], list[Config]] = {}
     for f in files:
         m = CONFIG_RE.match(f)
-        if m:
-            nums = tuple(int(g) for g in m.groups()[3:])
-            out.setdefault((m.group(1), m.group(2)), []).append((f, nums))
+        if not m or m.group(2) not in LAYOUT_BENCHMARKS:
+            continue
+        name = m.group(4).lower()
+        if "common" in name or "mounts" in name:
+            continue
+        vars_ = config_vars(repo, f, fset)
+        nn, ng = _int(vars_, "DGXNNODES"), _int(vars_, "DGXNGPU")
+        sm = SHAPE_RE.search(name)
+        if nn:  # a file that sets DGXNNODES but not DGXNGPU runs that many nodes of any size
+            shape: tuple[int, int | None] | None = (nn, ng)
+        else:
+            shape = (int(sm.group(1)), int(sm.group(2))) if sm else None
+        out.setdefault((m.group(1), m.group(2)), []).append(Config(f, shape, vars_))
     return out
 
 
+GPU_TOKENS = ("gb300", "gb200", "b300", "b200", "h200", "h100", "mi355x", "mi325x", "mi300x")
+
+
 def layout_for(
-    cands: list[tuple[str, tuple[int, ...]]], system: str, nodes: int, per_node: int
-) -> tuple[str, tuple[int, ...]] | None:
-    """The config of this system and shape: one in the implementation folder named like the
-    system, or one whose file name carries the system's name (`config_<name>_<N>x<G>...`);
-    None when there is none or the candidates disagree (nothing is guessed across systems)."""
+    cands: list[Config],
+    system: str,
+    accelerator: str,
+    nodes: int,
+    per_node: int,
+    ran: str | None = None,
+) -> tuple[Config, str] | None:
+    """The config file this system ran and how it was found, from the submitter's own files
+    only, in this order: the one the log names (`ran`, the `DGXSYSTEM` of its `:::DLPAL`
+    line); one in the implementation folder named like the system; one whose file name carries
+    the system's name; the submitter's only layout of this shape. Within a step, several
+    candidates are narrowed to those naming the system's GPU model (`config_DGXH200_...` for an
+    H200); a step whose candidates still disagree on the layout gives nothing (None: no guess)."""
+    fit = [c for c in cands if c.shape and c.shape[0] == nodes and c.shape[1] in (None, per_node)]
     sys_l = system.lower()
-    fit = [(f, n) for f, n in cands if n[0] == nodes and n[1] == per_node]
-    own = [(f, n) for f, n in fit if f.split("/")[4] == system]
-    if not own:
-        own = []
-        for f, n in fit:
-            name = f.rsplit("/", 1)[1].removeprefix("config_").lower()
-            token = re.sub(r"_?\d+x\d+x\d+xtp\d+pp\d+cp\d+\.sh$", "", name)
-            if token and token in sys_l:
-                own.append((f, n))
-    if own and len({n for _, n in own}) == 1:
-        return own[0]
+    acc = accelerator.lower().replace(" ", "")
+    gpu_tok = next((t for t in GPU_TOKENS if t in acc), None)
+    steps: list[tuple[str, list[Config]]] = [
+        (
+            "the config the log names",
+            [c for c in fit if ran and c.path.endswith(f"/config_{ran}.sh")],
+        ),
+        (
+            "the config in the system's implementation folder",
+            [c for c in fit if c.path.split("/")[4] == system],
+        ),
+        ("the config named for the system", [c for c in fit if c.token and c.token in sys_l]),
+        ("the submitter's only config of this shape", fit),
+    ]
+    for how, group in steps:
+        if not group:
+            continue
+        if len({c.layout for c in group}) > 1 and gpu_tok is not None:
+            group = [c for c in group if gpu_tok in c.token] or group
+        if len({c.layout for c in group}) == 1:  # cite the system's own folder's copy first
+            return min(group, key=lambda c: c.path.split("/")[4] != system), how
+        return None
     return None
+
+
+def _parse_exports(text: str) -> dict[str, str]:
+    out = {}
+    for key, raw in EXPORT_RE.findall(text):
+        value = raw.strip("'\"")
+        m = re.fullmatch(r"\$\{[A-Za-z0-9_]+:-([^}]*)\}", value)
+        out[key] = m.group(1) if m else value
+    return out
+
+
+def config_vars(repo: Repo, path: str, files: frozenset[str]) -> dict[str, str]:
+    """The variables a config file exports, over those of the `config_common*.sh` it sources
+    (looked up beside it, in its `configs/` folder or one folder up)."""
+    text = git(repo.path, "show", f"HEAD:{path}", check=False)
+    out: dict[str, str] = {}
+    folder = path.rsplit("/", 1)[0]
+    for src in SOURCE_RE.findall(text):
+        name = src.rsplit("/", 1)[-1]
+        for cand in (
+            f"{folder}/{name}",
+            f"{folder}/configs/{name}",
+            f"{folder.rsplit('/', 1)[0]}/{name}",
+        ):
+            if cand in files and cand != path:
+                out.update(_parse_exports(git(repo.path, "show", f"HEAD:{cand}", check=False)))
+                break
+    out.update(_parse_exports(text))
+    return out
+
+
+def log_vars(log: str) -> dict[str, str]:
+    """The layout keys of the NeMo configuration a run prints (`LOG_KEYS`), as config names."""
+    out: dict[str, str] = {}
+    for line in log.splitlines()[:4000]:
+        m = LOG_KEY_RE.match(line)
+        if m and m.group(1) in LOG_KEYS and LOG_KEYS[m.group(1)] not in out:
+            out[LOG_KEYS[m.group(1)]] = m.group(2)
+        if "optim:" in line:
+            out.setdefault("_optim", "")
+        elif "_optim" in out and not out["_optim"] and re.search(r"\bname: (\S+)", line):
+            out["_optim"] = re.search(r"\bname: (\S+)", line).group(1)  # type: ignore[union-attr]
+    return out
+
+
+def dlpal_config(log: str) -> str | None:
+    """The config the run sourced, from its `:::DLPAL ... <DGXSYSTEM>` line."""
+    m = re.search(r"^:::DLPAL .* (\S+)\s*$", log, re.M)
+    return m.group(1) if m else None
+
+
+def name_vars(name: str) -> dict[str, str]:
+    """TP, PP, CP from a config name `<system>_<N>x<G>x<MINIBS>xtp<T>pp<P>cp<C>`, for a run whose
+    config file is not in the repository; the micro-batch only where MINIBS is 1 (it cannot be
+    more than the batch per data-parallel rank), else nothing."""
+    m = re.search(r"(\d+)x(\d+)x(\d+)xtp(\d+)pp(\d+)cp(\d+)$", name)
+    if m is None or m.group(3) != "1":
+        return {}
+    return {"TP": m.group(4), "PP": m.group(5), "CP": m.group(6), "MBS": "1", "_name": name}
+
+
+def _int(vars_: dict[str, str], key: str) -> int | None:
+    v = vars_.get(key, "").strip().lower()
+    if v in ("true", "false"):
+        return int(v == "true")
+    return int(v) if v.isdigit() else None
+
+
+# benchmarks whose layout (TP, PP, CP, micro-batch) is read from the submission
+LAYOUT_BENCHMARKS = frozenset({"llama2_70b_lora"})
+
+
+def layout_of(
+    picked: tuple[Config, str] | None,
+    printed: dict[str, str],
+    n: int,
+    gbs: int,
+) -> tuple[dict[str, str], int, str] | None:
+    """(layout columns, micro-batch, note) from the configuration the run printed (`printed`,
+    which wins: it is what ran) over the config file `cfg` it sourced; None when neither
+    states TP and CP. The accumulation is global batch / (micro-batch x data-parallel ranks)."""
+    vars_ = picked[0].vars if picked else {}
+    merged = {**vars_, **{k: v for k, v in printed.items() if v not in ("null", "")}}
+    t, c = _int(merged, "TP"), _int(merged, "CP")
+    if t is None or c is None:
+        return None
+    p_ = _int(merged, "PP") or 1
+    mbs = _int(merged, "MBS") or 1
+    dp = max(1, n // (t * p_ * c))
+    accum = max(1, gbs // (mbs * dp))
+    sp = _int(merged, "SP")
+    lay = {
+        "tp": str(t),
+        "pp": str(p_),
+        "cp": str(c),
+        "sp": "" if sp is None or t == 1 else ("true" if sp else "false"),
+        "grad_accum": str(accum),
+        # Megatron's distributed optimizer (ZeRO-1), where the run printed it
+        "sharding": "zero1" if printed.get("_optim") == "mcore_distributed_optim" else "",
+    }
+    where = []
+    if printed.get("_name"):
+        where.append(f"the config name {printed['_name']} in the result log's :::DLPAL line")
+    elif printed.get("TP"):
+        where.append("the configuration printed in the result log")
+    if picked:
+        cfg, how = picked
+        where.append(f"the config file {cfg.path} ({how}; with the files it sources)")
+    extras = [f"{k}={merged[k]}" for k in ("MINIBS", "FP8_ACT", "FP8_DPA") if k in merged]
+    note = (
+        f"micro-batch {mbs}, TP {t} PP {p_} CP {c}"
+        + (f" SP {merged['SP']}" if "SP" in merged else "")
+        + f", gradient accumulation {accum} (global {gbs} / (micro-batch x {dp} data-parallel"
+        " ranks))"
+        + (f", {' '.join(extras)}" if extras else "")
+        + (", activation recompute " + merged["RECOMPUTE"] if merged.get("RECOMPUTE") else "")
+        + (", distributed optimizer" if lay["sharding"] else "")
+        + f" from {' and '.join(where)}"
+    )
+    return lay, mbs, note
 
 
 def rows_for(repo: Repo) -> list[dict[str, str]]:
@@ -191,7 +381,7 @@ def rows_for(repo: Repo) -> list[dict[str, str]]:
         m = pat.match(f)
         if m and m.group(3) in BENCHMARKS and m.group(1) not in EXCLUDED_SUBMITTERS:
             groups.setdefault((m.group(1), m.group(2), m.group(3)), []).append(f)
-    configs = layouts(files)
+    configs = configs_of(repo, files)
     out = []
     for (org, system, bench), paths in sorted(groups.items()):
         try:
@@ -208,6 +398,8 @@ def rows_for(repo: Repo) -> list[dict[str, str]]:
             continue
         n = nodes * per_node
         medians, local_batches, global_batches = [], set(), set()
+        ran: set[str] = set()
+        printed: dict[str, str] = {}
         for p in sorted(paths):
             log = git(repo.path, "show", f"HEAD:{p}", check=False)  # "" if not in the snapshot
             tp = tracked_throughput(log)
@@ -221,6 +413,10 @@ def rows_for(repo: Repo) -> list[dict[str, str]]:
                 global_batches.add(int(gb))
             if lb:
                 local_batches.add(int(lb))
+            if bench in LAYOUT_BENCHMARKS:
+                if (cfg_name := dlpal_config(log)) is not None:
+                    ran.add(cfg_name)
+                printed = printed or log_vars(log)
         if not medians or len(global_batches) != 1:
             continue
         gbs = global_batches.pop()
@@ -231,16 +427,23 @@ def rows_for(repo: Repo) -> list[dict[str, str]]:
             local = max(1, gbs // n)
             batch_note = f"local batch = global {gbs} / {n} GPUs"
         model, seq, unit, factor, precision, task = BENCHMARKS[bench]
-        tp = pp = cp = ""
-        found = layout_for(configs.get((org, bench), []), system, nodes, per_node)
-        if found is not None:
-            cfg, (_, _, mbs, t, p_, c) = found
-            tp, pp, cp = str(t), str(p_), str(c)
-            local = mbs
-            batch_note = (
-                f"micro-batch {mbs}, TP {t} PP {p_} CP {c} from the config file name {cfg}; "
-                f"global batch {gbs}"
+        lay = {"tp": "", "pp": "", "cp": "", "sp": "", "grad_accum": "", "sharding": ""}
+        if bench in LAYOUT_BENCHMARKS:
+            named = next(iter(ran)) if len(ran) == 1 else None
+            picked = layout_for(
+                configs.get((org, bench), []),
+                system,
+                str(sysinfo.get("accelerator_model_name", "")),
+                nodes,
+                per_node,
+                named,
             )
+            cfg = picked[0].path if picked else None
+            if cfg is None and not printed.get("TP") and named is not None:
+                printed = {**printed, **name_vars(named)}  # the config's name; no file of it
+            found = layout_of(picked, printed, n, gbs)
+            if found is not None:
+                lay, local, batch_note = found
         value = statistics.median(medians) * factor
         conv = f" x {factor} tokens per sample" if factor != 1 else ""
         out.append(
@@ -253,10 +456,12 @@ def rows_for(repo: Repo) -> list[dict[str, str]]:
                 "batch_size": str(local),
                 "seq_len": seq,
                 "activation_checkpointing": "",
-                "sharding": "",
-                "tp": tp,
-                "pp": pp,
-                "cp": cp,
+                "sharding": lay["sharding"],
+                "tp": lay["tp"],
+                "pp": lay["pp"],
+                "cp": lay["cp"],
+                "sp": lay["sp"],
+                "grad_accum": lay["grad_accum"],
                 "task": task,
                 "lora_rank": "16" if task == "finetune-lora" else "",
                 "stack": "tuned",
@@ -286,8 +491,7 @@ def main(argv: list[str]) -> int:
     for arg in argv:
         for row in rows_for(open_repo(Path(arg))):
             # A later round's repository re-ships some earlier logs unchanged: keep the first.
-            key = tuple(row[c] for c in ("model", "gpu", "num_gpus", "batch_size"))
-            key += (row["measured_throughput"],)
+            key = tuple(row[c] for c in ("model", "gpu", "num_gpus", "measured_throughput"))
             if key not in seen:
                 seen.add(key)
                 w.writerow(row)

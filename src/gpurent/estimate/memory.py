@@ -21,6 +21,9 @@ Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
   q and k of qk_nope + qk_rope, v and output of v_head_dim per head, and its latents), x bytes
   per value x micro-batch x seq, times a
   fitted scale: `ACTIVATION_SCALE` for full training, `ADAPTER_ACTIVATION_SCALE` for LoRA/QLoRA.
+  The tuned stack's fp8 LoRA (the MLPerf recipe) is counted instead by
+  `frozen_base_lora_layer_activation_bytes` (no input of a frozen GEMM; attention and the SwiGLU
+  input in fp8) at `ACTIVATION_SCALE`, the physical scale.
   The scale multiplies only this approximate per-layer count (every layer without
   checkpointing, the one recomputed layer with it); the checkpointed layer inputs and the
   logits are exact counts and stay unscaled. GPT-2 shapes give 16 h values (32 h bytes),
@@ -247,7 +250,13 @@ def memory_breakdown(
         if workload.sharding.shards_weights and zero > 1:
             weights += _zero3_gathered_bytes(workload, model, half_store)
         adapters = task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA)
-        scale = adapter_activation_scale if adapters else activation_scale
+        # the tuned stack's fp8 LoRA is an exact count of saved tensors, like full training's:
+        # the physical scale, not the one fitted on stock-PyTorch LoRA peaks
+        scale = (
+            adapter_activation_scale
+            if adapters and not _frozen_count_applies(workload, model)
+            else activation_scale
+        )
         # context parallelism: each rank keeps the activations of seq / cp tokens
         seq_cp = seq // workload.context_parallel if seq is not None else None
         activations = _training_activations(
@@ -291,6 +300,48 @@ def llm_layer_activation_values(model: ModelInfo) -> float:
     q = s.heads * head_dim
     kv = (s.kv_heads or s.heads) * head_dim
     return 4.0 * h + 2.0 * q + 2.0 * kv + mlp
+
+
+# The MLPerf LoRA recipe of the tuned stack (NVIDIA's NeMo/Transformer Engine code): adapters on
+# the attention's two projections only (`target_modules: [attention]`, printed in the run's
+# configuration, e.g. mlcommons/training_results_v5.0 Dell/results/1xXE9680Lx8H200-SXM-141GB/
+# llama2_70b_lora/result_0.txt), attention in fp8 (`FP8_DPA=1`) and the SwiGLU input stored in fp8
+# (`FP8_ACT=1`, `activation_func_fp8_input_store`) as the v5.0 `config_common.sh` and the TP1 CP1
+# configs set them. Bytes per saved value:
+FP8_STORED_BYTES = 1.0  # attention q, k, v, output and the MLP's activation input
+RESIDUAL_STREAM_BYTES = 2.0  # norm inputs and adapter inputs stay bf16
+
+
+def frozen_base_lora_layer_activation_bytes(model: ModelInfo) -> float | None:
+    """Bytes one decoder layer keeps per token for backward in the tuned stack's fp8 LoRA
+    (`fp8_frozen_base`), counted from what each op needs for its input gradient: a frozen GEMM
+    needs only its weight, not its input (no weight gradient), so of the per-layer tensors of
+    `llm_layer_activation_values` only these remain: the two norms' inputs, the two adapters'
+    inputs (the first norm's output, the attention output after the adapter dropout), the
+    attention's q, k, v and output, and the gated MLP's input (gate and up; the activation
+    output and the product fed only the frozen down projection). None for shapes this count
+    does not cover (mixture-of-experts, multi-head latent attention): the general count applies."""
+    s = model.llm
+    if s is None or s.is_moe or s.mla is not None:
+        return None
+    h = s.hidden
+    head_dim = s.head_dim or h // s.heads
+    q = s.heads * head_dim
+    kv = (s.kv_heads or s.heads) * head_dim
+    ffn = float(s.ffn_hidden or 4 * h)
+    mlp_input = (2.0 if s.gated_mlp else 1.0) * ffn
+    residual = 4.0 * h * RESIDUAL_STREAM_BYTES
+    return residual + (2.0 * q + 2.0 * kv + mlp_input) * FP8_STORED_BYTES
+
+
+def _frozen_count_applies(workload: Workload, model: ModelInfo) -> bool:
+    """Whether `frozen_base_lora_layer_activation_bytes` prices this run's layers: a LoRA of
+    the tuned stack with its base in fp8, on a shape that count covers."""
+    return (
+        workload.task is Task.FINETUNE_LORA
+        and fp8_frozen_base(workload)
+        and frozen_base_lora_layer_activation_bytes(model) is not None
+    )
 
 
 def _zero3_gathered_bytes(workload: Workload, model: ModelInfo, half_store: bool) -> float:
@@ -352,7 +403,11 @@ def _training_activations(
         layers = math.ceil(s.layers / pp)
         tokens = seq_len * b
         # tensor parallelism with sequence parallelism: every activation is split over tp
-        full_layer = scale * tokens * llm_layer_activation_values(model) * bytes_per_value / tp
+        frozen = frozen_base_lora_layer_activation_bytes(model)
+        if frozen is not None and _frozen_count_applies(workload, model):
+            full_layer = scale * tokens * frozen / tp
+        else:
+            full_layer = scale * tokens * llm_layer_activation_values(model) * bytes_per_value / tp
         logits = logits_bytes(workload, model, tokens, bytes_per_value)
         if workload.activation_checkpointing:
             acts = layers * tokens * s.hidden * bytes_per_value / tp + full_layer
@@ -414,6 +469,7 @@ __all__ = [
     "expert_parallel_share",
     "fp8_frozen_base",
     "frozen_base_bytes_per_param",
+    "frozen_base_lora_layer_activation_bytes",
     "fused_loss_chunk_tokens",
     "llm_layer_activation_values",
     "logits_bytes",
