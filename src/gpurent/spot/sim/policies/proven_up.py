@@ -17,7 +17,7 @@ the break-even rule act only once the zone's current spell has lasted `age_facto
 break-even life 1 + D (3k - 1) / (k - 1) ticks (heavy tails: a spell that has lasted a while
 tends to last; the remaining life is then the capped mean residual at that age, as before).
 What it costs is the on-demand bought while waiting, at most age_factor x the break-even per
-return; what it saves is the slack of the blips. `age_factor` (1) is the one parameter, chosen
+return; what it saves is the slack of the blips. `age_factor` (0.5) is the one parameter, chosen
 on the tuning split of `benchmarks/tune_spot_policy.py` (docs/benchmarks.md). Everything else,
 the safety net included, is `breakeven-up` (and so `lifetime-up`): no feasible deadline is
 missed.
@@ -34,4 +34,4 @@ class ProvenUniformProgressPolicy(BreakEvenUniformProgressPolicy):
 
     name = "proven-up"
 
-    age_factor: float | None = 1.0
+    age_factor: float | None = 0.5
