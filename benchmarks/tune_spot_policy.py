@@ -3,6 +3,8 @@
 Usage: python benchmarks/tune_spot_policy.py --trace-dir DIR [--prices FILE]
 [--on-demand-price 3.06] [--starts 30] [--split tune|validate|all] [--singles]
 [--synthetic yes|no|only] [--candidates "lifetime-up;lifetime-up:f=inf;ez:z=2,n=10;iw"]
+[--changeover-hours 0.2] [--cr 0.95] [--deadline-hours 48] [--price-sets k5,real]
+[--sets v100,syn-alike] [--list-worse] [--synthetic-seed 11]
 
 Cells: price settings (real V100 prices when --prices is given, and --price-ratio k in
 {2, 3, 5}) x d in {0.05, 0.2} h x C/R in {0.6, 0.8, 0.95} x R in {24, 48, 96} h x zone sets
@@ -13,6 +15,14 @@ strong daily cycle, and frequent shared regional outages. Prints per candidate: 
 change vs UP over cells, the worst cell, how many cells are worse by > 0.2% (and how many of
 those beyond noise: the paired mean difference over runs > 2 standard errors), deadline misses.
 No hindsight optimum here (it is 100x slower); `report_spot_policies.py` has it.
+
+The filters (--changeover-hours, --cr, --deadline-hours, --price-sets, --sets; each takes a
+comma-separated list) keep a subset of the same cells with the same runs, so a cell's figures
+do not depend on the filter. --list-worse prints every cell worse than UP beyond noise, with
+the arguments that `diagnose_spot_policy.py` needs to replay it. --synthetic-seed (default 11,
+the sets every split so far used) draws other synthetic sets of the same statistics: with
+another seed even their single zones are traces no split has seen, so they can tune a rule
+where single zones matter without touching the validation cells.
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ from gpurent.spot.sim.policies import (
     BreakEvenUniformProgressPolicy,
     LifetimeUniformProgressPolicy,
     Policy,
+    ProvenUniformProgressPolicy,
     UniformProgressPolicy,
 )
 from gpurent.spot.sim.policies.base import first_zone
@@ -94,10 +105,28 @@ class IdleWait(LifetimeUniformProgressPolicy):
         return super().decide(t, progress_ticks, current, row)
 
 
+class SurvivalFloor(BreakEvenUniformProgressPolicy):
+    """breakeven-up whose rule acts only where at least `survival_floor` of the past spells
+    that outlived the current spell's age lasted the break-even life more (round 6, tried)."""
+
+    survival_floor = 0.5
+
+    def _spot_allowed(self, now: int, zone: int, need: float) -> bool:
+        spells = self._spells[zone]
+        age = now - int(spells.spell_start_at[now]) + 1
+        seen = int(np.searchsorted(spells.ends, now, side="right"))
+        longer = spells.lengths[:seen][spells.lengths[:seen] > age]
+        if len(longer) < self.min_samples:  # no evidence: as breakeven-up
+            return super()._spot_allowed(now, zone, need)
+        share = float(np.count_nonzero(longer > age + need)) / len(longer)
+        return share >= self.survival_floor and super()._spot_allowed(now, zone, need)
+
+
 def make(name: str) -> Callable[[], Policy]:
     """Candidate by spec: 'up'; 'lifetime-up' (':f=..' its need_factor, 'f=inf' round 2's
-    rule); 'breakeven-up' (round 5, ':m=..,n=..,r=..' its life_margin, min_samples
-    and reserve_factor, 'r=none' for no slack bound);
+    rule); 'breakeven-up' (round 5, ':m=..,n=..,r=..,q=..' its life_margin, min_samples,
+    reserve_factor ('r=none' for no slack bound), age_factor ('g=..', round 6) and
+    survival_floor ('q=..', round 6, tried); 'proven-up' (round 6, ':g=..' its age_factor);
     'ez' (evidence zones) and 'iw' (idle wait), both with ':z=..,n=..'."""
     base, _, opts = name.partition(":")
     kv = dict(o.split("=") for o in opts.split(",") if o)
@@ -114,8 +143,15 @@ def make(name: str) -> Callable[[], Policy]:
             "life_margin": float(kv.get("m", 1.0)),
             "min_samples": int(kv.get("n", 10)),
             "reserve_factor": None if kv.get("r") == "none" else float(kv.get("r", 0.5)),
+            "age_factor": float(kv["g"]) if "g" in kv else None,
         }
+        if "q" in kv:
+            attrs["survival_floor"] = float(kv["q"])
+            return type("BQ", (SurvivalFloor,), attrs)
         return type("BE", (BreakEvenUniformProgressPolicy,), attrs)
+    if base == "proven-up":  # round 6; g: age_factor
+        g = {"age_factor": float(kv.get("g", ProvenUniformProgressPolicy.age_factor or 1.0))}
+        return type("PU", (ProvenUniformProgressPolicy,), g)
     if base == "iw":
         attrs = {"z_score": float(kv.get("z", 2.0)), "min_samples": int(kv.get("n", 10))}
         return type("IW", (IdleWait,), attrs)
@@ -209,7 +245,23 @@ def main() -> None:
     ap.add_argument("--synthetic", choices=("yes", "no", "only"), default="yes")
     ap.add_argument("--candidates", default="lifetime-up;ez", help="separated by ;")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--changeover-hours", help="keep only these d (h), e.g. 0.2")
+    ap.add_argument("--cr", help="keep only these C/R, e.g. 0.8,0.95")
+    ap.add_argument("--deadline-hours", help="keep only these R (h), e.g. 48")
+    ap.add_argument("--price-sets", help="keep only these prices: k2,k3,k5,real")
+    ap.add_argument("--sets", help="keep only these trace sets: v100,syn-alike,...")
+    ap.add_argument("--list-worse", action="store_true", help="list cells worse beyond noise")
+    ap.add_argument("--synthetic-seed", type=int, default=11, help="seed of the synthetic sets")
     args = ap.parse_args()
+
+    def keep(opt: str | None) -> set[str] | None:
+        return None if opt is None else {x.strip() for x in opt.split(",") if x.strip()}
+
+    keep_d, keep_cr, keep_r = (
+        None if v is None else {round(float(x), 4) for x in v}
+        for v in (keep(args.changeover_hours), keep(args.cr), keep(args.deadline_hours))
+    )
+    keep_prices, keep_sets = keep(args.price_sets), keep(args.sets)
     cands = ["up", *args.candidates.split(";")]
     files = sorted(p for p in args.trace_dir.glob("*.csv") if "summary" not in p.name)
     v100 = [load_trace(f)[0] for f in files]
@@ -224,14 +276,18 @@ def main() -> None:
         tri = {"tune": tri[:half], "validate": tri[half:], "all": tri}[args.split]
         sets = [[i] for i in range(len(traces))] if args.singles else []
         sets += [list(t) for t in tri]
+        if keep_sets is not None and label not in keep_sets:
+            return
         for pr in prices:
             if pr == "real" and not real_ok:
+                continue
+            if keep_prices is not None and pr not in keep_prices:
                 continue
             for zs in sets:
                 ratio = None if pr == "real" else float(pr[1:])
                 groups.append(
                     (
-                        f"{label}/{pr}/{len(zs)}z",
+                        f"{label}/{pr}/{len(zs)}z/{','.join(map(str, zs))}",
                         [traces[i] for i in zs],
                         ratio,
                         args.on_demand_price if pr == "real" else None,
@@ -243,11 +299,14 @@ def main() -> None:
             v100 = attach_prices(v100, args.prices)
         add("v100", v100, True)
     if args.synthetic != "no":
-        for kind, traces in synthetic_sets().items():
+        for kind, traces in synthetic_sets(args.synthetic_seed).items():
             add(f"syn-{kind}", traces, False)
     jobs = [
         JobSpec(job_hours=f * r, deadline_hours=r, changeover_hours=d)
         for d, f, r in itertools.product((0.05, 0.2), (0.6, 0.8, 0.95), (24.0, 48.0, 96.0))
+        if (keep_d is None or d in keep_d)
+        and (keep_cr is None or f in keep_cr)
+        and (keep_r is None or r in keep_r)
     ]
     work = [(g, j) for g in groups for j in jobs]
     with ProcessPoolExecutor(args.workers) as ex:
@@ -260,7 +319,7 @@ def main() -> None:
             diff = np.array(r[ci][2]) - np.array(r[0][2])
             se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
             sig = diff.mean() > 2 * se and diff.mean() > 0.002 * r[0][0]
-            rel.append((r[ci][0] / r[0][0] - 1, g[0], j, r[ci][1], sig))
+            rel.append((r[ci][0] / r[0][0] - 1, g[0], j, r[ci][1], sig, r[0][0], r[ci][0]))
         arr = np.array([x[0] for x in rel])
         worst = max(rel, key=lambda x: x[0])
         by_src: dict[str, list[float]] = {}
@@ -273,6 +332,21 @@ def main() -> None:
             f"worst {worst[0]:+.2%} at {worst[1]} d={worst[2].changeover_hours} "
             f"C={worst[2].job_hours:g} R={worst[2].deadline_hours:g}"
         )
+        if args.list_worse:
+            for x in sorted((x for x in rel if x[4]), key=lambda x: -x[0]):
+                set_name, pr, _, zs = x[1].split("/")
+                price = (
+                    f"--prices PRICES --on-demand-price {args.on_demand_price:g}"
+                    if pr == "real"
+                    else f"--price-ratio {pr[1:]}"
+                )
+                print(
+                    f"    beyond noise {x[0]:+.2%} (UP {x[5]:.4f}, {c} {x[6]:.4f}): "
+                    f"--set {set_name} --zones {zs} {price} "
+                    f"--changeover-hours {x[2].changeover_hours:g} "
+                    f"--cr {x[2].job_hours / x[2].deadline_hours:.2f} "
+                    f"--deadline-hours {x[2].deadline_hours:g}"
+                )
         for k, v in sorted(by_src.items()):
             print(f"    {k}: mean {np.mean(v):+.2%} worst {max(v):+.2%} best {min(v):+.2%}")
         by_job: dict[str, list[float]] = {}

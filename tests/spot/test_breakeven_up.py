@@ -1,5 +1,7 @@
 """`breakeven-up` (round 5): leaves an on-demand catch-up once spot's predicted life pays the
-changeover and the slack it risks; never misses a feasible deadline; online only."""
+changeover and the slack it risks; never misses a feasible deadline; online only. The safety
+properties are checked for `proven-up` (round 6, breakeven-up that waits for a proven spell)
+too; its own behaviour is in test_proven_up.py."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from gpurent.spot.sim.policies import (
     BreakEvenUniformProgressPolicy,
     LifetimeUniformProgressPolicy,
     Policy,
+    ProvenUniformProgressPolicy,
     RunView,
 )
 from gpurent.spot.sim.policies.breakeven_up import break_even_ticks
@@ -25,6 +28,8 @@ from gpurent.spot.sim.simulator import simulate_run
 
 GAP = 0.1
 NAME = BreakEvenUniformProgressPolicy.name
+SAFE = [BreakEvenUniformProgressPolicy, ProvenUniformProgressPolicy]
+"""The policies whose safety properties (no miss, deterministic, online) are checked here."""
 
 
 def market(*zones: list[int], k: float = 3.0) -> Market:
@@ -100,19 +105,25 @@ def test_without_evidence_it_is_lifetime_up() -> None:
     assert run_policy(NAME, m, job, [0]).results == run_policy("lifetime-up", m, job, [0]).results
 
 
+@pytest.mark.parametrize("cls", SAFE)
 @pytest.mark.parametrize("d", [0.0, 0.03, 0.1, 0.25])
-def test_no_spot_at_all_finishes_on_demand(d: float) -> None:
+def test_no_spot_at_all_finishes_on_demand(
+    d: float, cls: type[BreakEvenUniformProgressPolicy]
+) -> None:
     m = market([0] * 400, [0] * 400)
     job = JobSpec(job_hours=19.0, deadline_hours=20.0, changeover_hours=d)
-    r = run_policy(NAME, m, job, [0, 50, 150])
+    r = run_policy(cls.name, m, job, [0, 50, 150])
     od = run_policy("on-demand", m, job, [0, 50, 150])
     assert r.deadline_misses == 0
     assert r.mean_cost_normalized == pytest.approx(od.mean_cost_normalized)
 
 
+@pytest.mark.parametrize("cls", SAFE)
 @pytest.mark.parametrize("d", [0.03, 0.1, 0.25])
 @pytest.mark.parametrize("frac", [0.6, 0.9, 0.97])
-def test_spot_vanishing_near_the_end_never_misses(d: float, frac: float) -> None:
+def test_spot_vanishing_near_the_end_never_misses(
+    d: float, frac: float, cls: type[BreakEvenUniformProgressPolicy]
+) -> None:
     # Long reliable spells (so every rule trusts spot and goes back to it eagerly), then no
     # spot at all in any zone from some tick before the deadline to the end of the trace.
     rng = random.Random(5)
@@ -131,7 +142,7 @@ def test_spot_vanishing_near_the_end_never_misses(d: float, frac: float) -> None
             changeover_hours=d,
         )
         assert tick_plan(job, GAP).feasible_on_demand
-        s = run_policy(NAME, m, job, [len(hist)])
+        s = run_policy(cls.name, m, job, [len(hist)])
         assert s.deadline_misses == 0, (cut, d, frac)
 
 
@@ -158,19 +169,20 @@ def random_market(seed: int, zones: int = 3, ticks: int = 1500) -> Market:
 JOB = JobSpec(job_hours=45.0, deadline_hours=50.0, changeover_hours=0.1)  # W 450, N 500, D 1
 
 
-def test_deterministic() -> None:
+@pytest.mark.parametrize("cls", SAFE)
+def test_deterministic(cls: type[BreakEvenUniformProgressPolicy]) -> None:
     m = random_market(1)
     starts = [700, 800, 900]
-    a = run_policy(NAME, m, JOB, starts)
-    b = run_policy(NAME, m, JOB, starts)
+    a = run_policy(cls.name, m, JOB, starts)
+    b = run_policy(cls.name, m, JOB, starts)
     assert a.results == b.results
     # A policy object reused across runs (as `simulate` does) gives each run the same answer
     # as a fresh one.
     plan = tick_plan(JOB, GAP)
-    reused = BreakEvenUniformProgressPolicy()
+    reused = cls()
     for s, r in zip(starts, a.results, strict=True):
         assert simulate_run(reused, m, plan, s) == r
-        assert simulate_run(BreakEvenUniformProgressPolicy(), m, plan, s) == r
+        assert simulate_run(cls(), m, plan, s) == r
 
 
 class Recorder:
@@ -191,14 +203,15 @@ class Recorder:
         return act
 
 
-def test_uses_no_future_information() -> None:
+@pytest.mark.parametrize("cls", SAFE)
+def test_uses_no_future_information(cls: type[BreakEvenUniformProgressPolicy]) -> None:
     """A market changed after tick t (availability and prices) cannot change the decisions up
     to t; with the whole market as it was, the run is the same."""
     plan = tick_plan(JOB, GAP)
     start = 800
     for seed in range(4):
         m = random_market(seed)
-        base = Recorder(BreakEvenUniformProgressPolicy())
+        base = Recorder(cls())
         simulate_run(base, m, plan, start)
         rng = np.random.default_rng(100 + seed)
         for t in (0, 40, 150, 320, len(base.actions) - 2):
@@ -214,7 +227,7 @@ def test_uses_no_future_information() -> None:
                 spot_usd_per_hour=spot,
                 on_demand_usd_per_hour=1.0,
             )
-            rec = Recorder(BreakEvenUniformProgressPolicy())
+            rec = Recorder(cls())
             simulate_run(rec, other, plan, start)
             assert rec.actions[: t + 1] == base.actions[: t + 1], (seed, t)
 

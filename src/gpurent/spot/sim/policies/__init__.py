@@ -9,6 +9,7 @@ from gpurent.spot.sim.policies.base import Policy, RunView, SafetyNet
 from gpurent.spot.sim.policies.baselines import GreedyPolicy, OnDemandPolicy, UniformProgressPolicy
 from gpurent.spot.sim.policies.breakeven_up import BreakEvenUniformProgressPolicy
 from gpurent.spot.sim.policies.lifetime_up import LifetimeUniformProgressPolicy
+from gpurent.spot.sim.policies.proven_up import ProvenUniformProgressPolicy
 
 DEFAULT_POLICY = LifetimeUniformProgressPolicy.name
 """What `--policy auto` means."""
@@ -19,6 +20,7 @@ ONLINE_POLICIES: dict[str, Callable[[], Policy]] = {
     UniformProgressPolicy.name: UniformProgressPolicy,
     LifetimeUniformProgressPolicy.name: LifetimeUniformProgressPolicy,
     BreakEvenUniformProgressPolicy.name: BreakEvenUniformProgressPolicy,
+    ProvenUniformProgressPolicy.name: ProvenUniformProgressPolicy,
 }
 """The online policies by name, each a constructor."""
 OPTIMAL = "optimal"
@@ -47,6 +49,7 @@ __all__ = [
     "LifetimeUniformProgressPolicy",
     "OnDemandPolicy",
     "Policy",
+    "ProvenUniformProgressPolicy",
     "RunView",
     "SafetyNet",
     "UniformProgressPolicy",

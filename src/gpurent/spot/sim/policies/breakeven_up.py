@@ -70,6 +70,11 @@ class BreakEvenUniformProgressPolicy(LifetimeUniformProgressPolicy):
     reserve): below it slack is scarce and worth more than one on-demand tick. None: no bound
     (tried on the tuning split: far worse where slack is scarce)."""
 
+    age_factor: float | None = None
+    """The rule acts only once the zone's current spell has lasted this many times the
+    break-even life (round 6, `proven-up`; waiting on on-demand costs no slack). None: at
+    any age (round 5)."""
+
     def _early_return(self, t: int, progress_ticks: float, zone: int) -> bool:
         """Leave on-demand for spot in `zone` (see module), or where lifetime-up would."""
         if not self.net.may_take_spot(t, progress_ticks):
@@ -87,6 +92,8 @@ class BreakEvenUniformProgressPolicy(LifetimeUniformProgressPolicy):
             return super()._early_return(t, progress_ticks, zone)
         if life <= self.life_margin * need:
             return super()._early_return(t, progress_ticks, zone)
+        if not self._spot_allowed(now, zone, need):
+            return super()._early_return(t, progress_ticks, zone)
         if self.reserve_factor is None:
             return True
         reserve = self._preemption_reserve(now, progress_ticks)
@@ -97,3 +104,10 @@ class BreakEvenUniformProgressPolicy(LifetimeUniformProgressPolicy):
         if slack_after > 3 * self._d + scale * reserve:
             return True
         return super()._early_return(t, progress_ticks, zone)
+
+    def _spot_allowed(self, now: int, zone: int, need: float) -> bool:
+        """Whether the zone's current spell has lasted `age_factor` x the break-even life."""
+        if self.age_factor is None:
+            return True
+        age = now - int(self._spells[zone].spell_start_at[now]) + 1
+        return age >= self.age_factor * need
