@@ -82,6 +82,27 @@ def test_expert_parallel_shards_the_experts_weights_and_states() -> None:
     assert ep8.memory.total_gib < one.memory.total_gib
 
 
+@pytest.mark.parametrize("sharding", [Sharding.ZERO1, Sharding.ZERO3])
+def test_zero_shards_the_experts_over_the_expert_data_parallel_ranks_only(
+    sharding: Sharding,
+) -> None:
+    # 64 GPUs, ZeRO over all 64: each expert lives on 64 / ep of them, so its optimizer state
+    # is split 64 / ep ways (Megatron's expert-data-parallel group); per GPU the training
+    # state is then the same at every ep, where dividing the experts by ep and again by 64
+    # would shrink it ep-fold
+    gpu = get_gpu("H200")
+    wl = replace(MIXTRAL, sharding=sharding)
+    by_ep = {ep: estimate(replace(wl, expert_parallel=ep), gpu, 64).memory for ep in (1, 2, 8)}
+    for ep in (2, 8):
+        assert by_ep[ep].optimizer_gib == pytest.approx(by_ep[1].optimizer_gib, rel=1e-9)
+    if sharding is Sharding.ZERO3:
+        for ep in (2, 8):
+            assert by_ep[ep].gradients_gib == pytest.approx(by_ep[1].gradients_gib, rel=1e-9)
+    # without sharding each GPU keeps its 1 / ep of the experts' whole state
+    plain = {ep: estimate(replace(MIXTRAL, expert_parallel=ep), gpu, 64).memory for ep in (1, 8)}
+    assert plain[8].optimizer_gib < plain[1].optimizer_gib
+
+
 def test_all_to_all_and_imbalance_are_priced_and_said() -> None:
     """With ZeRO-3 over 2 nodes: ep trades the experts' gathers for all-to-alls; the notes
     name both stated terms and the interval is wider than a dense model's."""

@@ -136,6 +136,27 @@ def expert_parallel_share(workload: Workload, model: ModelInfo) -> float:
     return 1.0 - experts * (1.0 - 1.0 / ep)
 
 
+def adapters_only(task: Task) -> bool:
+    """Whether the trained state is LoRA adapters (the base frozen): no expert is trained."""
+    return task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA)
+
+
+def sharded_state_share(workload: Workload, model: ModelInfo, zero: int) -> float:
+    """The share of its (already expert-parallel) parameter state one GPU keeps when ZeRO/FSDP
+    shards it over `zero` ranks. A dense model keeps 1 / zero. Under expert parallelism the
+    experts are sharded only over the expert-data-parallel group, zero / ep ranks (Megatron's
+    `expert_data_parallel_size` = world / (expert tp x ep x pp), NVIDIA/Megatron-LM
+    megatron/core/parallel_state.py @ 00caa53a; the expert tensor parallelism taken equal to
+    tp, as this module divides the experts by tp): their share is 1 / (zero / ep), not 1 / zero."""
+    ep = workload.expert_parallel
+    if ep <= 1 or model.llm is None or not model.llm.is_moe or zero <= 1:
+        return 1.0 / max(zero, 1)
+    e = llm_expert_params_total(model.llm) / model.num_params
+    dense, experts = 1.0 - e, e / ep
+    expert_zero = max(1, zero // ep)
+    return (dense / zero + experts / expert_zero) / (dense + experts)
+
+
 def data_parallel_degree(workload: Workload, num_gpus: int) -> int:
     """Model replicas: GPUs / (tensor x pipeline x context parallel)."""
     mp = workload.tensor_parallel * workload.pipeline_parallel * workload.context_parallel
@@ -237,12 +258,16 @@ def memory_breakdown(
         grads /= mp
         optim /= mp
         zero = zero_shard_degree(workload, num_gpus, gpus_per_node)
+        # what one GPU keeps of a state ZeRO shards: the dense part over `zero` ranks, the
+        # experts' (already 1 / ep) over the expert-data-parallel ranks only
+        kept = sharded_state_share(workload, model, zero)
+        state_kept = 1.0 / zero if adapters_only(task) else kept
         if workload.sharding is not Sharding.NONE:
-            optim /= zero
+            optim *= state_kept
         if workload.sharding is not Sharding.NONE and workload.sharding is not Sharding.ZERO1:
-            grads /= zero
+            grads *= state_kept
         if workload.sharding.shards_weights:
-            weights /= zero
+            weights *= kept
         if workload.cpu_offload:
             optim = 0.0
             if workload.sharding.shards_weights:
@@ -465,6 +490,7 @@ __all__ = [
     "ADAPTER_ACTIVATION_SCALE",
     "DEFAULT_OUTPUT_TOKENS",
     "FRAGMENTATION",
+    "adapters_only",
     "data_parallel_degree",
     "expert_parallel_share",
     "fp8_frozen_base",
@@ -477,5 +503,6 @@ __all__ = [
     "memory_breakdown",
     "min_gpus_for_model_state",
     "pipeline_in_flight",
+    "sharded_state_share",
     "zero_shard_degree",
 ]
