@@ -37,6 +37,7 @@ from gpurent.estimate.memory import (
     lora_params,
     memory_breakdown,
     min_gpus_for_model_state,
+    sharded_state_share,
     weights_bytes_for_inference,
     zero_shard_degree,
 )
@@ -1325,16 +1326,19 @@ def _llm_training(
     t_m = c.k_mem * x_mem * ratio
     ga = workload.gradient_accumulation
     n = llm_params(shape)
-    # optimizer step: read/write weights, grads and AdamW states once per optimizer step
-    shards = tp * pp
-    if workload.sharding is not Sharding.NONE:
-        shards *= zero_shard_degree(workload, num_gpus, num_gpus // nodes)
-    trainable = (
-        n
-        if workload.task in (Task.TRAINING, Task.FINETUNE_FULL)
-        else lora_params(model, workload.lora_rank)
-    )
-    t_opt = 28.0 * trainable / shards / bandwidth_bps(gpu) / ga
+    # optimizer step: read/write weights, grads and AdamW states once per optimizer step, of
+    # the parameters this GPU owns (as `memory_breakdown` counts them: 1 / ep of the experts,
+    # and under ZeRO the dense part over every rank, the experts over zero / ep)
+    zero = zero_shard_degree(workload, num_gpus, num_gpus // nodes)
+    if workload.task in (Task.TRAINING, Task.FINETUNE_FULL):
+        owned = n * expert_parallel_share(workload, model) / (tp * pp)
+        if workload.sharding is not Sharding.NONE:
+            owned *= sharded_state_share(workload, model, zero)
+    else:
+        owned = lora_params(model, workload.lora_rank) / (tp * pp)
+        if workload.sharding is not Sharding.NONE:
+            owned /= zero
+    t_opt = 28.0 * owned / bandwidth_bps(gpu) / ga
     offload = _llm_offload(
         workload, model, gpu, num_gpus=num_gpus, nodes=nodes, k=k, compute_s=t_c + t_m
     )
