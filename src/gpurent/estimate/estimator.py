@@ -668,7 +668,8 @@ def _estimate(
             notes.append(
                 "tuned pretraining speed fitted on MLPerf GPT-3 175B and Llama 3.1 405B runs "
                 "only (FP8, 256-10,752 GPUs): smaller and MoE models measured slower than it "
-                "says (MLPerf v5.1 Llama 3.1 8B and v6.0 gpt-oss-20b: a third below the estimate)"
+                "says (MLPerf v5.1 Llama 3.1 8B ran 37-46 % and v6.0 gpt-oss-20b 38-58 % below "
+                "the estimate)"
             )
     if model.is_llm:
         if workload.stack is not Stack.TUNED:
