@@ -893,7 +893,7 @@ def _family(
     # gradients all-reduced in the training precision's width: AMP scripts of the reference data
     # behave as if they reduce fp16 gradients (their multi-GPU loss is half the fp32 one's)
     grad_bytes = model.num_params * (2.0 if p.is_half else 4.0)
-    if workload.task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA):
+    if workload.task.trains_adapters:
         grad_bytes = lora_params(model, workload.lora_rank) * 4.0
     t_ar = ddp_allreduce_time_s(
         grad_bytes,
@@ -1248,7 +1248,7 @@ def moe_imbalance_factor(workload: Workload, shape: LlmShape) -> float:
 
 def tuned_llm_key(task: Task) -> str:
     """The `speed` key of the `tuned` stack for a decoder-LLM training task."""
-    return "llm-lora" if task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA) else "llm"
+    return "llm-lora" if task.trains_adapters else "llm"
 
 
 def tuned_llm_coeffs(workload: Workload, k: Constants) -> StackCoeffs | None:

@@ -136,11 +136,6 @@ def expert_parallel_share(workload: Workload, model: ModelInfo) -> float:
     return 1.0 - experts * (1.0 - 1.0 / ep)
 
 
-def adapters_only(task: Task) -> bool:
-    """Whether the trained state is LoRA adapters (the base frozen): no expert is trained."""
-    return task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA)
-
-
 def sharded_state_share(workload: Workload, model: ModelInfo, zero: int) -> float:
     """The share of its (already expert-parallel) parameter state one GPU keeps when ZeRO/FSDP
     shards it over `zero` ranks. A dense model keeps 1 / zero. Under expert parallelism the
@@ -236,7 +231,7 @@ def memory_breakdown(
         weights *= expert_parallel_share(workload, model)
         weights /= mp
     else:
-        if task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA):
+        if task.trains_adapters:
             trainable = lora_params(model, workload.lora_rank)
             base = frozen_base_bytes_per_param(task, fp8_weights=fp8_frozen_base(workload))
             weights = n * base + trainable * 4.0
@@ -251,7 +246,7 @@ def memory_breakdown(
         # optimizer states; a LoRA's adapters are counted whole)
         share = expert_parallel_share(workload, model)
         weights *= share
-        if task not in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA):
+        if not task.trains_adapters:
             grads *= share
             optim *= share
         weights /= mp
@@ -261,7 +256,7 @@ def memory_breakdown(
         # what one GPU keeps of a state ZeRO shards: the dense part over `zero` ranks, the
         # experts' (already 1 / ep) over the expert-data-parallel ranks only
         kept = sharded_state_share(workload, model, zero)
-        state_kept = 1.0 / zero if adapters_only(task) else kept
+        state_kept = 1.0 / zero if task.trains_adapters else kept
         if workload.sharding is not Sharding.NONE:
             optim *= state_kept
         if workload.sharding is not Sharding.NONE and workload.sharding is not Sharding.ZERO1:
@@ -274,12 +269,11 @@ def memory_breakdown(
                 weights = 0.0
         if workload.sharding.shards_weights and zero > 1:
             weights += _zero3_gathered_bytes(workload, model, half_store)
-        adapters = task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA)
         # the tuned stack's fp8 LoRA is an exact count of saved tensors, like full training's:
         # the physical scale, not the one fitted on stock-PyTorch LoRA peaks
         scale = (
             adapter_activation_scale
-            if adapters and not _frozen_count_applies(workload, model)
+            if task.trains_adapters and _frozen_layer_bytes(workload, model) is None
             else activation_scale
         )
         # context parallelism: each rank keeps the activations of seq / cp tokens
@@ -359,14 +353,12 @@ def frozen_base_lora_layer_activation_bytes(model: ModelInfo) -> float | None:
     return residual + (2.0 * q + 2.0 * kv + mlp_input) * FP8_STORED_BYTES
 
 
-def _frozen_count_applies(workload: Workload, model: ModelInfo) -> bool:
-    """Whether `frozen_base_lora_layer_activation_bytes` prices this run's layers: a LoRA of
-    the tuned stack with its base in fp8, on a shape that count covers."""
-    return (
-        workload.task is Task.FINETUNE_LORA
-        and fp8_frozen_base(workload)
-        and frozen_base_lora_layer_activation_bytes(model) is not None
-    )
+def _frozen_layer_bytes(workload: Workload, model: ModelInfo) -> float | None:
+    """`frozen_base_lora_layer_activation_bytes` where it prices this run's layers (a LoRA of
+    the tuned stack with its base in fp8, on a shape that count covers), else None."""
+    if workload.task is not Task.FINETUNE_LORA or not fp8_frozen_base(workload):
+        return None
+    return frozen_base_lora_layer_activation_bytes(model)
 
 
 def _zero3_gathered_bytes(workload: Workload, model: ModelInfo, half_store: bool) -> float:
@@ -375,8 +367,8 @@ def _zero3_gathered_bytes(workload: Workload, model: ModelInfo, half_store: bool
     if model.llm is None:
         return 0.0
     layer = llm_layer_params(model.llm) / (workload.tensor_parallel * workload.pipeline_parallel)
-    value = 2.0 if half_store or workload.task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA) else 4.0
-    grads = 0.0 if workload.task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA) else layer * value
+    value = 2.0 if half_store or workload.task.trains_adapters else 4.0
+    grads = 0.0 if workload.task.trains_adapters else layer * value
     return ZERO3_GATHERED_LAYERS * layer * value + grads
 
 
@@ -428,8 +420,8 @@ def _training_activations(
         layers = math.ceil(s.layers / pp)
         tokens = seq_len * b
         # tensor parallelism with sequence parallelism: every activation is split over tp
-        frozen = frozen_base_lora_layer_activation_bytes(model)
-        if frozen is not None and _frozen_count_applies(workload, model):
+        frozen = _frozen_layer_bytes(workload, model)
+        if frozen is not None:
             full_layer = scale * tokens * frozen / tp
         else:
             full_layer = scale * tokens * llm_layer_activation_values(model) * bytes_per_value / tp
@@ -490,7 +482,6 @@ __all__ = [
     "ADAPTER_ACTIVATION_SCALE",
     "DEFAULT_OUTPUT_TOKENS",
     "FRAGMENTATION",
-    "adapters_only",
     "data_parallel_degree",
     "expert_parallel_share",
     "fp8_frozen_base",

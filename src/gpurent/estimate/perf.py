@@ -186,7 +186,7 @@ def llm_training_features(
     s = model.llm
     tokens = batch * seq_len
     n = llm_active_params(s)  # what a token computes with (a dense model: all)
-    lora = task in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA)
+    lora = task.trains_adapters
     mm_factor = 4.0 if lora else 6.0  # LoRA: no weight gradients for the frozen base
     recompute = 2.0 if checkpointing else 0.0
     f_mm = (mm_factor + recompute) * n * tokens / model_parallel

@@ -28,6 +28,11 @@ class Task(StrEnum):
         """Whether the task updates the weights (anything but inference)."""
         return self is not Task.INFERENCE
 
+    @property
+    def trains_adapters(self) -> bool:
+        """Whether the task trains LoRA adapters on a frozen base (LoRA, QLoRA)."""
+        return self in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA)
+
 
 class Optimizer(StrEnum):
     """The optimizer, which sets the bytes of optimizer state per parameter."""
