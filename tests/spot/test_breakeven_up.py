@@ -232,20 +232,21 @@ def test_uses_no_future_information(cls: type[BreakEvenUniformProgressPolicy]) -
             assert rec.actions[: t + 1] == base.actions[: t + 1], (seed, t)
 
 
-def test_cli_simulate_policy_breakeven_up(write_csv) -> None:
+@pytest.mark.parametrize("name", [NAME, ProvenUniformProgressPolicy.name])
+def test_cli_simulate_policy(write_csv, name: str) -> None:
     z = [1 if (i // 9) % 4 else 0 for i in range(80)]
     path = write_csv("z1", z)
     args = ["--job-hours", "1.5", "--deadline-hours", "2", "--changeover-hours", "0.1"]
     code, out, err = run_cli(
         "spot", "simulate", "--trace", str(path), *args, "--starts", "4", "--price-ratio", "3",
-        "--policy", NAME, "--json",
+        "--policy", name, "--json",
     )  # fmt: skip
     assert code == 0, err
     got = json.loads(out)
-    assert got["policy"] == NAME and got["runs"] == 4 and got["deadline_misses"] == 0
+    assert got["policy"] == name and got["runs"] == 4 and got["deadline_misses"] == 0
     code, out, err = run_cli(
         "spot", "simulate", "--trace", str(path), *args, "--starts", "4", "--price-ratio", "3",
         "--policy", "all", "--json",
     )  # fmt: skip
     assert code == 0, err
-    assert NAME in {r["policy"] for r in json.loads(out)["results"]}
+    assert name in {r["policy"] for r in json.loads(out)["results"]}

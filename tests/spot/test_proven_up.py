@@ -1,13 +1,9 @@
 """`proven-up` (round 6): breakeven-up whose way back from an on-demand catch-up waits until
 the spot spell has lasted the break-even life. Its safety properties (no miss where spot
 vanishes, deterministic, online only) are checked with breakeven-up's in
-test_breakeven_up.py."""
+test_breakeven_up.py, and so is its CLI run."""
 
 from __future__ import annotations
-
-import json
-
-from tests.conftest import run_cli
 
 from gpurent.spot.io.trace import Trace, align_zones
 from gpurent.spot.sim.evaluate import run_policy
@@ -62,16 +58,3 @@ def test_still_leaves_on_demand_for_a_proven_spell_where_lifetime_up_stays() -> 
     assert ours.finished and old.finished
     assert ours.spot_progress_hours > old.spot_progress_hours + 5
     assert ours.cost_usd_per_node < old.cost_usd_per_node
-
-
-def test_cli_simulate_policy_proven_up(write_csv) -> None:
-    z = [1 if (i // 9) % 4 else 0 for i in range(80)]
-    path = write_csv("z1", z)
-    args = ["--job-hours", "1.5", "--deadline-hours", "2", "--changeover-hours", "0.1"]
-    code, out, err = run_cli(
-        "spot", "simulate", "--trace", str(path), *args, "--starts", "4", "--price-ratio", "3",
-        "--policy", NAME, "--json",
-    )  # fmt: skip
-    assert code == 0, err
-    got = json.loads(out)
-    assert got["policy"] == NAME and got["runs"] == 4 and got["deadline_misses"] == 0
