@@ -21,7 +21,7 @@ _HELP = (
 # Which module registers which top-level name, in the order `gpurent --help` lists them.
 # A run names its command first, so `main` imports and builds only that module's commands:
 # Typer turns every command's signature into click parameters up front, and building all
-# 77 of them (and importing their modules) cost about 0.3 s of every call. The test suite
+# 77 of them cost 0.16-0.21 s of every call (benchmarks/bench_cli_startup.py). The test suite
 # checks this table against what each module's `register` really adds.
 COMMAND_MODULES: dict[str, str] = {
     "plan": "plan_cmds",
