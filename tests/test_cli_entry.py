@@ -72,3 +72,10 @@ def test_a_lean_run_answers_as_the_whole_app(args: tuple[str, ...]) -> None:
 
 def test_a_lean_app_holds_only_its_module() -> None:
     assert sorted(_names(build_app(["catalog_cmds"]))) == ["catalog", "gpus", "offers"]
+
+
+def test_an_unknown_name_of_the_entry_module_is_an_attribute_error() -> None:
+    import gpurent.cli.main as entry
+
+    with pytest.raises(AttributeError, match="no attribute 'apps'"):
+        _ = entry.apps
