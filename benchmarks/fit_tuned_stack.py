@@ -55,7 +55,14 @@ from gpurent.estimate.constants import (
 from gpurent.estimate.estimator import Estimator
 from gpurent.estimate.uncertainty import MIN_ROWS, WIDEN
 from gpurent.workload.models import get_model
-from gpurent.workload.spec import Sharding, Stack, Task, Workload, parse_sharding
+from gpurent.workload.spec import (
+    Sharding,
+    Stack,
+    Task,
+    Workload,
+    parse_recompute,
+    parse_sharding,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "benchmarks" / "data" / "validation" / "mlperf_throughput.csv"
@@ -126,13 +133,27 @@ def workload(r: dict[str, str]) -> Workload:
         pipeline_parallel=int(r.get("pp") or 1),
         context_parallel=int(r.get("cp") or 1),
         expert_parallel=int(r.get("ep") or 1),
+        virtual_pipeline_stages=int(r.get("vp") or 1),
         gradient_accumulation=int(r.get("grad_accum") or 1),
+        recompute=parse_recompute(r.get("recompute") or "none"),
         lora_rank=int(r.get("lora_rank") or 16),
         stack=Stack.TUNED,
     )
 
 
-def tuned_coeffs(speed: dict[str, float], overlap: float, sync: float) -> StackCoeffs:
+NO_SIZE = (0.0, 0.0)
+# the size term's grid (`fit`): the layer size per GPU (active parameters) at and above which
+# the `llm` speed holds, and the exponent of its fall below it
+SIZE_REFS = tuple(x * 1e9 for x in (0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.8))
+SIZE_EXPONENTS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
+
+
+def tuned_coeffs(
+    speed: dict[str, float],
+    overlap: float,
+    sync: float,
+    size: tuple[float, float] = NO_SIZE,
+) -> StackCoeffs:
     return StackCoeffs(
         description=DESCRIPTION,
         comm=CommCoeffs(
@@ -146,6 +167,8 @@ def tuned_coeffs(speed: dict[str, float], overlap: float, sync: float) -> StackC
             ddp_bus_gbps_cap=0.0,
         ),
         speed=dict(speed),
+        size_ref_params=size[0],
+        size_exponent=size[1],
     )
 
 
@@ -179,13 +202,14 @@ def fit_speeds(
     *,
     per_arch: bool = True,
     fixed: dict[str, float] | None = None,
+    size: tuple[float, float] = NO_SIZE,
 ) -> dict[str, float]:
     """The speed factors of `rows`' keys for a fixed fabric (`overlap`, `sync`); the factors
     in `fixed` are kept as they are and used for rows of other keys."""
     eff = effective_keys(rows) if per_arch else [row_key(r) for r in rows]
     speed = {**(fixed or {}), **dict.fromkeys(sorted(set(eff)), 1.0)}
     for _ in range(10):  # comm and attention do not scale with the speed: iterate
-        rs = ratios(rows, base, tuned_coeffs(speed, overlap, sync))
+        rs = ratios(rows, base, tuned_coeffs(speed, overlap, sync, size))
         by_key: dict[str, list[float]] = defaultdict(list)
         for key, x in zip(eff, rs, strict=True):
             if x is not None:
@@ -207,7 +231,7 @@ def fit_speeds(
 
 
 def fit(
-    rows: list[dict[str, str]], base: Constants, per_arch: bool = True
+    rows: list[dict[str, str]], base: Constants, per_arch: bool = True, size: bool = False
 ) -> tuple[StackCoeffs, float]:
     """Speed factors and (overlap, sync) minimising the median |log ratio| on `rows`.
 
@@ -231,13 +255,36 @@ def fit(
     loss, sk = best
     if pre:
         c = sk.comm
-        speed = fit_speeds(
-            pre, base, c.overlap, c.sync_per_doubling, per_arch=per_arch, fixed=sk.speed
-        )
-        sk = tuned_coeffs(speed, c.overlap, c.sync_per_doubling)
+        grid = [NO_SIZE]
+        if size and any(not task_is_lora(r) for r in pre):
+            grid = [(ref, ex) for ref in SIZE_REFS for ex in SIZE_EXPONENTS if ex > 0.0]
+            grid.append(NO_SIZE)
+        best_pre: tuple[float, StackCoeffs] | None = None
+        for sz in grid:
+            speed = fit_speeds(
+                pre,
+                base,
+                c.overlap,
+                c.sync_per_doubling,
+                per_arch=per_arch,
+                fixed=sk.speed,
+                size=sz,
+            )
+            cand = tuned_coeffs(speed, c.overlap, c.sync_per_doubling, sz)
+            # the pretraining rows' mean squared log ratio chooses the size term
+            logs = [math.log(x) for x in ratios(pre, base, cand) if x is not None]
+            sq = statistics.fmean(v * v for v in logs)
+            if best_pre is None or sq < best_pre[0] - 1e-12:
+                best_pre = (sq, cand)
+        assert best_pre is not None
+        sk = best_pre[1]
         rs = [x for x in ratios(rows, base, sk) if x is not None]
         loss = statistics.median(abs(math.log(x)) for x in rs)
     return sk, loss
+
+
+def task_is_lora(r: dict[str, str]) -> bool:
+    return (r.get("task") or "training").strip() in ("finetune-lora", "finetune-qlora")
 
 
 def ttt_errors(rows: list[dict[str, str]], base: Constants, sk: StackCoeffs) -> list[float]:
@@ -298,12 +345,14 @@ def v51_rows() -> list[dict[str, str]]:
     ]
 
 
-def loro_intervals(rows: list[dict[str, str]], base: Constants) -> dict[str, dict[str, float]]:
+def loro_intervals(
+    rows: list[dict[str, str]], base: Constants, size: bool = False
+) -> dict[str, dict[str, float]]:
     """Per speed key, the 10th/90th percentiles of leave-one-round-out log residuals."""
     logs: dict[str, list[float]] = defaultdict(list)
     for rnd in ROUNDS:
         test_rows = [r for r in rows if r["_round"] == rnd]
-        sk, _ = fit([r for r in rows if r["_round"] != rnd], base)
+        sk, _ = fit([r for r in rows if r["_round"] != rnd], base, size=size)
         for r, x in zip(test_rows, ratios(test_rows, base, sk), strict=True):
             if x is not None:
                 logs[sk.speed_key(row_key(r), arch_of(r))].append(math.log(x))
@@ -343,6 +392,12 @@ def main(argv: list[str] | None = None) -> int:
         help="also fit an `llm` (pretraining) speed on mlperf_llm_pretrain_fit.csv, with the "
         "fabric of the other rows fixed (bundled since session 8: see docs/benchmarks.md)",
     )
+    ap.add_argument(
+        "--size",
+        action="store_true",
+        help="with --pretrain: also fit the `llm` speed's dependence on the layer size per GPU "
+        "(StackCoeffs.size_factor) by grid search",
+    )
     args = ap.parse_args(argv)
     raw = json.loads(CALIBRATION.read_text(encoding="utf-8"))
     raw.get("stacks", {}).pop(Stack.TUNED.value, None)
@@ -355,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
         for rnd in among:
             fit_rows = [r for r in rows if r["_round"] != rnd and r["_round"] in among]
             test_rows = [r for r in rows if r["_round"] == rnd]
-            sk, _ = fit(fit_rows, base, per_arch=not args.pooled)
+            sk, _ = fit(fit_rows, base, per_arch=not args.pooled, size=args.size)
             d = default_stack_errors(test_rows, base)
             t = ttt_errors(test_rows, base, sk)
             print(
@@ -370,10 +425,14 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(f"error: the test round {args.test} is also a fit round")
     fit_rows = [r for r in rows if r["_round"] in fit_rounds]
     test_rows = [r for r in rows if r["_round"] == args.test]
-    sk, loss = fit(fit_rows, base)
+    sk, loss = fit(fit_rows, base, size=args.size)
     print(f"fit on {', '.join(fit_rounds)} ({len(fit_rows)} rows): median |log ratio| {loss:.3f}")
     c = sk.comm
     print(f"  speed {sk.speed}; overlap {c.overlap}; sync/doubling {c.sync_per_doubling}")
+    print(
+        f"  size term: ref {sk.size_ref_params:.3g} params per layer per GPU, "
+        f"exponent {sk.size_exponent}"
+    )
     print(f"  in-sample: {summary(ttt_errors(fit_rows, base, sk))}")
     stock = summary(default_stack_errors(test_rows, base))
     print(f"held-out round {args.test}, default stack: {stock}")
@@ -392,13 +451,17 @@ def main(argv: list[str] | None = None) -> int:
         for gpu, grows in sorted(by_gpu.items()):
             print(f"  {gpu}: {summary(ttt_errors(grows, base, sk))}")
     if args.write:
-        intervals = loro_intervals(rows, base)
+        intervals = loro_intervals(rows, base, size=args.size)
         eff = effective_keys(fit_rows)
         counts = {k: sum(e == k for e in eff) for k in sk.speed}
         doc = {
             "description": DESCRIPTION,
             "comm": {f: getattr(sk.comm, f) for f in CommCoeffs.__dataclass_fields__},
             "speed": sk.speed,
+            "llm_size": {
+                "ref_layer_params_per_gpu": sk.size_ref_params,
+                "exponent": sk.size_exponent,
+            },
             "intervals": intervals,
             "provenance": {
                 "fitted_on": f"MLPerf Training {', '.join(fit_rounds)} rows of "
@@ -420,7 +483,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"{MIN_ROWS} rows",
                 "assumed": f"default_inter_node_gbps {ASSUMED_INTER_NODE_GBPS:g} (8 x 400G NDR)",
                 "command": "PYTHONPATH=src python benchmarks/fit_tuned_stack.py "
-                + ("--pretrain --write" if args.pretrain else "--write"),
+                + ("--pretrain " if args.pretrain else "")
+                + ("--size " if args.size else "")
+                + (f"--fit {args.fit} " if args.fit != "v3.0,v3.1,v5.0" else "")
+                + "--write",
                 "date": datetime.now(UTC).strftime("%Y-%m-%d"),
             },
         }

@@ -239,11 +239,11 @@ def test_slower_networks_never_speed_a_multi_node_step() -> None:
             {
                 "model": "llama3-70b",
                 "pipeline_parallel": 4,
-                "virtual_pipeline_stages": 3,
+                "virtual_pipeline_stages": 21,
                 "gradient_accumulation": 8,
             },
             8,
-            ("80 layers", "4 x 3 = 12"),
+            ("80 layers", "4 x 21 = 84", "vp of at most 20"),
         ),
         ({"sequence_parallel": True}, 8, ("tp is 1",)),
         (
@@ -284,9 +284,9 @@ def test_cli_layout_flags_end_to_end() -> None:
     # 4 stages, 16 micro-batches, 2 virtual stages: 3 / (2 x 16 + 3) = 8.6 %
     assert "TP8 x PP4 (VP2) x DP1, sharding none, recompute selective" in text
     assert "bubble 8.6%" in text
-    code, _, err = run_cli(*args[:-1], "--vp", "3")
+    code, _, err = run_cli(*args[:-1], "--vp", "21")
     assert code == 2
-    assert "4 x 3 = 12" in err and len(err.strip().splitlines()) == 1
+    assert "4 x 21 = 84" in err and len(err.strip().splitlines()) == 1
     code, _, err = run_cli(
         "estimate", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8", "--cp", "2",
         "--seq-len", "1001",
@@ -312,3 +312,13 @@ def test_cpu_offload_frees_memory_and_pays_pcie(sharding: Sharding) -> None:
     )
     more = dataclasses.replace(w, cpu_offload=True, gradient_accumulation=8)
     assert estimate(more, H100, 16, nodes=2).throughput >= off.throughput
+
+
+def test_uneven_virtual_chunks_run_as_megatron_layouts_allow() -> None:
+    """80 layers in 4 x 3 = 12 chunks do not divide evenly; Megatron-LM runs such layouts
+    (--pipeline-model-parallel-layout), so it is estimated, and its bubble is the interleaved
+    one: smaller than 1F1B's at the same micro-batches."""
+    kw = {"model": "llama3-70b", "pipeline_parallel": 4, "gradient_accumulation": 8}
+    one = estimate(_llm(**kw), H100, 8)
+    three = estimate(_llm(**kw, virtual_pipeline_stages=3), H100, 8)
+    assert three.throughput > one.throughput

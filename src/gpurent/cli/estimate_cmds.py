@@ -204,7 +204,8 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         str | None,
         typer.Option(
             "--recompute",
-            help="Activation recomputation: none, selective (attention core), full.",
+            help="Activation recomputation: none, selective (attention core), mlp (each MLP "
+            "or MoE expert block: Megatron's --recompute-modules mlp), full.",
         ),
     ] = None,
     grad_accum: Annotated[

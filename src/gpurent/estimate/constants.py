@@ -105,6 +105,11 @@ class StackCoeffs:
     # per `speed` key: (log_low, log_high, rows) of log(measured / predicted) on the stack's
     # own out-of-fit validation (the `tuned` stack: leave-one-MLPerf-round-out), or none
     intervals: dict[str, tuple[float, float, int]] = field(default_factory=dict)
+    # decoder-LLM pretraining only (the `llm` speed key): the speed shrinks for layers smaller
+    # than `size_ref_params` active weights per GPU (a layer's active parameters / tp) as
+    # (size / ref) ** `size_exponent`; 0 for either: no size dependence
+    size_ref_params: float = 0.0
+    size_exponent: float = 0.0
 
     def speed_key(self, key: str, architecture: str) -> str:
         """The `speed` (and `intervals`) key for model key `key` on `architecture`: its own
@@ -115,6 +120,14 @@ class StackCoeffs:
     def speed_of(self, key: str, architecture: str) -> float:
         """One-GPU speed relative to the roofline's stack (1.0 where nothing was measured)."""
         return self.speed.get(self.speed_key(key, architecture), 1.0)
+
+    def size_factor(self, layer_params_per_gpu: float) -> float:
+        """The share of the `llm` speed a model realizes whose layers hold
+        `layer_params_per_gpu` active weights per GPU: 1 at or above `size_ref_params`, else
+        (size / ref) ** `size_exponent` (1 where no size dependence was fitted)."""
+        if self.size_ref_params <= 0.0 or self.size_exponent == 0.0:
+            return 1.0
+        return float(min(1.0, layer_params_per_gpu / self.size_ref_params) ** self.size_exponent)
 
     def sync_s(self, sync: float, single_step_s: float, num_gpus: int) -> float:
         """Seconds of per-step synchronisation for the `scaling` value `sync`."""
@@ -191,6 +204,8 @@ def _stack(d: dict[str, Any]) -> StackCoeffs:
             k: (float(v["log_low"]), float(v["log_high"]), int(v["rows"]))
             for k, v in d.get("intervals", {}).items()
         },
+        size_ref_params=float(d.get("llm_size", {}).get("ref_layer_params_per_gpu", 0.0)),
+        size_exponent=float(d.get("llm_size", {}).get("exponent", 0.0)),
     )
 
 

@@ -297,11 +297,13 @@ def _validate_layout(
             f"pipeline parallel {pp} exceeds {model.name}'s {model.llm.layers} layers (a stage "
             f"would hold none): use at most {model.llm.layers} stages {_CHANGE_LAYOUT}"
         )
-    if vp > 1 and model.llm.layers % (pp * vp):
+    # uneven chunks are fine (Megatron-LM's --pipeline-model-parallel-layout: NVIDIA's MLPerf
+    # v6.0 DeepSeek-V3 recipe splits 61 layers into 16 chunks of 4 and 1), empty ones are not
+    if vp > 1 and pp * vp > model.llm.layers:
         raise InputError(
-            f"{model.name}'s {model.llm.layers} layers do not divide into pipeline x virtual "
-            f"stages = {pp} x {vp} = {pp * vp} chunks: use a vp with {model.llm.layers} a "
-            f"multiple of pp x vp (--vp, virtual_pipeline_stages)"
+            f"{model.name}'s {model.llm.layers} layers cannot fill pipeline x virtual stages "
+            f"= {pp} x {vp} = {pp * vp} chunks (a chunk would hold no layer): use a vp of at "
+            f"most {model.llm.layers // pp} (--vp, virtual_pipeline_stages)"
         )
 
 
@@ -1251,6 +1253,23 @@ def tuned_llm_key(task: Task) -> str:
     return "llm-lora" if task.trains_adapters else "llm"
 
 
+def llm_layer_params_per_gpu(workload: Workload, shape: LlmShape) -> float:
+    """Active weights of one decoder layer on one GPU: the active parameters (embeddings
+    included) over the layers and the tensor-parallel degree (the size the tuned stack's
+    pretraining speed depends on, `StackCoeffs.size_factor`)."""
+    return llm_active_params(shape) / (shape.layers * workload.tensor_parallel)
+
+
+def tuned_llm_speed(workload: Workload, shape: LlmShape, gpu: GpuSpec, tuned: StackCoeffs) -> float:
+    """The tuned stack's speed for this decoder-LLM workload: the fitted factor of its task and
+    architecture, for pretraining scaled by the layer size per GPU (`size_factor`)."""
+    key = tuned_llm_key(workload.task)
+    speed = tuned.speed_of(key, gpu.architecture)
+    if key == "llm":
+        speed *= tuned.size_factor(llm_layer_params_per_gpu(workload, shape))
+    return speed
+
+
 def tuned_llm_coeffs(workload: Workload, k: Constants) -> StackCoeffs | None:
     """The `tuned` stack's constants when `workload` asks for it (LLMs read no other stack)."""
     if workload.stack is not Stack.TUNED:
@@ -1315,6 +1334,7 @@ def _llm_training(
         seq_len=seq,
         checkpointing=mode is Recompute.FULL,
         selective=mode is Recompute.SELECTIVE,
+        mlp_recompute=mode is Recompute.MLP,
         model_parallel=tp * pp * cp,
     )
     ratio = engine.speed_ratio(gpu, half)
@@ -1352,7 +1372,7 @@ def _llm_training(
         # the fused memory-bound work and the per-step overhead (CUDA graphs); its attention is
         # the same FlashAttention/cuDNN kernel as the default stack's, so that term is kept.
         # Never faster than every FLOP at the datasheet peak.
-        speed = tuned.speed_of(tuned_llm_key(workload.task), gpu.architecture)
+        speed = tuned_llm_speed(workload, shape, gpu, tuned)
         at_peak_s = model_flops / peak_flops(gpu, p)
         single = max(t_attn + (single - t_attn) / speed, at_peak_s)
     cm = llm_comm_times(

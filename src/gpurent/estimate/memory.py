@@ -68,7 +68,7 @@ from gpurent.catalog.precision import Precision
 from gpurent.estimate.perf import bytes_per_value
 from gpurent.estimate.result import MemoryBreakdown
 from gpurent.units import BYTES_PER_GIB
-from gpurent.workload.spec import Optimizer, Sharding, Stack, Task, Workload
+from gpurent.workload.spec import Optimizer, Recompute, Sharding, Stack, Task, Workload
 from gpurent.workload.zoo import (
     ModelInfo,
     llm_expert_params_total,
@@ -297,19 +297,29 @@ def memory_breakdown(
     )
 
 
+def llm_mlp_activation_values(model: ModelInfo) -> float:
+    """Values one decoder layer's MLP keeps for backward per token beyond its input: its
+    intermediates (gate, up, activation and product of a gated MLP: 4 ffn; else 2 ffn; MoE: of
+    the `experts_per_token` routed and the shared experts a token visits)."""
+    s = model.llm
+    if s is None:
+        raise ValueError(f"{model.name} is not a decoder LLM")
+    ffn = float(s.ffn_hidden or 4 * s.hidden)
+    if s.is_moe:  # the intermediates of the routed and shared experts a token runs through
+        ffn = (s.experts_per_token + s.shared_experts) * (s.expert_ffn_hidden or ffn)
+    return (4.0 if s.gated_mlp else 2.0) * ffn
+
+
 def llm_layer_activation_values(model: ModelInfo) -> float:
     """Values one decoder layer keeps for backward per token (FlashAttention, no dropout):
     norms' inputs and outputs (4 h), q, k, v and the attention output by their head widths
     (multi-head latent attention: its query and KV latents too), and the MLP's intermediates
-    (MoE: of the `experts_per_token` routed and the shared experts a token visits)."""
+    (`llm_mlp_activation_values`)."""
     s = model.llm
     if s is None:
         raise ValueError(f"{model.name} is not a decoder LLM")
     h = s.hidden
-    ffn = float(s.ffn_hidden or 4 * h)
-    if s.is_moe:  # the intermediates of the routed and shared experts a token runs through
-        ffn = (s.experts_per_token + s.shared_experts) * (s.expert_ffn_hidden or ffn)
-    mlp = (4.0 if s.gated_mlp else 2.0) * ffn
+    mlp = llm_mlp_activation_values(model)
     if s.mla is not None:  # q and k of qk_nope + qk_rope, v and the output of v_head_dim
         m = s.mla
         qk, v = s.heads * (m.qk_nope_head_dim + m.qk_rope_head_dim), s.heads * m.v_head_dim
@@ -428,6 +438,10 @@ def _training_activations(
         logits = logits_bytes(workload, model, tokens, bytes_per_value)
         if workload.activation_checkpointing:
             acts = layers * tokens * s.hidden * bytes_per_value / tp + full_layer
+        elif workload.recompute_mode is Recompute.MLP and frozen is None:
+            # each layer drops its MLP intermediates; one layer's come back while it recomputes
+            mlp = scale * tokens * llm_mlp_activation_values(model) * bytes_per_value / tp
+            acts = layers * (full_layer - mlp) + mlp
         else:
             acts = layers * full_layer
         if tp > 1 and not workload.sequence_parallel_on:

@@ -46,6 +46,7 @@ from gpurent.workload.zoo import (
     ModelInfo,
     llm_active_params,
     llm_attention_flops_per_token,
+    llm_mlp_active_params,
 )
 
 WEIGHT_TRAFFIC_BYTES_PER_PARAM = 24.0  # fwd+bwd weight reads, AdamW read/write of w, g, m, v
@@ -170,6 +171,7 @@ def llm_training_features(
     seq_len: int,
     checkpointing: bool,
     selective: bool = False,
+    mlp_recompute: bool = False,
     model_parallel: int = 1,
 ) -> tuple[float, float, float, float]:
     """(matmul s, attention s, activation-traffic s, model FLOPs) per micro-batch per GPU, all at
@@ -181,7 +183,10 @@ def llm_training_features(
     attention's core only (QK^T, softmax, dropout, x V): +2 L h s T attention FLOPs, a few per
     cent of the step (2 L h s / (6 N + 6 L h s): about 2 % of the FLOPs for an 8B model at seq
     4096, 4 % at 8192; more of the time, as attention runs at a lower efficiency, `a_attn`, than
-    the GEMMs). `model_parallel` divides everything (tensor x pipeline x context parallel GPUs)."""
+    the GEMMs). Recomputing the MLP (`mlp_recompute`, Megatron's `--recompute-modules mlp`)
+    reruns its forward GEMMs: +2 N_mlp T, N_mlp the MLP weights a token computes with
+    (`zoo.llm_mlp_active_params`). `model_parallel` divides everything (tensor x pipeline x
+    context parallel GPUs)."""
     assert model.llm is not None
     s = model.llm
     tokens = batch * seq_len
@@ -190,6 +195,8 @@ def llm_training_features(
     mm_factor = 4.0 if lora else 6.0  # LoRA: no weight gradients for the frozen base
     recompute = 2.0 if checkpointing else 0.0
     f_mm = (mm_factor + recompute) * n * tokens / model_parallel
+    if mlp_recompute and not checkpointing:
+        f_mm += 2.0 * llm_mlp_active_params(s) * tokens / model_parallel
     attn_fwd = llm_attention_flops_per_token(s, seq_len, training=False)  # causal: 2 L h s
     f_attn = (3.0 + (1.0 if checkpointing or selective else 0.0)) * attn_fwd * tokens
     f_attn /= model_parallel

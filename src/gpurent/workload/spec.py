@@ -64,10 +64,13 @@ class Recompute(StrEnum):
     """Activation recomputation in backward (Korthikanti et al. 2022, "Reducing Activation
     Recomputation in Large Transformer Models"): `full` keeps each layer's input and recomputes
     the whole layer; `selective` recomputes only attention's core (scores, softmax, dropout);
-    `none` keeps everything."""
+    `mlp` recomputes each layer's MLP (a MoE layer's experts) from its input, as Megatron-LM's
+    `--recompute-modules mlp` (NVIDIA's MLPerf v6.0 DeepSeek-V3 GB200 recipe sets
+    `RECOMPUTE_MODULES="mlp"`); `none` keeps everything."""
 
     NONE = "none"
     SELECTIVE = "selective"
+    MLP = "mlp"
     FULL = "full"
 
 

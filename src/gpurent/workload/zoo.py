@@ -247,6 +247,16 @@ def llm_active_params(shape: LlmShape) -> float:
     return shape.moe_layers * per_layer + _dense_layers_params(shape) + _embedding_params(shape)
 
 
+def llm_mlp_active_params(shape: LlmShape) -> float:
+    """MLP weights one token computes with, over all layers: a dense model's every MLP; a MoE
+    model's `experts_per_token` routed and its shared experts per MoE layer plus the MLPs of its
+    dense layers (what recomputing the MLP, Megatron's `--recompute-modules mlp`, reruns)."""
+    if not shape.is_moe:
+        return shape.layers * _dense_mlp_params(shape)
+    per_layer = (shape.experts_per_token + shape.shared_experts) * llm_expert_params(shape)
+    return shape.moe_layers * per_layer + shape.dense_layers * _dense_mlp_params(shape)
+
+
 def llm_attention_flops_per_token(shape: LlmShape, seq_len: int, *, training: bool = True) -> float:
     """Attention-score and -value FLOPs per token of a causal decoder: 2 x L x s x h forward
     (x 3 for training), half of the full 4 x L x s x h.
