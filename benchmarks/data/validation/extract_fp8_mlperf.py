@@ -25,6 +25,13 @@ The tuned stack is fitted on v3.0, v3.1 and v5.0 only, so the rows are out of sa
 
     python benchmarks/data/validation/extract_fp8_mlperf.py V41_GIT_DIR V51_GIT_DIR > rows.csv
 
+With `--blackwell-amd-8b` a v5.1 repository gives instead its `llama31_8b` rows on Blackwell
+(B200, B300, GB200, GB300) and AMD (MI355X) GPUs, for the tuned stack's training split, each
+run's precision (fp8 or nvfp4) established from its logs or configs (mlperf_8b_rows.py):
+
+    python benchmarks/data/validation/extract_fp8_mlperf.py V30 V31 V50 V51 --blackwell-amd-8b \
+        > benchmarks/data/mlperf_llm_pretrain_fit.csv
+
 MLPerf Training v4.0 is held out and refused (as in extract_mlperf.py); a log older than the
 publication of the round before (v4.0: 2024-06-12; v5.0: 2025-06-04) is dropped as a re-run
 of that round's submission (for v4.1 that keeps every v4.0 figure out).
@@ -210,12 +217,25 @@ def values(log: str, key: str) -> list[float]:
 
 
 def main(argv: list[str]) -> int:
-    if not argv:
+    blackwell_amd_8b = "--blackwell-amd-8b" in argv
+    repos = [a for a in argv if a != "--blackwell-amd-8b"]
+    if not repos or any(a.startswith("-") for a in repos):
         sys.exit(__doc__)
     w = csv.DictWriter(sys.stdout, COLUMNS, lineterminator="\n")
     w.writeheader()
-    for arg in argv:
-        for row in rows_for(Path(arg)):
+    for arg in repos:
+        repo = Path(arg)
+        if blackwell_amd_8b and "training_results_v5.1" in (
+            git(repo, "config", "--get", "remote.origin.url") + " " + str(repo)
+        ):
+            import mlperf_8b_rows  # the training split's v5.1 Llama 3.1 8B rows (its docstring)
+
+            rows, left_out = mlperf_8b_rows.rows(repo)
+            for why in left_out:
+                print(f"left out: {why}", file=sys.stderr)
+        else:
+            rows = rows_for(repo)
+        for row in rows:
             w.writerow(row)
     return 0
 
