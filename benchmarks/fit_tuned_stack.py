@@ -72,7 +72,7 @@ PRETRAIN_FIT = ROOT / "benchmarks" / "data" / "mlperf_llm_pretrain_fit.csv"
 MLPERF_8GPU = ROOT / "benchmarks" / "data" / "mlperf_training_8gpu.csv"
 CALIBRATION = ROOT / "src" / "gpurent" / "estimate" / "data" / "calibration.json"
 OUT = ROOT / "src" / "gpurent" / "estimate" / "data" / TUNED_FILE
-ROUNDS = ("v3.0", "v3.1", "v4.1", "v5.0")
+ROUNDS = ("v3.0", "v3.1", "v4.1", "v5.0", "v5.1")
 ASSUMED_INTER_NODE_GBPS = 3200.0
 OVERLAPS = (0.0, 0.3, 0.6, 0.9, 1.2, 1.5, 2.0)
 MIN_ARCH_ROWS = 10  # fit rows an architecture needs for its own speed factor
@@ -96,16 +96,17 @@ def arch_of(r: dict[str, str]) -> str:
     return get_gpu(r["gpu"]).architecture
 
 
-def effective_keys(rows: list[dict[str, str]]) -> list[str]:
+def effective_keys(rows: list[dict[str, str]], pooled: frozenset[str] = frozenset()) -> list[str]:
     """Each row's speed key: "KEY@ARCH" where the architecture has `MIN_ARCH_ROWS` rows of that
-    key among `rows`, else the pooled "KEY"."""
+    key among `rows` (and KEY is not in `pooled`), else the pooled "KEY"."""
     counts: dict[str, int] = defaultdict(int)
     for r in rows:
         counts[f"{row_key(r)}@{arch_of(r)}"] += 1
     out = []
     for r in rows:
         own = f"{row_key(r)}@{arch_of(r)}"
-        out.append(own if counts[own] >= MIN_ARCH_ROWS else row_key(r))
+        mine = counts[own] >= MIN_ARCH_ROWS and row_key(r) not in pooled
+        out.append(own if mine else row_key(r))
     return out
 
 
@@ -203,10 +204,11 @@ def fit_speeds(
     per_arch: bool = True,
     fixed: dict[str, float] | None = None,
     size: tuple[float, float] = NO_SIZE,
+    pooled: frozenset[str] = frozenset(),
 ) -> dict[str, float]:
     """The speed factors of `rows`' keys for a fixed fabric (`overlap`, `sync`); the factors
     in `fixed` are kept as they are and used for rows of other keys."""
-    eff = effective_keys(rows) if per_arch else [row_key(r) for r in rows]
+    eff = effective_keys(rows, pooled) if per_arch else [row_key(r) for r in rows]
     speed = {**(fixed or {}), **dict.fromkeys(sorted(set(eff)), 1.0)}
     for _ in range(10):  # comm and attention do not scale with the speed: iterate
         rs = ratios(rows, base, tuned_coeffs(speed, overlap, sync, size))
@@ -231,7 +233,11 @@ def fit_speeds(
 
 
 def fit(
-    rows: list[dict[str, str]], base: Constants, per_arch: bool = True, size: bool = False
+    rows: list[dict[str, str]],
+    base: Constants,
+    per_arch: bool = True,
+    size: bool = False,
+    pooled: frozenset[str] = frozenset(),
 ) -> tuple[StackCoeffs, float]:
     """Speed factors and (overlap, sync) minimising the median |log ratio| on `rows`.
 
@@ -267,6 +273,7 @@ def fit(
                 c.overlap,
                 c.sync_per_doubling,
                 per_arch=per_arch,
+                pooled=pooled,
                 fixed=sk.speed,
                 size=sz,
             )
@@ -346,13 +353,16 @@ def v51_rows() -> list[dict[str, str]]:
 
 
 def loro_intervals(
-    rows: list[dict[str, str]], base: Constants, size: bool = False
+    rows: list[dict[str, str]],
+    base: Constants,
+    size: bool = False,
+    pooled: frozenset[str] = frozenset(),
 ) -> dict[str, dict[str, float]]:
     """Per speed key, the 10th/90th percentiles of leave-one-round-out log residuals."""
     logs: dict[str, list[float]] = defaultdict(list)
     for rnd in ROUNDS:
         test_rows = [r for r in rows if r["_round"] == rnd]
-        sk, _ = fit([r for r in rows if r["_round"] != rnd], base, size=size)
+        sk, _ = fit([r for r in rows if r["_round"] != rnd], base, size=size, pooled=pooled)
         for r, x in zip(test_rows, ratios(test_rows, base, sk), strict=True):
             if x is not None:
                 logs[sk.speed_key(row_key(r), arch_of(r))].append(math.log(x))
@@ -398,7 +408,14 @@ def main(argv: list[str] | None = None) -> int:
         help="with --pretrain: also fit the `llm` speed's dependence on the layer size per GPU "
         "(StackCoeffs.size_factor) by grid search",
     )
+    ap.add_argument(
+        "--pooled-llm",
+        action="store_true",
+        help="one `llm` (pretraining) speed for every architecture (with --size: the size term "
+        "then carries what the architectures' model mixes confound)",
+    )
     args = ap.parse_args(argv)
+    pooled = frozenset({"llm"}) if args.pooled_llm else frozenset()
     raw = json.loads(CALIBRATION.read_text(encoding="utf-8"))
     raw.get("stacks", {}).pop(Stack.TUNED.value, None)
     base = parse_constants(raw)
@@ -410,7 +427,7 @@ def main(argv: list[str] | None = None) -> int:
         for rnd in among:
             fit_rows = [r for r in rows if r["_round"] != rnd and r["_round"] in among]
             test_rows = [r for r in rows if r["_round"] == rnd]
-            sk, _ = fit(fit_rows, base, per_arch=not args.pooled, size=args.size)
+            sk, _ = fit(fit_rows, base, per_arch=not args.pooled, size=args.size, pooled=pooled)
             d = default_stack_errors(test_rows, base)
             t = ttt_errors(test_rows, base, sk)
             print(
@@ -425,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(f"error: the test round {args.test} is also a fit round")
     fit_rows = [r for r in rows if r["_round"] in fit_rounds]
     test_rows = [r for r in rows if r["_round"] == args.test]
-    sk, loss = fit(fit_rows, base, size=args.size)
+    sk, loss = fit(fit_rows, base, size=args.size, pooled=pooled)
     print(f"fit on {', '.join(fit_rounds)} ({len(fit_rows)} rows): median |log ratio| {loss:.3f}")
     c = sk.comm
     print(f"  speed {sk.speed}; overlap {c.overlap}; sync/doubling {c.sync_per_doubling}")
@@ -451,8 +468,8 @@ def main(argv: list[str] | None = None) -> int:
         for gpu, grows in sorted(by_gpu.items()):
             print(f"  {gpu}: {summary(ttt_errors(grows, base, sk))}")
     if args.write:
-        intervals = loro_intervals(rows, base, size=args.size)
-        eff = effective_keys(fit_rows)
+        intervals = loro_intervals(rows, base, size=args.size, pooled=pooled)
+        eff = effective_keys(fit_rows, pooled)
         counts = {k: sum(e == k for e in eff) for k in sk.speed}
         doc = {
             "description": DESCRIPTION,
@@ -470,7 +487,8 @@ def main(argv: list[str] | None = None) -> int:
                 + (
                     " and, for the `llm` (pretraining) key, "
                     "benchmarks/data/mlperf_llm_pretrain_fit.csv (GPT-3 175B v3.0/v3.1, Llama "
-                    "3.1 405B v5.0)"
+                    "3.1 405B v5.0, Llama 3.1 8B v5.1 on Blackwell and MI355X; its rows of the "
+                    "--fit rounds)"
                     if args.pretrain
                     else ""
                 )
@@ -485,6 +503,7 @@ def main(argv: list[str] | None = None) -> int:
                 "command": "PYTHONPATH=src python benchmarks/fit_tuned_stack.py "
                 + ("--pretrain " if args.pretrain else "")
                 + ("--size " if args.size else "")
+                + ("--pooled-llm " if args.pooled_llm else "")
                 + (f"--fit {args.fit} " if args.fit != "v3.0,v3.1,v5.0" else "")
                 + "--write",
                 "date": datetime.now(UTC).strftime("%Y-%m-%d"),

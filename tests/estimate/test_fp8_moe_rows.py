@@ -95,13 +95,17 @@ def _fit_script() -> ModuleType:
 
 
 def test_the_pretraining_training_split_holds_only_fitted_rounds() -> None:
-    """`fit_tuned_stack.py --pretrain` may read only rounds the tuned stack fits on, and none of
-    the held-out rows; the bundled fit (no --pretrain) reads none of it."""
+    """`fit_tuned_stack.py --pretrain` may read only rounds the tuned stack fits on (v5.1 only
+    for Llama 3.1 8B off Hopper: the Hopper 8B rows are validation rows), and none of the
+    held-out rows; the bundled fit (no --pretrain) reads none of it."""
     mod = _fit_script()
     split = mod.load(pretrain=mod.PRETRAIN_FIT)
     pre = [r for r in split if mod.row_key(r) == "llm"]
     assert len(pre) >= 20
-    assert {r["_round"] for r in pre} <= {"v3.0", "v3.1", "v5.0"}
+    assert {r["_round"] for r in pre} <= {"v3.0", "v3.1", "v5.0", "v5.1"}
+    v51 = [r for r in pre if r["_round"] == "v5.1"]
+    assert v51 and {r["model"] for r in v51} == {"llama3-8b"}
+    assert not [r for r in v51 if r["gpu"].startswith(("H100", "H200"))]
     held = {(r["source_path"], r["measured_throughput"]) for r in _rows()}
     assert not [r for r in pre if (r["source_path"], r["measured_throughput"]) in held]
     assert all(mod.row_key(r) != "llm" for r in mod.load())

@@ -79,7 +79,9 @@ def test_tuned_pretraining_is_fitted_and_says_on_what() -> None:
     est = estimate(Workload(**{**_fields(wl), "stack": Stack.TUNED}), gpu, 8)
     assert est.throughput > stock.throughput
     assert est.mfu is not None and est.mfu < 1.0
-    assert any("fitted on MLPerf GPT-3 175B and Llama 3.1 405B" in n for n in est.notes)
+    assert any(
+        "fitted on MLPerf GPT-3 175B, Llama 3.1 405B and Llama 3.1 8B" in n for n in est.notes
+    )
     assert not any("no MLPerf measurement" in n for n in est.notes)
 
 
@@ -134,8 +136,9 @@ def test_tuned_memory_has_fused_attention_and_fp8_frozen_lora_weights() -> None:
     assert plain - fp8_base.memory.weights_gib > 0.9 * 69e9 / 4 / 2**30
 
 
-def test_tuned_pretraining_interval_widens_below_the_fitted_model_sizes() -> None:
-    """The `llm` speed was fitted on 175B-405B runs: an 8B estimate says so with a wider
+def test_tuned_pretraining_interval_widens_beyond_the_fitted_layers() -> None:
+    """The `llm` speed was fitted on dense layers of 0.125B-0.8B active weights per GPU (Llama
+    3.1 8B at TP2 to 405B at TP4): an 8B at TP8 (0.03B) and a MoE model say so with a wider
     interval, a GPT-3-sized one keeps the fitted residuals' interval."""
     gpu = get_gpu("H100")
     small = Workload(
@@ -155,11 +158,39 @@ def test_tuned_pretraining_interval_widens_below_the_fitted_model_sizes() -> Non
         gradient_accumulation=16,
         stack=Stack.TUNED,
     )
-    s = estimate(small, gpu, 64, nodes=8)
+    moe = Workload(**{**_fields(small), "model": "mixtral-8x7b", "expert_parallel": 8})
+    s = estimate(Workload(**{**_fields(small), "tensor_parallel": 8}), gpu, 64, nodes=8)
     b = estimate(big, gpu, 256, nodes=32)
-    assert "fitted on 175B-405B models only" in s.interval_class
-    assert "fitted on 175B-405B models only" not in b.interval_class
+    m = estimate(moe, gpu, 64, nodes=8)
+    assert "smaller per GPU than any in the tuned pretraining fit" in s.interval_class
+    assert "no MoE run" in m.interval_class
+    assert "x1.5 width" not in b.interval_class
     assert math.log(s.interval_high / s.interval_low) > math.log(b.interval_high / b.interval_low)
+
+
+def test_tuned_pretraining_speed_shrinks_with_the_layer_size_per_gpu() -> None:
+    """The size term (`StackCoeffs.size_factor`): the same 8B step per FLOP is slower under the
+    tuned stack at TP2 than at TP1 relative to the default stack, and a GPT-3-sized layer gets
+    the full speed; the note gives the factor."""
+    sk = load_constants().stack("tuned")
+    assert sk is not None and sk.size_exponent > 0.0 and sk.size_ref_params > 0.0
+    assert sk.size_factor(2 * sk.size_ref_params) == 1.0
+    assert sk.size_factor(sk.size_ref_params / 4) < sk.size_factor(sk.size_ref_params / 2) < 1.0
+    gpu = get_gpu("H100")
+    gains = []
+    for tp in (1, 2):
+        wl = Workload(
+            model="llama3-8b",
+            precision=Precision.FP8,
+            batch_size_per_gpu=1,
+            seq_len=8192,
+            tensor_parallel=tp,
+        )
+        stock = estimate(wl, gpu, 64, nodes=8).throughput
+        tuned = estimate(Workload(**{**_fields(wl), "stack": Stack.TUNED}), gpu, 64, nodes=8)
+        gains.append(tuned.throughput / stock)
+        assert any("active weights per layer per GPU here" in n for n in tuned.notes)
+    assert gains[1] < gains[0]
 
 
 def test_tuned_fp8_lora_fits_the_layouts_mlperf_ran() -> None:

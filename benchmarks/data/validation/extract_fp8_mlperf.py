@@ -64,6 +64,8 @@ COLUMNS = [
     "cp",
     "ep",
     "sharding",
+    "vp",
+    "recompute",
     "grad_accum",
     "task",
     "lora_rank",
@@ -202,6 +204,37 @@ def lora_rows_layout(
     return read
 
 
+INTERLEAVED = re.compile(r"^\s*export\s+INTERLEAVED_PIPELINE=(\d+)", re.M)
+SOURCED = re.compile(r"^\s*source\s+\$\(dirname \$\{BASH_SOURCE\[0\]\}\)/(\S+\.sh)", re.M)
+YAML_VP = re.compile(
+    r"virtual_pipeline_model_parallel_size:\s*\$\{oc\.decode:\$\{oc\.env:INTERLEAVED_PIPELINE,(\d+)\}\}"
+)
+
+
+def interleaved_stages(repo: Path, config: str) -> tuple[int, str]:
+    """Virtual pipeline stages of a run whose layout came from `config` (a path in the repo):
+    `INTERLEAVED_PIPELINE` as the config file or a file it sources sets it, else the default
+    of the implementation's `conf/custom.yaml` (`virtual_pipeline_model_parallel_size:
+    ${oc.decode:${oc.env:INTERLEAVED_PIPELINE,N}}`), else 1. With the file that said it."""
+    folder = config.rsplit("/", 1)[0]
+    queue, seen = [config], set()
+    while queue:
+        path = queue.pop(0)
+        if path in seen:
+            continue
+        seen.add(path)
+        text = git(repo, "show", f"HEAD:{path}")
+        if (m := INTERLEAVED.search(text)) is not None:
+            return int(m.group(1)), f"INTERLEAVED_PIPELINE={m.group(1)} in {path}"
+        queue += [f"{folder}/{name}" for name in SOURCED.findall(text)]
+    yaml = f"{folder}/conf/custom.yaml"
+    if (m := YAML_VP.search(git(repo, "show", f"HEAD:{yaml}"))) is not None:
+        return int(
+            m.group(1)
+        ), f"virtual_pipeline_model_parallel_size default {m.group(1)} in {yaml}"
+    return 1, f"no INTERLEAVED_PIPELINE in {config}, the files it sources or {yaml}"
+
+
 def values(log: str, key: str) -> list[float]:
     out = []
     for line in log.splitlines():
@@ -221,7 +254,7 @@ def main(argv: list[str]) -> int:
     repos = [a for a in argv if a != "--blackwell-amd-8b"]
     if not repos or any(a.startswith("-") for a in repos):
         sys.exit(__doc__)
-    w = csv.DictWriter(sys.stdout, COLUMNS, lineterminator="\n")
+    w = csv.DictWriter(sys.stdout, COLUMNS, lineterminator="\n", restval="")
     w.writeheader()
     for arg in repos:
         repo = Path(arg)
@@ -331,21 +364,25 @@ def rows_for(repo: Path) -> list[dict[str, object]]:
         mbs_cfg = 0
         cands: set[tuple[int, ...]] = set()
         name_style = "tp-pp-cp"
+        paths_of: dict[tuple[int, ...], str] = {}
         for style, regex in (("tp-pp-cp", CONFIG_RE), ("x-mbs", CONFIG_41)):
-            cands = {
-                tuple(int(g) for g in m.groups())
+            paths_of = {
+                tuple(int(g) for g in m.groups()): f
                 for f in files
                 if f.startswith(f"{org}/benchmarks/{bench}/")
                 and (m := regex.search(f))
                 and int(m.group(1)) == nodes
                 and int(m.group(2)) == per_node
             }
+            cands = set(paths_of)
             if cands:
                 name_style = style
                 break
         layout_note = "no config file of this node count: layout left data parallel"
+        config_path = ""
         if len(cands) == 1:
             got = cands.pop()
+            config_path = paths_of[got]
             if name_style == "x-mbs":
                 (_, _, _b, tp, pp, mbs_cfg) = got
             else:
@@ -388,6 +425,10 @@ def rows_for(repo: Path) -> list[dict[str, object]]:
                 dp = max(1, n // (tp * pp * cp))
                 if lay["sharding"]:
                     sharding, shard_note = lay["sharding"], "sharding zero1: printed in the log"
+        vp = 1
+        if pp > 1 and config_path:
+            vp, vp_note = interleaved_stages(repo, config_path)
+            layout_note += f"; vp {vp}: {vp_note}"
         tokens = gbs * seq / step
         model, task = benchmarks[bench]
         out.append(
@@ -404,6 +445,7 @@ def rows_for(repo: Path) -> list[dict[str, object]]:
                 "cp": cp,
                 "ep": "",
                 "sharding": sharding,
+                "vp": vp if vp > 1 else "",
                 "grad_accum": accum,
                 "task": task,
                 "lora_rank": 16 if task == "finetune-lora" else "",

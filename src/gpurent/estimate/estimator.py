@@ -666,12 +666,19 @@ def _estimate(
                 f"no MLPerf measurement of {workload.task.value} for the tuned stack: "
                 f"{model.name} is timed as llm-foundry's"
             )
-        elif tuned_llm_key(workload.task) == "llm":
+        elif tuned_llm_key(workload.task) == "llm" and model.llm is not None:
+            size = llm_layer_params_per_gpu(workload, model.llm)
             notes.append(
-                "tuned pretraining speed fitted on MLPerf GPT-3 175B and Llama 3.1 405B runs "
-                "only (FP8, 256-10,752 GPUs): smaller and MoE models measured slower than it "
-                "says (MLPerf v5.1 Llama 3.1 8B ran 37-46 % and v6.0 gpt-oss-20b 38-58 % below "
-                "the estimate)"
+                "tuned pretraining speed fitted on MLPerf GPT-3 175B, Llama 3.1 405B and Llama "
+                "3.1 8B runs (FP8/NVFP4, 8-10,752 GPUs), smaller for smaller layers per GPU: "
+                f"{size / 1e9:.2g}B active weights per layer per GPU here, "
+                f"x{tuned.size_factor(size):.2f} of the large-layer speed"
+                + (
+                    "; no MoE run in the fit (v6.0 gpt-oss-20b and DeepSeek-V3 checks: "
+                    "docs/benchmarks.md)"
+                    if model.llm.is_moe
+                    else ""
+                )
             )
     if model.is_llm:
         if workload.stack is not Stack.TUNED:
@@ -784,10 +791,11 @@ def _recipe_interval(interval: Interval, recipe: Recipe) -> Interval:
     )
 
 
-# the smallest model (active parameters) the tuned stack's `llm` (pretraining) speed was
-# fitted on: GPT-3 175B, 174.6B by the zoo's count (benchmarks/data/mlperf_llm_pretrain_fit.csv);
-# below it the interval widens
-TUNED_PRETRAIN_MIN_PARAMS = 170e9
+# the smallest layer (active weights per GPU, `llm_layer_params_per_gpu`) the tuned stack's
+# `llm` (pretraining) speed and its size term were fitted on: Llama 3.1 8B at TP2, 0.125B
+# (benchmarks/data/mlperf_llm_pretrain_fit.csv); below it, and for MoE models (none in the
+# fit), the interval widens
+TUNED_PRETRAIN_MIN_LAYER_PARAMS = 0.12e9
 
 
 def _tuned_interval(
@@ -813,12 +821,14 @@ def _tuned_interval(
         label=f"tuned stack, {key}: leave-one-MLPerf-round-out residuals ({rows} rows)",
     )
     shape = model.llm
-    if base == "llm" and shape is not None and llm_active_params(shape) < TUNED_PRETRAIN_MIN_PARAMS:
-        interval = widened_interval(
-            interval,
-            WIDEN,
-            f"x{WIDEN:g} width: the tuned pretraining speed was fitted on 175B-405B models only",
-        )
+    if base == "llm" and shape is not None:
+        if shape.is_moe:
+            why = "no MoE run in the tuned pretraining fit"
+        elif llm_layer_params_per_gpu(workload, shape) < TUNED_PRETRAIN_MIN_LAYER_PARAMS:
+            why = "layers smaller per GPU than any in the tuned pretraining fit"
+        else:
+            return interval
+        interval = widened_interval(interval, WIDEN, f"x{WIDEN:g} width: {why}")
     return interval
 
 
