@@ -375,6 +375,7 @@ def bundled_estimator(
 
 
 _EstimateKey = tuple[Workload, GpuSpec, int, int, float | None, str | None]
+_Sized = tuple[ModelInfo, int | None, MemoryBreakdown]  # what `_sized` returns
 
 
 class Estimator:
@@ -398,6 +399,7 @@ class Estimator:
         "_estimates",
         "_gpus",
         "_intervals",
+        "_last_sized",
         "_max_cached",
         "_ratios",
         "_reference",
@@ -429,6 +431,8 @@ class Estimator:
         self._max_cached = max_cached
         self._estimates: dict[_EstimateKey, Estimate] = {}
         self._ratios: dict[tuple[GpuSpec, Precision], float] = {}
+        # the last `sized` call: the planner's `memory_fits` then `estimate` of one layout
+        self._last_sized: tuple[Workload, GpuSpec, int, int, _Sized] | None = None
 
     @property
     def constants(self) -> Constants:
@@ -537,12 +541,26 @@ class Estimator:
         without timing it (memory depends on neither the network nor the calibration); raises
         what `estimate` raises first for a layout it cannot model. The planner asks this
         before timing each layout it tries (`gpurent.plan.layouts.choose_layout`)."""
-        return _sized(workload, gpu, num_gpus, nodes)[2].fits
+        return self.sized(workload, gpu, num_gpus, nodes)[2].fits
+
+    def sized(self, workload: Workload, gpu: GpuSpec, num_gpus: int, nodes: int) -> _Sized:
+        """`_sized` (model, sequence length, memory), remembered for the last arguments (the
+        same objects): an estimate after `memory_fits` of one layout does not redo it."""
+        last = self._last_sized
+        if (
+            last is not None
+            and last[0] is workload
+            and last[1] is gpu
+            and last[2] == num_gpus
+            and last[3] == nodes
+        ):
+            return last[4]
+        sized = _sized(workload, gpu, num_gpus, nodes)
+        self._last_sized = (workload, gpu, num_gpus, nodes, sized)
+        return sized
 
 
-def _sized(
-    workload: Workload, gpu: GpuSpec, num_gpus: int, nodes: int
-) -> tuple[ModelInfo, int | None, MemoryBreakdown]:
+def _sized(workload: Workload, gpu: GpuSpec, num_gpus: int, nodes: int) -> _Sized:
     """The model, sequence length and per-GPU memory of `workload` on `num_gpus` GPUs `gpu`
     over `nodes`, after the layout and precision checks: the start of every estimate, and all
     that decides whether it fits (`Estimator.memory_fits`)."""
@@ -569,7 +587,7 @@ def _estimate(
     """The model behind `Estimator.estimate` (unmemoised); `anchor` applies the calibration."""
     intra_node_interconnect = interconnect
     k = engine.constants
-    model, seq, mem = _sized(workload, gpu, num_gpus, nodes)
+    model, seq, mem = engine.sized(workload, gpu, num_gpus, nodes)
     p = workload.precision
     b = workload.batch_size_per_gpu
     notes: list[str] = []

@@ -275,16 +275,23 @@ def choose_layout(
     gpus_per_node: int,
     nodes: int,
     inter_node_gbps: float | None,
+    applied: dict[Layout, Workload] | None = None,
 ) -> LayoutChoice:
     """The first layout (in `candidate_layouts` order) whose estimate fits in GPU memory.
 
     With the estimator's `memory_fits` (`MemoryFitsFn`), layouts that do not fit are passed
-    over untimed; only when none fits is every layout timed, to report the closest miss."""
+    over untimed; only when none fits is every layout timed, to report the closest miss.
+    `applied` memoizes `layout.apply(workload)` across calls for one workload (the planner
+    tries the same layouts on every GPU with the same count per node)."""
     num_gpus = gpus_per_node * nodes
     fits: MemoryFitsFn | None = getattr(estimator, "memory_fits", None)
     if fits is not None:
         for tried, layout in enumerate(candidate_layouts(workload, gpus_per_node, nodes), 1):
-            laid = layout.apply(workload)
+            laid = applied.get(layout) if applied is not None else None
+            if laid is None:
+                laid = layout.apply(workload)
+                if applied is not None:
+                    applied[layout] = laid
             try:
                 if not fits(laid, gpu, num_gpus, nodes):
                     continue
