@@ -29,7 +29,6 @@ from gpurent.catalog.offers import (
 )
 from gpurent.catalog.sources.cache import cached_table
 from gpurent.catalog.sources.gpuhunt import load_gpuhunt
-from gpurent.catalog.sources.skypilot import parse_skypilot_csv
 from gpurent.catalog.sources.snapshot import CloudMeta, cloud_file, read_meta
 from gpurent.errors import DataError
 from gpurent.inputs import files
@@ -90,6 +89,8 @@ def parse_catalog_text(
     """Parse a catalog file of either format (detected by header)."""
     if detect_format(text, file) == "plain":
         return parse_offers_csv(text, file, age=age, default_as_of=as_of)
+    from gpurent.catalog.sources.skypilot import parse_skypilot_csv  # only SkyPilot files need it
+
     return parse_skypilot_csv(
         text, file, provider=provider or "unknown", as_of=as_of, source=file, age=age
     )
@@ -205,6 +206,8 @@ def load_offers(
         file = cloud_file(home, cloud)
 
         def parse(file: Path = file, cloud: str = cloud, meta: CloudMeta = meta) -> OfferTable:
+            from gpurent.catalog.sources.skypilot import parse_skypilot_csv
+
             return parse_skypilot_csv(
                 file.read_text(encoding="utf-8"),
                 str(file),
