@@ -44,7 +44,6 @@ from gpurent.pricing.costs import (
     DEFAULT_STORAGE_GB_PER_NODE,
     CostAssumptions,
 )
-from gpurent.pricing.payment_options import parse_term_hours
 from gpurent.textsafe import clean
 from gpurent.userdata import now_utc
 
@@ -154,6 +153,14 @@ def resolve_workload(
             )
         base = wl.preset(name)
     return replace(base, **changes)
+
+
+def _term_hours(text: str) -> float:
+    """--commit-term in hours (`gpurent.pricing.payment_options.parse_term_hours`, imported
+    only when the flag is given)."""
+    from gpurent.pricing.payment_options import parse_term_hours
+
+    return parse_term_hours(text)
 
 
 def _estimator() -> EstimatorFn:
@@ -524,7 +531,7 @@ def plan_command(  # noqa: PLR0917 (typer maps each option to a parameter)
         restart_s=restart_s,
         checkpoint_s=checkpoint_s,
         commit_discount=commit_discount,
-        commit_term_hours=parse_term_hours(commit_term) if commit_term else None,
+        commit_term_hours=_term_hours(commit_term) if commit_term else None,
         dataset_gb=dataset_gb,
         model_gb=model_gb,
         image_gb=image_gb,

@@ -42,7 +42,10 @@ class BillingRule:
 
     def egress_rate(self, to: EgressTo) -> float:
         """Egress price in USD per GB to the destination to."""
-        return dict(self.egress_usd_per_gb)[to]
+        for where, rate in self.egress_usd_per_gb:  # three pairs: no dict built per call
+            if where is to:
+                return rate
+        raise KeyError(to)
 
     def billed_s(self, seconds: float) -> float:
         """Seconds billed for one launch running `seconds`: at least the minimum, in steps."""

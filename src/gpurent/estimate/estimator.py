@@ -64,7 +64,7 @@ from gpurent.estimate.precisions import (
     low_float_gemm_gain,
     recipe_of,
 )
-from gpurent.estimate.result import Basis, Bottleneck, Estimate
+from gpurent.estimate.result import Basis, Bottleneck, Estimate, MemoryBreakdown
 from gpurent.estimate.uncertainty import (
     COVERAGE,
     WIDEN,
@@ -377,6 +377,7 @@ def bundled_estimator(
 
 
 _EstimateKey = tuple[Workload, GpuSpec, int, int, float | None, str | None]
+_Sized = tuple[ModelInfo, int | None, MemoryBreakdown]  # what `_sized` returns
 
 
 class Estimator:
@@ -400,6 +401,7 @@ class Estimator:
         "_estimates",
         "_gpus",
         "_intervals",
+        "_last_sized",
         "_max_cached",
         "_ratios",
         "_reference",
@@ -431,6 +433,8 @@ class Estimator:
         self._max_cached = max_cached
         self._estimates: dict[_EstimateKey, Estimate] = {}
         self._ratios: dict[tuple[GpuSpec, Precision], float] = {}
+        # the last `sized` call: the planner's `memory_fits` then `estimate` of one layout
+        self._last_sized: tuple[Workload, GpuSpec, int, int, _Sized] | None = None
 
     @property
     def constants(self) -> Constants:
@@ -534,6 +538,42 @@ class Estimator:
         """The planner's `EstimatorFn` seam: `estimate` with positional nodes and network."""
         return self.estimate(workload, gpu, num_gpus, nodes=nodes, inter_node_gbps=inter_node_gbps)
 
+    def memory_fits(self, workload: Workload, gpu: GpuSpec, num_gpus: int, nodes: int) -> bool:
+        """Whether `estimate(workload, gpu, num_gpus, nodes=nodes)` fits in GPU memory, found
+        without timing it (memory depends on neither the network nor the calibration); raises
+        what `estimate` raises first for a layout it cannot model. The planner asks this
+        before timing each layout it tries (`gpurent.plan.layouts.choose_layout`)."""
+        return self.sized(workload, gpu, num_gpus, nodes)[2].fits
+
+    def sized(self, workload: Workload, gpu: GpuSpec, num_gpus: int, nodes: int) -> _Sized:
+        """`_sized` (model, sequence length, memory), remembered for the last arguments (the
+        same objects): an estimate after `memory_fits` of one layout does not redo it."""
+        last = self._last_sized
+        if (
+            last is not None
+            and last[0] is workload
+            and last[1] is gpu
+            and last[2] == num_gpus
+            and last[3] == nodes
+        ):
+            return last[4]
+        sized = _sized(workload, gpu, num_gpus, nodes)
+        self._last_sized = (workload, gpu, num_gpus, nodes, sized)
+        return sized
+
+
+def _sized(workload: Workload, gpu: GpuSpec, num_gpus: int, nodes: int) -> _Sized:
+    """The model, sequence length and per-GPU memory of `workload` on `num_gpus` GPUs `gpu`
+    over `nodes`, after the layout and precision checks: the start of every estimate, and all
+    that decides whether it fits (`Estimator.memory_fits`)."""
+    model = resolve_model(workload)
+    seq = _validate(workload, model, num_gpus, nodes, gpu)
+    check_precision(gpu, workload.precision)
+    mem = memory_breakdown(
+        workload, model, num_gpus, gpu.capacity_gib, gpus_per_node=num_gpus // nodes
+    )
+    return model, seq, mem
+
 
 def _estimate(
     engine: Estimator,
@@ -549,14 +589,9 @@ def _estimate(
     """The model behind `Estimator.estimate` (unmemoised); `anchor` applies the calibration."""
     intra_node_interconnect = interconnect
     k = engine.constants
-    model = resolve_model(workload)
-    seq = _validate(workload, model, num_gpus, nodes, gpu)
+    model, seq, mem = engine.sized(workload, gpu, num_gpus, nodes)
     p = workload.precision
-    check_precision(gpu, p)
     b = workload.batch_size_per_gpu
-    mem = memory_breakdown(
-        workload, model, num_gpus, gpu.capacity_gib, gpus_per_node=num_gpus // nodes
-    )
     notes: list[str] = []
     attention_share = 0.0  # decoder-LLM training: the attention kernel's share of the step
     if p is Precision.BF16 and not gpu.bf16_supported:

@@ -30,7 +30,7 @@ from gpurent.plan.constraints import (
     join_names,
     region_matches,
 )
-from gpurent.plan.layouts import EstimatorFn, LayoutChoice, choose_layout
+from gpurent.plan.layouts import EstimatorFn, Layout, LayoutChoice, choose_layout
 from gpurent.pricing.costs import (
     MAX_SPOT_SLOWDOWN,
     CostAssumptions,
@@ -360,10 +360,12 @@ def _timing(
     offer: Offer,
     term_h: float,
     setup: SetupTime,
+    billing: tuple[int, int],
     assumptions: CostAssumptions,
     trains: bool,
 ) -> tuple[float, SpotOverhead | None, float, float]:
-    """(run s, spot overhead, cost coefficients a, b) of one sub-group at `compute_s`."""
+    """(run s, spot overhead, cost coefficients a, b) of one sub-group at `compute_s`;
+    `billing` is the provider's (step s, minimum s) for the offer (`billing_step`)."""
     nodes = config.nodes
     spot = None
     run_s = compute_s
@@ -381,7 +383,7 @@ def _timing(
             trains=trains,
         )
         run_s = compute_s * spot.slowdown
-    step, minimum = billing_step(offer.provider, offer.billing_granularity_s)
+    step, minimum = billing
     a, b = cost_coefficients(
         wall_s=run_s,
         nodes=nodes,
@@ -404,15 +406,21 @@ def _context(
     term_h: float,
     assumptions: CostAssumptions,
     trains: bool,
+    setups: dict[tuple[str, float | None], SetupTime],
 ) -> Context:
     """Setup, run time, spot overhead and cost coefficients shared by every offer of one
     sub-group, at the estimate and at both ends of its 80% interval (a fixed amount of work:
     the time bounds are the inverse of the throughput bounds; with no amount given, the hour
-    of running is fixed and only the work done in it varies)."""
+    of running is fixed and only the work done in it varies). `setups` memoizes `setup_time`
+    per (provider, network) across the contexts of one enumeration."""
     nodes = config.nodes
     compute_s = est.time_to_finish_s or UNSPECIFIED_WORK_S
     fixed_work = est.time_to_finish_s is not None
-    setup = setup_time(offer.provider, offer.network_gbps, assumptions)
+    where = (offer.provider, offer.network_gbps)
+    setup = setups.get(where)
+    if setup is None:
+        setup = setups[where] = setup_time(offer.provider, offer.network_gbps, assumptions)
+    billing = billing_step(offer.provider, offer.billing_granularity_s)
 
     def at(seconds: float) -> tuple[float, SpotOverhead | None, float, float]:
         return _timing(
@@ -423,6 +431,7 @@ def _context(
             offer=offer,
             term_h=term_h,
             setup=setup,
+            billing=billing,
             assumptions=assumptions,
             trains=trains,
         )
@@ -433,7 +442,7 @@ def _context(
     if fixed_work:
         run_lo, _, a_lo, b_lo = at(compute_s / est.interval_high)
         run_hi, _, a_hi, b_hi = at(compute_s / est.interval_low)
-    step, minimum = billing_step(offer.provider, offer.billing_granularity_s)
+    step, minimum = billing
     return Context(
         config=config,
         estimate=est,
@@ -506,6 +515,8 @@ def enumerate_candidates(
     context_best: list[Row] = []
     dropped: list[str] = []
     calls = 0
+    applied: dict[Layout, Workload] = {}  # layout -> the workload laid out so, for every GPU
+    setups: dict[tuple[str, float | None], SetupTime] = {}
     trains = workload.task.trains
     need_nvlink = constraints.interconnect is Interconnect.NVLINK
     for (gpu_name, count, network), subgroups in groups.items():
@@ -527,6 +538,7 @@ def enumerate_candidates(
                     gpus_per_node=count,
                     nodes=nodes,
                     inter_node_gbps=gbps,
+                    applied=applied,
                 )
                 calls += choice.tried
                 config = Config(
@@ -551,6 +563,7 @@ def enumerate_candidates(
                         term_h=term_h,
                         assumptions=assumptions,
                         trains=trains,
+                        setups=setups,
                     )
                     spot = ctx.spot
                     if spot is not None and not spot.finishes:

@@ -53,6 +53,17 @@ class EstimatorFn(Protocol):
         ...
 
 
+class MemoryFitsFn(Protocol):
+    """An optional seam an `EstimatorFn` may offer as its `memory_fits` method: whether the
+    estimate of `workload` on `num_gpus` GPUs over `nodes` would fit in memory, answered
+    without timing it, raising for a layout the estimator cannot model as its call would
+    (`gpurent.estimate.Estimator.memory_fits`). `choose_layout` then times only a layout that
+    fits; the layouts it chooses are the same with or without it."""
+
+    def __call__(self, workload: Workload, gpu: GpuSpec, num_gpus: int, nodes: int) -> bool:
+        """Whether `workload` on num_gpus GPUs of gpu across nodes nodes fits in memory."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Layout:
     """How the job is split over `num_gpus` GPUs."""
@@ -264,8 +275,31 @@ def choose_layout(
     gpus_per_node: int,
     nodes: int,
     inter_node_gbps: float | None,
+    applied: dict[Layout, Workload] | None = None,
 ) -> LayoutChoice:
-    """The first layout (in `candidate_layouts` order) whose estimate fits in GPU memory."""
+    """The first layout (in `candidate_layouts` order) whose estimate fits in GPU memory.
+
+    With the estimator's `memory_fits` (`MemoryFitsFn`), layouts that do not fit are passed
+    over untimed; only when none fits is every layout timed, to report the closest miss.
+    `applied` memoizes `layout.apply(workload)` across calls for one workload (the planner
+    tries the same layouts on every GPU with the same count per node)."""
+    num_gpus = gpus_per_node * nodes
+    fits: MemoryFitsFn | None = getattr(estimator, "memory_fits", None)
+    if fits is not None:
+        for tried, layout in enumerate(candidate_layouts(workload, gpus_per_node, nodes), 1):
+            laid = applied.get(layout) if applied is not None else None
+            if laid is None:
+                laid = layout.apply(workload)
+                if applied is not None:
+                    applied[layout] = laid
+            try:
+                if not fits(laid, gpu, num_gpus, nodes):
+                    continue
+                est = estimator(laid, gpu, num_gpus, nodes, inter_node_gbps)
+            except GpurentError:  # the search below records why
+                continue
+            if est.fits:
+                return LayoutChoice(layout=layout, estimate=est, tried=tried)
     closest: Estimate | None = None
     closest_layout: Layout | None = None
     tried = 0

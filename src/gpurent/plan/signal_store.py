@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING
 from gpurent.cloud.spot_defaults import SignalRate
 from gpurent.errors import DataError, InputError
 from gpurent.inputs import files
-from gpurent.spot.signals.base import RATE_RULE
-from gpurent.spot.signals.select import age_text, interruption_rates, signal_from_json
 from gpurent.userdata import data_home
 
 if TYPE_CHECKING:
@@ -40,7 +38,9 @@ def load_signals() -> list[SpotSignal]:
     """The stored signals ([] when none were imported)."""
     path = store_path()
     if not path.exists():
-        return []
+        return []  # the common case: nothing imported, the signal parsers never loaded
+    from gpurent.spot.signals.select import signal_from_json
+
     where = files.shown(path)
     text = files.read_text(path, limit_bytes=MAX_STORE_BYTES, error=DataError)
     doc = files.parse_json(text, where, error=DataError)
@@ -66,6 +66,9 @@ def signal_rates_for(
     signals = load_signals()
     if not signals:
         return ()
+    from gpurent.spot.signals.base import RATE_RULE
+    from gpurent.spot.signals.select import age_text, interruption_rates
+
     wanted = {(o.provider.lower(), o.region.lower(), o.instance_type.lower()) for o in offers}
     when = now or datetime.now(UTC)
     out = []

@@ -23,9 +23,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gpurent.errors import InputError
-from gpurent.spot.analytics.survival import Survival, kaplan_meier, lifetimes_from_hours
+
+if TYPE_CHECKING:  # imported where used: pricing a plan's spot overhead needs none of it
+    from gpurent.spot.analytics.survival import Survival
 
 GUIDE_FIXED_INTERVAL_S = 15 * 60.0
 """The guide's rule of thumb: a checkpoint every 15 minutes."""
@@ -219,6 +222,8 @@ def interval_from_lifetimes_s(
     (`best.interval_s`) and, on the same distribution, the overhead of Young, Daly (fed the
     censoring-aware MTTI) and of the guide's fixed 15 minutes.
     """
+    from gpurent.spot.analytics.survival import kaplan_meier, lifetimes_from_hours
+
     _check(checkpoint_cost_s, 1.0)
     _check_overhead_args(1.0, checkpoint_cost_s, restart_s)
     lives = lifetimes_from_hours(lifetimes_h, censored)

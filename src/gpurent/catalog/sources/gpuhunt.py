@@ -24,7 +24,6 @@ import io
 import json
 import logging
 import os
-import socket
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -172,6 +171,8 @@ def _gpuhunt_env(url: str | None, timeout_s: float) -> Iterator[None]:
     """The package reads its URL from the environment, logs failures with tracebacks and leaves
     the sockets of failed requests to the garbage collector: point it at `url`, bound every
     socket wait, keep its log off the terminal, close what it left open, then restore."""
+    import socket  # here, not at the top: loading stored offers (every plan) opens none
+
     saved_url = os.environ.get(GPUHUNT_URL_ENV)
     saved_timeout = socket.getdefaulttimeout()
     log = logging.getLogger("gpuhunt")
