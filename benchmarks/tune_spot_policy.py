@@ -45,6 +45,7 @@ from gpurent.spot.sim.lifetimes import ZoneSpells, residual_bounds_ticks
 from gpurent.spot.sim.policies import (
     BreakEvenUniformProgressPolicy,
     LifetimeUniformProgressPolicy,
+    LookaheadUniformProgressPolicy,
     Policy,
     ProvenUniformProgressPolicy,
     UniformProgressPolicy,
@@ -127,6 +128,7 @@ def make(name: str) -> Callable[[], Policy]:
     rule); 'breakeven-up' (round 5, ':m=..,n=..,r=..,q=..' its life_margin, min_samples,
     reserve_factor ('r=none' for no slack bound), age_factor ('g=..', round 6) and
     survival_floor ('q=..', round 6, tried); 'proven-up' (round 6, ':g=..' its age_factor);
+    'lookahead-up' (round 7, ':c=..,g=..' its crossing_factor and age_factor, 'g=none': off);
     'ez' (evidence zones) and 'iw' (idle wait), both with ':z=..,n=..'."""
     base, _, opts = name.partition(":")
     kv = dict(o.split("=") for o in opts.split(",") if o)
@@ -152,6 +154,13 @@ def make(name: str) -> Callable[[], Policy]:
     if base == "proven-up":  # round 6; g: age_factor
         g = {"age_factor": float(kv.get("g", ProvenUniformProgressPolicy.age_factor or 1.0))}
         return type("PU", (ProvenUniformProgressPolicy,), g)
+    if base == "lookahead-up":  # round 7; c: crossing_factor, g: age_factor ('none': off)
+        la: dict[str, float | None] = {
+            "crossing_factor": float(kv.get("c", LookaheadUniformProgressPolicy.crossing_factor))
+        }
+        if "g" in kv:
+            la["age_factor"] = None if kv["g"] == "none" else float(kv["g"])
+        return type("LA", (LookaheadUniformProgressPolicy,), la)
     if base == "iw":
         attrs = {"z_score": float(kv.get("z", 2.0)), "min_samples": int(kv.get("n", 10))}
         return type("IW", (IdleWait,), attrs)
