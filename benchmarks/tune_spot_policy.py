@@ -123,12 +123,33 @@ class SurvivalFloor(BreakEvenUniformProgressPolicy):
         return share >= self.survival_floor and super()._spot_allowed(now, zone, need)
 
 
+class LifeBound(ProvenUniformProgressPolicy):
+    """proven-up whose break-even return needs a lower confidence bound on the capped residual
+    life (mean - `life_z` standard errors over the spells that outlived the current age) above
+    the break-even, not the mean alone (round 7, tried): few or heavy-tailed spells widen it."""
+
+    life_z = 1.0
+
+    def _loss_affordable(
+        self, t: int, progress_ticks: float, zone: int, need: float, life: float
+    ) -> bool:
+        now = self._start + t
+        spells = self._spells[zone]
+        age = now - int(spells.spell_start_at[now]) + 1
+        seen = int(np.searchsorted(spells.ends, now, side="right"))
+        longer = spells.lengths[:seen][spells.lengths[:seen] > age]
+        capped = np.minimum(longer - age, self._w - progress_ticks)
+        half = self.life_z * float(capped.std(ddof=1)) / math.sqrt(len(capped))
+        return life - half > need
+
+
 def make(name: str) -> Callable[[], Policy]:
     """Candidate by spec: 'up'; 'lifetime-up' (':f=..' its need_factor, 'f=inf' round 2's
     rule); 'breakeven-up' (round 5, ':m=..,n=..,r=..,q=..' its life_margin, min_samples,
     reserve_factor ('r=none' for no slack bound), age_factor ('g=..', round 6) and
     survival_floor ('q=..', round 6, tried); 'proven-up' (round 6, ':g=..' its age_factor);
     'lookahead-up' (round 7, ':c=..,g=..' its crossing_factor and age_factor, 'g=none': off);
+    'lcb' (round 7, tried: proven-up with a confidence bound on the life, ':z=..');
     'ez' (evidence zones) and 'iw' (idle wait), both with ':z=..,n=..'."""
     base, _, opts = name.partition(":")
     kv = dict(o.split("=") for o in opts.split(",") if o)
@@ -161,6 +182,8 @@ def make(name: str) -> Callable[[], Policy]:
         if "g" in kv:
             la["age_factor"] = None if kv["g"] == "none" else float(kv["g"])
         return type("LA", (LookaheadUniformProgressPolicy,), la)
+    if base == "lcb":  # round 7, tried; z: life_z
+        return type("LB", (LifeBound,), {"life_z": float(kv.get("z", 1.0))})
     if base == "iw":
         attrs = {"z_score": float(kv.get("z", 2.0)), "min_samples": int(kv.get("n", 10))}
         return type("IW", (IdleWait,), attrs)
