@@ -1,8 +1,7 @@
 """`breakeven-up` (round 5): leaves an on-demand catch-up once spot's predicted life pays the
 changeover and the slack it risks; never misses a feasible deadline; online only. The safety
 properties are checked for `proven-up` (round 6, breakeven-up that waits for a proven spell)
-and `lookahead-up` (round 7, proven-up that prices a loss crossing its slack bound) too; their
-own behaviour is in test_proven_up.py and test_lookahead_up.py."""
+too; its own behaviour is in test_proven_up.py."""
 
 from __future__ import annotations
 
@@ -20,7 +19,6 @@ from gpurent.spot.sim.lifetimes import capped_residual_ticks, zone_spells
 from gpurent.spot.sim.policies import (
     BreakEvenUniformProgressPolicy,
     LifetimeUniformProgressPolicy,
-    LookaheadUniformProgressPolicy,
     Policy,
     ProvenUniformProgressPolicy,
     RunView,
@@ -30,7 +28,7 @@ from gpurent.spot.sim.simulator import simulate_run
 
 GAP = 0.1
 NAME = BreakEvenUniformProgressPolicy.name
-SAFE = [BreakEvenUniformProgressPolicy, ProvenUniformProgressPolicy, LookaheadUniformProgressPolicy]
+SAFE = [BreakEvenUniformProgressPolicy, ProvenUniformProgressPolicy]
 """The policies whose safety properties (no miss, deterministic, online) are checked here."""
 
 
@@ -234,9 +232,7 @@ def test_uses_no_future_information(cls: type[BreakEvenUniformProgressPolicy]) -
             assert rec.actions[: t + 1] == base.actions[: t + 1], (seed, t)
 
 
-@pytest.mark.parametrize(
-    "name", [NAME, ProvenUniformProgressPolicy.name, LookaheadUniformProgressPolicy.name]
-)
+@pytest.mark.parametrize("name", [NAME, ProvenUniformProgressPolicy.name])
 def test_cli_simulate_policy(write_csv, name: str) -> None:
     z = [1 if (i // 9) % 4 else 0 for i in range(80)]
     path = write_csv("z1", z)

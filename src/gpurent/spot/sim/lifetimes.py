@@ -112,18 +112,3 @@ def capped_residual_ticks(
     if len(longer) < min_samples:
         return None
     return float(np.minimum(longer - age, cap_ticks).mean())
-
-
-def ending_share(
-    spells: ZoneSpells, now: int, within_ticks: float, min_samples: int = 10
-) -> float | None:
-    """P(L - a <= within | L > a): the share of the spells that ended by tick `now` and
-    outlived the current spell's age a that ended at most `within_ticks` later; 1 where the zone
-    is not usable at `now`; None (no evidence) with fewer than `min_samples` such spells."""
-    found = _outliving(spells, now)
-    if found is None:
-        return 1.0
-    age, longer = found
-    if len(longer) < min_samples:
-        return None
-    return float(np.count_nonzero(longer - age <= within_ticks)) / len(longer)

@@ -9,7 +9,6 @@ from gpurent.spot.sim.policies.base import Policy, RunView, SafetyNet
 from gpurent.spot.sim.policies.baselines import GreedyPolicy, OnDemandPolicy, UniformProgressPolicy
 from gpurent.spot.sim.policies.breakeven_up import BreakEvenUniformProgressPolicy
 from gpurent.spot.sim.policies.lifetime_up import LifetimeUniformProgressPolicy
-from gpurent.spot.sim.policies.lookahead_up import LookaheadUniformProgressPolicy
 from gpurent.spot.sim.policies.proven_up import ProvenUniformProgressPolicy
 
 DEFAULT_POLICY = LifetimeUniformProgressPolicy.name
@@ -22,7 +21,6 @@ ONLINE_POLICIES: dict[str, Callable[[], Policy]] = {
     LifetimeUniformProgressPolicy.name: LifetimeUniformProgressPolicy,
     BreakEvenUniformProgressPolicy.name: BreakEvenUniformProgressPolicy,
     ProvenUniformProgressPolicy.name: ProvenUniformProgressPolicy,
-    LookaheadUniformProgressPolicy.name: LookaheadUniformProgressPolicy,
 }
 """The online policies by name, each a constructor."""
 OPTIMAL = "optimal"
@@ -49,7 +47,6 @@ __all__ = [
     "BreakEvenUniformProgressPolicy",
     "GreedyPolicy",
     "LifetimeUniformProgressPolicy",
-    "LookaheadUniformProgressPolicy",
     "OnDemandPolicy",
     "Policy",
     "ProvenUniformProgressPolicy",

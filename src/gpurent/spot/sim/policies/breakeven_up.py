@@ -108,8 +108,9 @@ class BreakEvenUniformProgressPolicy(LifetimeUniformProgressPolicy):
     def _loss_affordable(
         self, t: int, progress_ticks: float, zone: int, need: float, life: float
     ) -> bool:
-        """Whether what a loss of the new spot instance would cost is worth risking (round 7,
-        `lookahead-up`); here always: the break-even already counts the loss as certain."""
+        """Whether what a loss of the new spot instance would cost is worth risking; here
+        always (the break-even already counts the loss as certain). The round-7 candidates of
+        `benchmarks/tune_spot_policy.py` (`lookahead-up`, `lcb`) override it."""
         del t, progress_ticks, zone, need, life
         return True
 
