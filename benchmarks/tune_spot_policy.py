@@ -122,11 +122,74 @@ class SurvivalFloor(BreakEvenUniformProgressPolicy):
         return share >= self.survival_floor and super()._spot_allowed(now, zone, need)
 
 
+class Lookahead(ProvenUniformProgressPolicy):
+    """proven-up (round 7, tried): a return to spot whose loss would take the slack below the
+    break-even rule's bound (s - 2D - 1 - D <= 3D + 0.5 x predicted preemption losses) is taken
+    only if L - break-even > `crossing_factor` x p x H: p, the share of the zone's past spells
+    that outlived the current age and ended within the break-even life more; H, the ticks of
+    on-demand the loss would cause (until the bound, falling with the work left, or UP's line,
+    falling by 1 - C/R a tick, is below the slack; at most the work left). docs/benchmarks.md,
+    "Spot policy round 7"."""
+
+    name = "lookahead-up"
+
+    crossing_factor = 1.0
+    """Weight of the expected cost of a loss that takes the slack below the bound."""
+
+    def _loss_affordable(
+        self, t: int, progress_ticks: float, zone: int, need: float, life: float
+    ) -> bool:
+        """Expected saving over the break-even beats the expected catch-up a loss would cause."""
+        d, now = self._d, self._start + t
+        left = self._w - progress_ticks
+        factor = self.reserve_factor or 0.0
+        reserve = factor / self.need_factor * self._preemption_reserve(now, progress_ticks)
+        s_loss = self.net.slack(t, progress_ticks) - 2 * d - 1
+        deficit = 3 * d + reserve - (s_loss - d)
+        if deficit <= 0:
+            return True
+        spells = self._spells[zone]
+        age = now - int(spells.spell_start_at[now]) + 1
+        seen = int(np.searchsorted(spells.ends, now, side="right"))
+        longer = spells.lengths[:seen][spells.lengths[:seen] > age]
+        p = float(np.count_nonzero(longer - age <= need)) / len(longer)
+        hold = left
+        if reserve > 0 and left > 0:
+            hold = min(hold, deficit / (reserve / left))
+        up_rate = 1.0 - self._w / self._n
+        if up_rate > 0:
+            up_line = (self._n - self._w) * (1.0 - t / self._n) + self._two_d * self._rate
+            hold = min(hold, max(0.0, up_line - s_loss) / up_rate)
+        return life - need > self.crossing_factor * p * hold
+
+
+class LifeBound(ProvenUniformProgressPolicy):
+    """proven-up whose break-even return needs a lower confidence bound on the capped residual
+    life (mean - `life_z` standard errors over the spells that outlived the current age) above
+    the break-even, not the mean alone (round 7, tried): few or heavy-tailed spells widen it."""
+
+    life_z = 1.0
+
+    def _loss_affordable(
+        self, t: int, progress_ticks: float, zone: int, need: float, life: float
+    ) -> bool:
+        now = self._start + t
+        spells = self._spells[zone]
+        age = now - int(spells.spell_start_at[now]) + 1
+        seen = int(np.searchsorted(spells.ends, now, side="right"))
+        longer = spells.lengths[:seen][spells.lengths[:seen] > age]
+        capped = np.minimum(longer - age, self._w - progress_ticks)
+        half = self.life_z * float(capped.std(ddof=1)) / math.sqrt(len(capped))
+        return life - half > need
+
+
 def make(name: str) -> Callable[[], Policy]:
     """Candidate by spec: 'up'; 'lifetime-up' (':f=..' its need_factor, 'f=inf' round 2's
     rule); 'breakeven-up' (round 5, ':m=..,n=..,r=..,q=..' its life_margin, min_samples,
     reserve_factor ('r=none' for no slack bound), age_factor ('g=..', round 6) and
     survival_floor ('q=..', round 6, tried); 'proven-up' (round 6, ':g=..' its age_factor);
+    'lookahead-up' (round 7, ':c=..,g=..' its crossing_factor and age_factor, 'g=none': off);
+    'lcb' (round 7, tried: proven-up with a confidence bound on the life, ':z=..');
     'ez' (evidence zones) and 'iw' (idle wait), both with ':z=..,n=..'."""
     base, _, opts = name.partition(":")
     kv = dict(o.split("=") for o in opts.split(",") if o)
@@ -152,6 +215,15 @@ def make(name: str) -> Callable[[], Policy]:
     if base == "proven-up":  # round 6; g: age_factor
         g = {"age_factor": float(kv.get("g", ProvenUniformProgressPolicy.age_factor or 1.0))}
         return type("PU", (ProvenUniformProgressPolicy,), g)
+    if base == "lookahead-up":  # round 7; c: crossing_factor, g: age_factor ('none': off)
+        la: dict[str, float | None] = {
+            "crossing_factor": float(kv.get("c", Lookahead.crossing_factor))
+        }
+        if "g" in kv:
+            la["age_factor"] = None if kv["g"] == "none" else float(kv["g"])
+        return type("LA", (Lookahead,), la)
+    if base == "lcb":  # round 7, tried; z: life_z
+        return type("LB", (LifeBound,), {"life_z": float(kv.get("z", 1.0))})
     if base == "iw":
         attrs = {"z_score": float(kv.get("z", 2.0)), "min_samples": int(kv.get("n", 10))}
         return type("IW", (IdleWait,), attrs)

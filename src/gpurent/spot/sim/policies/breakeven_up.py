@@ -100,10 +100,19 @@ class BreakEvenUniformProgressPolicy(LifetimeUniformProgressPolicy):
         if reserve == float("inf"):
             return super()._early_return(t, progress_ticks, zone)
         slack_after = self.net.slack(t, progress_ticks) - self._d
-        scale = self.reserve_factor / self.need_factor
-        if slack_after > 3 * self._d + scale * reserve:
+        bound = 3 * self._d + self.reserve_factor / self.need_factor * reserve
+        if slack_after > bound and self._loss_affordable(t, progress_ticks, zone, need, life):
             return True
         return super()._early_return(t, progress_ticks, zone)
+
+    def _loss_affordable(
+        self, t: int, progress_ticks: float, zone: int, need: float, life: float
+    ) -> bool:
+        """Whether what a loss of the new spot instance would cost is worth risking; here
+        always (the break-even already counts the loss as certain). The round-7 candidates of
+        `benchmarks/tune_spot_policy.py` (`lookahead-up`, `lcb`) override it."""
+        del t, progress_ticks, zone, need, life
+        return True
 
     def _spot_allowed(self, now: int, zone: int, need: float) -> bool:
         """Whether the zone's current spell has lasted `age_factor` x the break-even life."""
