@@ -13,8 +13,15 @@ from tests.conftest import run_cli as run
 from gpurent.catalog import Precision, get_gpu, parse_precision
 from gpurent.errors import InputError
 from gpurent.estimate import estimate
-from gpurent.estimate.precisions import FP8_GEMM_REALIZATION, RECIPES, low_float_gemm_gain
+from gpurent.estimate.estimator import llm_output_layer_share
+from gpurent.estimate.precisions import (
+    FP8_GEMM_REALIZATION,
+    RECIPES,
+    llm_training_gemm_gain,
+    low_float_gemm_gain,
+)
 from gpurent.workload import Workload
+from gpurent.workload.models import get_model
 
 LLM = Workload(model="llama3-8b", precision=Precision.FP8, batch_size_per_gpu=2, seq_len=4096)
 
@@ -143,8 +150,27 @@ def test_fp8_speeds_up_the_gemms_only() -> None:
     assert low_float_gemm_gain(flat, Precision.FP8) == 1.0
 
 
+def test_the_output_layer_stays_bf16_under_fp8() -> None:
+    """The LM head's GEMMs keep the bf16 rate: the training GEMM gain shrinks with the head's
+    share of the FLOPs (gpt-oss-20b's 201k x 2,880 head is 14 % of its active weights, GPT-3
+    175B's 0.4 %), and is the plain gain without a head."""
+    h100 = get_gpu("H100")
+    gain = low_float_gemm_gain(h100, Precision.FP8)
+    shares = {}
+    for name in ("gpt-oss-20b", "llama3-8b", "custom:layers=96,hidden=12288,heads=96,vocab=50257"):
+        shape = get_model(name).llm
+        assert shape is not None
+        shares[name] = llm_output_layer_share(shape)
+    assert shares["gpt-oss-20b"] == pytest.approx(201088 * 2880 / 4.186e9, rel=0.01)
+    gains = [llm_training_gemm_gain(h100, Precision.FP8, s) for s in sorted(shares.values())]
+    assert gain > gains[0] > gains[1] > gains[2] > 1.0
+    assert llm_training_gemm_gain(h100, Precision.FP8, 0.0) == gain
+    assert llm_training_gemm_gain(h100, Precision.BF16, 0.2) == 1.0
+
+
 def test_an_fp8_llm_estimate_says_how_fp8_is_timed() -> None:
     est = estimate(LLM, get_gpu("H100"), 8)
     assert any("GEMMs run x1.56 faster than in bf16" in n for n in est.notes), est.notes
+    assert any("output layer" in n and "kept in bf16" in n for n in est.notes), est.notes
     bf16 = estimate(replace(LLM, precision=Precision.BF16), get_gpu("H100"), 8)
     assert not any("GEMMs run" in n for n in bf16.notes)

@@ -61,6 +61,7 @@ from gpurent.estimate.precisions import (
     FP8_GEMM_REALIZATION,
     Recipe,
     check_precision,
+    llm_training_gemm_gain,
     low_float_gemm_gain,
     recipe_of,
 )
@@ -647,11 +648,13 @@ def _estimate(
                 "with FP32 on any GPU, so it is timed at the fp32 (TF32) rate"
             )
 
-    if p.is_low_float and model.is_llm and workload.task.trains:
+    if p.is_low_float and model.llm is not None and workload.task.trains:
+        head = llm_output_layer_share(model.llm)
         notes.append(
             f"{p.value}: the GEMMs run x{low_float_gemm_gain(gpu, p):.2f} faster than in bf16 "
-            f"({FP8_GEMM_REALIZATION:g} of the fp8/bf16 peak ratio); attention, norms and the "
-            "optimizer stay at bf16"
+            f"({FP8_GEMM_REALIZATION:g} of the fp8/bf16 peak ratio), x"
+            f"{llm_training_gemm_gain(gpu, p, head):.2f} with the output layer ({head:.1%} of "
+            "the GEMM FLOPs) kept in bf16; attention, norms and the optimizer stay at bf16"
         )
     recipe = recipe_of(p)
     if recipe is not None and model.is_llm and workload.task.trains:
@@ -1298,6 +1301,12 @@ def tuned_llm_key(task: Task) -> str:
     return "llm-lora" if task.trains_adapters else "llm"
 
 
+def llm_output_layer_share(shape: LlmShape) -> float:
+    """The output layer's (LM head's) share of a decoder LLM's training GEMM FLOPs: vocab x
+    hidden over the active parameters (the count `llm_training_features` multiplies)."""
+    return shape.vocab * shape.hidden / llm_active_params(shape)
+
+
 def llm_layer_params_per_gpu(workload: Workload, shape: LlmShape) -> float:
     """Active weights of one decoder layer on one GPU: the active parameters (embeddings
     included) over the layers and the tensor-parallel degree (the size the tuned stack's
@@ -1369,7 +1378,7 @@ def _llm_training(
     # fp8 and narrower run the linear layers' GEMMs only in fp8 (precisions.py): every other
     # term is timed at bf16, the GEMMs divided by the realized fp8 gain
     half = Precision.BF16 if p.is_low_float else p
-    gain = low_float_gemm_gain(gpu, p)
+    gain = llm_training_gemm_gain(gpu, p, llm_output_layer_share(shape))
     x_mm, x_attn, x_mem, model_flops = llm_training_features(
         model,
         ref,

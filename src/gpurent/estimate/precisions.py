@@ -36,6 +36,15 @@ time split of this estimator (the GEMM share of the step, 0.85-0.90 for these sh
   1,380 TFLOP/s vs fp8 per-tensor 1,945 TFLOP/s including the activation quantisation (x1.41,
   0.70 of the doubling) and 2,341 TFLOP/s without it (x1.70, 0.85): 0.78 lies between the two.
 The spread of those readings (0.70-0.85 of the doubling) is about +-10 %.
+
+The output layer (LM head) stays in bf16 (`llm_training_gemm_gain`): fp8 recipes quantize the
+transformer layers' linear GEMMs, and the vocabulary projection is left at 16 bits unless a
+recipe opts in. NVIDIA's MLPerf Training v6.0 NeMo configs make that opt-in explicit: the
+GB300 DeepSeek-V3 configs add `export FP8_OUTPUT_PROJ=True` under "# MXFP8 LM-head output
+projection" and the GB200 ones do not (Richardyu114/training_results_v6.0 @ eabf23a,
+`NVIDIA/benchmarks/deepseekv3_671b/implementations/*/config_GB*_*_mxfp8_full_cg.sh`). Its share
+of the matmul work is vocab x hidden / active parameters: 0.5 % of GPT-3 175B's, 6.5 % of Llama
+3 8B's, 14 % of gpt-oss-20b's.
 """
 
 from __future__ import annotations
@@ -130,6 +139,14 @@ def low_float_gemm_gain(gpu: GpuSpec, precision: Precision) -> float:
     return max(1.0, FP8_GEMM_REALIZATION * peak_ratio)
 
 
+def llm_training_gemm_gain(gpu: GpuSpec, precision: Precision, head_share: float) -> float:
+    """The decoder-LLM training GEMMs' gain in `precision` over bf16 when the share
+    `head_share` of their FLOPs (the output layer) stays bf16: the low-float gain on the rest,
+    1 on the head (time 1 - s + s x gain per bf16 unit, so gain / (1 + s (gain - 1)))."""
+    gain = low_float_gemm_gain(gpu, precision)
+    return gain / (1.0 + head_share * (gain - 1.0))
+
+
 def recipe_of(precision: Precision) -> Recipe | None:
     """The recipe table entry of `precision` (None for `fp8` itself and wider precisions)."""
     return RECIPES.get(precision)
@@ -141,6 +158,7 @@ __all__ = [
     "RECIPES",
     "Recipe",
     "check_precision",
+    "llm_training_gemm_gain",
     "low_float_gemm_gain",
     "recipe_of",
 ]
