@@ -262,7 +262,7 @@ def fit(
     if pre:
         c = sk.comm
         grid = [NO_SIZE]
-        if size and any(not task_is_lora(r) for r in pre):
+        if size and any(not workload(r).task.trains_adapters for r in pre):
             grid = [(ref, ex) for ref in SIZE_REFS for ex in SIZE_EXPONENTS if ex > 0.0]
             grid.append(NO_SIZE)
         best_pre: tuple[float, StackCoeffs] | None = None
@@ -288,10 +288,6 @@ def fit(
         rs = [x for x in ratios(rows, base, sk) if x is not None]
         loss = statistics.median(abs(math.log(x)) for x in rs)
     return sk, loss
-
-
-def task_is_lora(r: dict[str, str]) -> bool:
-    return (r.get("task") or "training").strip() in ("finetune-lora", "finetune-qlora")
 
 
 def ttt_errors(rows: list[dict[str, str]], base: Constants, sk: StackCoeffs) -> list[float]:
