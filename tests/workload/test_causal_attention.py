@@ -25,8 +25,12 @@ def test_llama3_8b_training_flops_at_8k_are_6n_plus_6lhs() -> None:
     model = get_model("llama3-8b")
     shape = model.llm
     assert shape is not None and (shape.layers, shape.hidden) == (32, 4096)
-    causal = 6.0 * model.num_params + 6.0 * shape.layers * shape.hidden * 8192
-    full = 6.0 * model.num_params + 12.0 * shape.layers * shape.hidden * 8192
+    # N: the weights a token multiplies with, without the untied input embedding (a lookup):
+    # 8.03B - 128,256 x 4,096 = 7.50B, the count of ml-engineering's benchmark.py (7.505B)
+    n = model.num_params - shape.vocab * shape.hidden
+    assert n == pytest.approx(7.505e9, rel=0.001)
+    causal = 6.0 * n + 6.0 * shape.layers * shape.hidden * 8192
+    full = 6.0 * n + 12.0 * shape.layers * shape.hidden * 8192
     got = _training_flops_per_token("llama3-8b", 8192)
     assert got == pytest.approx(causal, rel=0.01)
     assert abs(got - full) / full > 0.08  # far from the full-square (PaLM) count
@@ -71,7 +75,7 @@ def test_long_over_short_context_is_monotone() -> None:
     flops, tps, half = [], [], []
     for s in SEQS:
         f = _training_flops_per_token("llama3-8b", s)
-        n = get_model("llama3-8b").num_params
+        n = get_model("llama3-8b").num_params - shape.vocab * shape.hidden
         half.append(f / (6.0 * n + 12.0 * shape.layers * shape.hidden * s))
         wl = Workload(
             model="llama3-8b",

@@ -15,7 +15,12 @@ from gpurent.estimate import estimate
 from gpurent.estimate.perf import bandwidth_bps, llm_training_features
 from gpurent.workload import Sharding, Task, Workload
 from gpurent.workload.models import get_model
-from gpurent.workload.zoo import llm_active_params, llm_flops_per_token, llm_params
+from gpurent.workload.zoo import (
+    llm_active_params,
+    llm_flops_per_token,
+    llm_matmul_params,
+    llm_params,
+)
 
 # (model, total parameters, active parameters per token) as each source states them
 PUBLISHED = [
@@ -36,12 +41,15 @@ def test_parameters_and_flops_per_token_match_the_source_within_2_percent(
     assert shape is not None and shape.is_moe
     assert llm_params(shape) == pytest.approx(total, rel=0.02)
     assert llm_active_params(shape) == pytest.approx(active, rel=0.02)
-    # forward FLOPs per token of a 1-token context: 2 x the active parameters
-    assert llm_flops_per_token(shape, 1, training=False) == pytest.approx(2 * active, rel=0.02)
+    # forward FLOPs per token of a 1-token context: 2 x the published active parameters less
+    # the untied input embedding (a lookup, no matrix product)
+    assert not shape.tied_embeddings
+    matmul = active - shape.vocab * shape.hidden
+    assert llm_flops_per_token(shape, 1, training=False) == pytest.approx(2 * matmul, rel=0.02)
     # training is 3x forward, attention included (causal: 6 L h s)
     s = 4096
     attn = 6.0 * shape.layers * shape.hidden * s
-    assert llm_flops_per_token(shape, s) == pytest.approx(6 * llm_active_params(shape) + attn)
+    assert llm_flops_per_token(shape, s) == pytest.approx(6 * llm_matmul_params(shape) + attn)
 
 
 def test_dense_models_count_all_parameters_as_active() -> None:
@@ -175,3 +183,16 @@ def test_token_dispatch_adds_activation_traffic_per_routed_expert() -> None:
     dense = 34.0 * 4096 * s.hidden * s.layers
     dispatch = 4.0 * s.experts_per_token * s.hidden * 4096 * s.moe_layers
     assert x_mem * bandwidth_bps(gpu) == pytest.approx(dense + dispatch, rel=1e-9)
+
+
+@pytest.mark.parametrize("name", ["llama3-8b", "mixtral-8x7b", "gpt2", "mpt-7b"])
+def test_the_input_embedding_is_a_lookup_and_a_tied_head_counts_once(name: str) -> None:
+    """Matmul weights = active parameters less an untied input embedding; a tied model's one
+    embedding matrix is its output layer, so nothing is taken off."""
+    shape = get_model(name).llm
+    assert shape is not None
+    lookup = 0 if shape.tied_embeddings else shape.vocab * shape.hidden
+    assert llm_matmul_params(shape) == llm_active_params(shape) - lookup
+    assert llm_flops_per_token(shape, 1, training=False) == pytest.approx(
+        2.0 * llm_matmul_params(shape) + 2.0 * shape.layers * shape.hidden, rel=0.05
+    )

@@ -85,6 +85,7 @@ from gpurent.workload.zoo import (
     llm_expert_params,
     llm_flops_per_token,
     llm_kv_cache_values,
+    llm_matmul_params,
     llm_params,
 )
 
@@ -1292,7 +1293,7 @@ def moe_imbalance_factor(workload: Workload, shape: LlmShape) -> float:
     if workload.expert_parallel <= 1 or not shape.is_moe:
         return 1.0
     experts = shape.moe_layers * shape.experts_per_token * llm_expert_params(shape)
-    share = experts / llm_active_params(shape)
+    share = experts / llm_matmul_params(shape)
     return 1.0 + (MOE_LOAD_IMBALANCE - 1.0) * share
 
 
@@ -1303,8 +1304,9 @@ def tuned_llm_key(task: Task) -> str:
 
 def llm_output_layer_share(shape: LlmShape) -> float:
     """The output layer's (LM head's) share of a decoder LLM's training GEMM FLOPs: vocab x
-    hidden over the active parameters (the count `llm_training_features` multiplies)."""
-    return shape.vocab * shape.hidden / llm_active_params(shape)
+    hidden over the weights a token multiplies with (`llm_matmul_params`, the count
+    `llm_training_features` multiplies)."""
+    return shape.vocab * shape.hidden / llm_matmul_params(shape)
 
 
 def llm_layer_params_per_gpu(workload: Workload, shape: LlmShape) -> float:

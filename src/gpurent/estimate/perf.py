@@ -44,8 +44,8 @@ from gpurent.units import BYTES_PER_GB, FLOPS_PER_TFLOP
 from gpurent.workload.spec import Task
 from gpurent.workload.zoo import (
     ModelInfo,
-    llm_active_params,
     llm_attention_flops_per_token,
+    llm_matmul_params,
     llm_mlp_active_params,
 )
 
@@ -190,7 +190,7 @@ def llm_training_features(
     assert model.llm is not None
     s = model.llm
     tokens = batch * seq_len
-    n = llm_active_params(s)  # what a token computes with (a dense model: all)
+    n = llm_matmul_params(s)  # what a token multiplies with (no untied input embedding)
     lora = task.trains_adapters
     mm_factor = 4.0 if lora else 6.0  # LoRA: no weight gradients for the frozen base
     recompute = 2.0 if checkpointing else 0.0
