@@ -505,6 +505,10 @@ def main(argv: list[str] | None = None) -> int:
                 "date": datetime.now(UTC).strftime("%Y-%m-%d"),
             },
         }
+        if OUT.is_file():  # the MoE term is fitted apart (fit_moe_ep_overhead.py): keep it
+            kept = json.loads(OUT.read_text(encoding="utf-8")).get("moe_ep")
+            if kept is not None:
+                doc["moe_ep"] = kept
         OUT.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         print(f"wrote {OUT.relative_to(ROOT)}")
     return 0

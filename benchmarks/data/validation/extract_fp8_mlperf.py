@@ -32,6 +32,13 @@ run's precision (fp8 or nvfp4) established from its logs or configs (mlperf_8b_r
     python benchmarks/data/validation/extract_fp8_mlperf.py V30 V31 V50 V51 --blackwell-amd-8b \
         > benchmarks/data/mlperf_llm_pretrain_fit.csv
 
+With `--v60-moe` each argument is instead a local copy of one MLPerf Training v6.0 submitter's
+tree (Richardyu114/training_results_v6.0 cannot be fetched as a git directory) and gives its
+gpt_oss_20b rows for the MoE training split (mlperf_moe_rows.py; NVIDIA, CoreWeave and Lambda
+refused):
+
+    python benchmarks/data/validation/extract_fp8_mlperf.py --v60-moe DIR/Supermicro ...
+
 MLPerf Training v4.0 is held out and refused (as in extract_mlperf.py); a log older than the
 publication of the round before (v4.0: 2024-06-12; v5.0: 2025-06-04) is dropped as a re-run
 of that round's submission (for v4.1 that keeps every v4.0 figure out).
@@ -251,14 +258,21 @@ def values(log: str, key: str) -> list[float]:
 
 def main(argv: list[str]) -> int:
     blackwell_amd_8b = "--blackwell-amd-8b" in argv
-    repos = [a for a in argv if a != "--blackwell-amd-8b"]
+    v60_moe = "--v60-moe" in argv
+    repos = [a for a in argv if a not in ("--blackwell-amd-8b", "--v60-moe")]
     if not repos or any(a.startswith("-") for a in repos):
         sys.exit(__doc__)
     w = csv.DictWriter(sys.stdout, COLUMNS, lineterminator="\n", restval="")
     w.writeheader()
     for arg in repos:
         repo = Path(arg)
-        if blackwell_amd_8b and "training_results_v5.1" in (
+        if v60_moe:
+            import mlperf_moe_rows  # the MoE training split's v6.0 rows (its docstring)
+
+            rows, left_out = mlperf_moe_rows.rows(repo)
+            for why in left_out:
+                print(f"left out: {why}", file=sys.stderr)
+        elif blackwell_amd_8b and "training_results_v5.1" in (
             git(repo, "config", "--get", "remote.origin.url") + " " + str(repo)
         ):
             import mlperf_8b_rows  # the training split's v5.1 Llama 3.1 8B rows (its docstring)

@@ -110,6 +110,12 @@ class StackCoeffs:
     # (size / ref) ** `size_exponent`; 0 for either: no size dependence
     size_ref_params: float = 0.0
     size_exponent: float = 0.0
+    # MoE under expert parallelism (ep > 1): fixed seconds per MoE layer per micro-batch,
+    # forward + backward, that the byte-priced all-to-all leaves out (dispatch/combine kernel
+    # and routing-metadata latency, token permutation and unpermutation, the padded grouped
+    # GEMM launches); fitted on benchmarks/data/mlperf_moe_fit.csv by
+    # benchmarks/fit_moe_ep_overhead.py, 0 where nothing was fitted
+    moe_ep_layer_s: float = 0.0
 
     def speed_key(self, key: str, architecture: str) -> str:
         """The `speed` (and `intervals`) key for model key `key` on `architecture`: its own
@@ -206,6 +212,7 @@ def _stack(d: dict[str, Any]) -> StackCoeffs:
         },
         size_ref_params=float(d.get("llm_size", {}).get("ref_layer_params_per_gpu", 0.0)),
         size_exponent=float(d.get("llm_size", {}).get("exponent", 0.0)),
+        moe_ep_layer_s=float(d.get("moe_ep", {}).get("layer_s", 0.0)),
     )
 
 

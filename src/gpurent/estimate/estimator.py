@@ -1297,6 +1297,16 @@ def moe_imbalance_factor(workload: Workload, shape: LlmShape) -> float:
     return 1.0 + (MOE_LOAD_IMBALANCE - 1.0) * share
 
 
+def moe_ep_overhead_s(workload: Workload, shape: LlmShape, stack: StackCoeffs) -> float:
+    """Seconds per micro-batch of the fixed per-MoE-layer cost of expert parallelism on
+    `stack` (`StackCoeffs.moe_ep_layer_s` x the MoE layers of one pipeline stage); 0.0 for a
+    dense model or ep 1, where no token leaves its GPU."""
+    if workload.expert_parallel <= 1 or not shape.is_moe:
+        return 0.0
+    layers_here = math.ceil(shape.layers / workload.pipeline_parallel)
+    return stack.moe_ep_layer_s * layers_here * shape.moe_layers / shape.layers
+
+
 def tuned_llm_key(task: Task) -> str:
     """The `speed` key of the `tuned` stack for a decoder-LLM training task."""
     return "llm-lora" if task.trains_adapters else "llm"
@@ -1447,6 +1457,8 @@ def _llm_training(
     exposed += max(0.0, cm.cp_s - CP_COMM_OVERLAP * t_c * x_attn / max(x_mm + x_attn, 1e-30))
     exposed += (1.0 - TP_COMM_OVERLAP) * cm.tp_s + (1.0 - PP_COMM_OVERLAP) * cm.pp_s
     exposed += cm.ep_s  # on the critical path between the router and the experts
+    if tuned is not None:
+        exposed += moe_ep_overhead_s(workload, shape, tuned)
     step = single + exposed
     # pipeline bubble: the step (per micro-batch) stretches by 1 / (1 - bubble share)
     step /= 1.0 - pipeline_bubble_fraction(pp, ga, workload.virtual_pipeline_stages)
