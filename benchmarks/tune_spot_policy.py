@@ -47,6 +47,7 @@ from gpurent.spot.sim.policies import (
     LifetimeUniformProgressPolicy,
     Policy,
     ProvenUniformProgressPolicy,
+    SlackValueUniformProgressPolicy,
     UniformProgressPolicy,
 )
 from gpurent.spot.sim.policies.base import first_zone
@@ -190,6 +191,8 @@ def make(name: str) -> Callable[[], Policy]:
     survival_floor ('q=..', round 6, tried); 'proven-up' (round 6, ':g=..' its age_factor);
     'lookahead-up' (round 7, ':c=..,g=..' its crossing_factor and age_factor, 'g=none': off);
     'lcb' (round 7, tried: proven-up with a confidence bound on the life, ':z=..');
+    'dp-up' (round 8: slack-valued return, ':m=..,h=..,g=..' its margin, hazard_factor and
+    age_factor, 'g=none': off);
     'ez' (evidence zones) and 'iw' (idle wait), both with ':z=..,n=..'."""
     base, _, opts = name.partition(":")
     kv = dict(o.split("=") for o in opts.split(",") if o)
@@ -222,6 +225,14 @@ def make(name: str) -> Callable[[], Policy]:
         if "g" in kv:
             la["age_factor"] = None if kv["g"] == "none" else float(kv["g"])
         return type("LA", (Lookahead,), la)
+    if base == "dp-up":  # round 8; m: margin, h: hazard_factor, g: age_factor ('none': off)
+        dp: dict[str, float | None] = {
+            "margin": float(kv.get("m", SlackValueUniformProgressPolicy.margin)),
+            "hazard_factor": float(kv.get("h", SlackValueUniformProgressPolicy.hazard_factor)),
+        }
+        if "g" in kv:
+            dp["age_factor"] = None if kv["g"] == "none" else float(kv["g"])
+        return type("DP", (SlackValueUniformProgressPolicy,), dp)
     if base == "lcb":  # round 7, tried; z: life_z
         return type("LB", (LifeBound,), {"life_z": float(kv.get("z", 1.0))})
     if base == "iw":

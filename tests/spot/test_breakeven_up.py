@@ -22,13 +22,18 @@ from gpurent.spot.sim.policies import (
     Policy,
     ProvenUniformProgressPolicy,
     RunView,
+    SlackValueUniformProgressPolicy,
 )
 from gpurent.spot.sim.policies.breakeven_up import break_even_ticks
 from gpurent.spot.sim.simulator import simulate_run
 
 GAP = 0.1
 NAME = BreakEvenUniformProgressPolicy.name
-SAFE = [BreakEvenUniformProgressPolicy, ProvenUniformProgressPolicy]
+SAFE = [
+    BreakEvenUniformProgressPolicy,
+    ProvenUniformProgressPolicy,
+    SlackValueUniformProgressPolicy,
+]
 """The policies whose safety properties (no miss, deterministic, online) are checked here."""
 
 
@@ -232,7 +237,9 @@ def test_uses_no_future_information(cls: type[BreakEvenUniformProgressPolicy]) -
             assert rec.actions[: t + 1] == base.actions[: t + 1], (seed, t)
 
 
-@pytest.mark.parametrize("name", [NAME, ProvenUniformProgressPolicy.name])
+@pytest.mark.parametrize(
+    "name", [NAME, ProvenUniformProgressPolicy.name, SlackValueUniformProgressPolicy.name]
+)
 def test_cli_simulate_policy(write_csv, name: str) -> None:
     z = [1 if (i // 9) % 4 else 0 for i in range(80)]
     path = write_csv("z1", z)

@@ -64,6 +64,7 @@ def test_simulate_all_policies_multi_zone_with_trace_prices(write_csv, write_jso
         "lifetime-up",
         "breakeven-up",
         "proven-up",
+        "dp-up",
         "optimal",
     }
     assert all(r["gap_to_optimal"] >= -1e-9 for r in by.values())

@@ -8,6 +8,7 @@ from gpurent.errors import NotFoundError
 from gpurent.spot.sim.policies.base import Policy, RunView, SafetyNet
 from gpurent.spot.sim.policies.baselines import GreedyPolicy, OnDemandPolicy, UniformProgressPolicy
 from gpurent.spot.sim.policies.breakeven_up import BreakEvenUniformProgressPolicy
+from gpurent.spot.sim.policies.dp_up import SlackValueUniformProgressPolicy
 from gpurent.spot.sim.policies.lifetime_up import LifetimeUniformProgressPolicy
 from gpurent.spot.sim.policies.proven_up import ProvenUniformProgressPolicy
 
@@ -21,6 +22,7 @@ ONLINE_POLICIES: dict[str, Callable[[], Policy]] = {
     LifetimeUniformProgressPolicy.name: LifetimeUniformProgressPolicy,
     BreakEvenUniformProgressPolicy.name: BreakEvenUniformProgressPolicy,
     ProvenUniformProgressPolicy.name: ProvenUniformProgressPolicy,
+    SlackValueUniformProgressPolicy.name: SlackValueUniformProgressPolicy,
 }
 """The online policies by name, each a constructor."""
 OPTIMAL = "optimal"
@@ -52,6 +54,7 @@ __all__ = [
     "ProvenUniformProgressPolicy",
     "RunView",
     "SafetyNet",
+    "SlackValueUniformProgressPolicy",
     "UniformProgressPolicy",
     "resolve",
 ]
