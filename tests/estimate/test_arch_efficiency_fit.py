@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 from pathlib import Path
+
+from tests.scripts import load_script
 
 from gpurent.estimate.efficiency import FITTED
 
@@ -12,11 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_bundled_factors_equal_the_fit() -> None:
-    path = ROOT / "benchmarks/fit_arch_efficiency.py"
-    spec = importlib.util.spec_from_file_location("fit_arch_efficiency", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script("benchmarks/fit_arch_efficiency.py")
     rows = mod.load_rows(ROOT / "benchmarks/data/mlperf_training_8gpu.csv")
     assert mod.fit(rows) == FITTED
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from tests.scripts import load_script
 
 from gpurent.estimate.constants import parse_constants
 
@@ -18,13 +17,7 @@ BUNDLED = ROOT / "src/gpurent/estimate/data/calibration.json"
 
 def _estimator_fit() -> ModuleType:
     pytest.importorskip("numpy")
-    path = ROOT / "benchmarks/estimator_fit.py"
-    spec = importlib.util.spec_from_file_location("estimator_fit", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("estimator_fit", module)  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/estimator_fit.py")
 
 
 def test_the_bundled_file_reads_back_and_writes_out_identically() -> None:

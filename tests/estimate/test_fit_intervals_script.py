@@ -3,13 +3,12 @@ synthetic residuals (the reference data it runs on lives outside the repository)
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from tests.scripts import load_script
 
 from gpurent.estimate.uncertainty import parse_intervals
 
@@ -18,13 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def fit() -> ModuleType:
-    path = ROOT / "benchmarks/fit_intervals.py"
-    spec = importlib.util.spec_from_file_location("fit_intervals", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # its dataclasses resolve their annotations through it
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("benchmarks/fit_intervals.py")
 
 
 def _residuals(fit: ModuleType, unit_bias: float, seed: int = 0) -> list:

@@ -5,7 +5,6 @@ their layout (tp/pp/cp/ep) and the tuned stack, without an error."""
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import re
 import subprocess
@@ -15,6 +14,7 @@ from types import ModuleType
 
 from tests.conftest import run_cli
 from tests.estimate.test_validation_set import FORBIDDEN
+from tests.scripts import load_script
 
 from gpurent.catalog import get_gpu, parse_precision
 from gpurent.workload.models import get_model
@@ -86,12 +86,7 @@ def test_bench_reports_both_groups() -> None:
 
 
 def _fit_script() -> ModuleType:
-    path = ROOT / "benchmarks" / "fit_tuned_stack.py"
-    spec = importlib.util.spec_from_file_location("fit_tuned_stack", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("benchmarks/fit_tuned_stack.py")
 
 
 def test_the_pretraining_training_split_holds_only_fitted_rounds() -> None:

@@ -3,24 +3,18 @@ a file the config sources, or the implementation's `conf/custom.yaml`, else says
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
+
+from tests.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 IMPL = "NVIDIA/benchmarks/gpt3/implementations/x"
 
 
 def _extractor() -> ModuleType:
-    path = ROOT / "benchmarks/data/validation/extract_fp8_mlperf.py"
-    spec = importlib.util.spec_from_file_location("extract_fp8_mlperf", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("benchmarks/data/validation/extract_fp8_mlperf.py")
 
 
 def _repo(tmp_path: Path, files: dict[str, str]) -> Path:

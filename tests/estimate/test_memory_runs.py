@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib.util
 import itertools
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.conftest import cli_json
+from tests.scripts import load_script
 
 from gpurent.catalog import get_gpu
 from gpurent.catalog.precision import Precision
@@ -104,12 +103,7 @@ def test_checkpointed_layer_inputs_are_split_by_tensor_parallel() -> None:
 @functools.cache
 def _published_rows() -> list[Any]:
     """The rows as `benchmarks/bench_memory_peaks.py` reads them (one reader of the CSV)."""
-    path = ROOT / "benchmarks" / "bench_memory_peaks.py"
-    spec = importlib.util.spec_from_file_location("bench_memory_peaks", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("bench_memory_peaks", module)  # its dataclasses need it
-    spec.loader.exec_module(module)
+    module = load_script("benchmarks/bench_memory_peaks.py")
     rows: list[Any] = module.load_rows(MEMORY_PEAKS)
     return rows
 

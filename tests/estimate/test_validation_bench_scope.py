@@ -3,23 +3,17 @@ rows the estimator was not fitted on: llm.csv rows and the tuned stack's held-ou
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
+
+from tests.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _bench() -> ModuleType:
-    path = ROOT / "benchmarks/bench_estimator_validation.py"
-    spec = importlib.util.spec_from_file_location("bench_estimator_validation", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # its dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("benchmarks/bench_estimator_validation.py")
 
 
 def _row(mod: ModuleType, kind: str, suite: str, gpu: str, predicted: float) -> object:
