@@ -167,16 +167,20 @@ def test_stop_ends_the_run_with_what_was_measured(standin: StandIn) -> None:
     assert any("not run" in n for n in result.notes)
 
 
-@pytest.mark.parametrize("standin", [StandInConfig(ttft_ms=50, itl_ms=200)], indirect=True)
+@pytest.mark.parametrize("standin", [StandInConfig(ttft_ms=50, itl_ms=400)], indirect=True)
 def test_rate_mode_holds_arrivals_at_the_inflight_cap_and_stops_at_once(standin: StandIn) -> None:
+    # each request takes ~2.85 s; the stop comes at 1.2 s, late enough that a loaded machine
+    # has started the run and offered its third arrival (at 200/s within milliseconds), which
+    # must wait for one of the 2 slots (at 0.6 s a slow start-up on a busy CI host stopped the
+    # run before that arrival)
     stop = threading.Event()
-    threading.Timer(0.6, stop.set).start()
+    threading.Timer(1.2, stop.set).start()
     cfg = config(standin.url, mode="rate", levels=(200.0,), max_requests=1000, max_inflight=2)
-    result = run_serve(cfg, created_at="t", stop=stop)  # each request takes ~1.45 s
+    result = run_serve(cfg, created_at="t", stop=stop)
     lv = result.levels[0]
     assert result.interrupted and lv.stopped_by == "interrupted"
     assert lv.requests_cancelled == 2 and lv.requests_ok == 0
-    assert result.wall_s < 1.3  # did not wait for a slot to free up after the stop
+    assert result.wall_s < 2.5  # did not wait for a slot to free up after the stop
     assert any("waited for a free slot (--max-inflight 2)" in n for n in result.notes)
 
 
