@@ -75,3 +75,14 @@ def test_every_expert_parallel_degree_pays_the_same_fixed_cost() -> None:
         for ep in (2, 4, 8)
     ]
     assert max(extra) - min(extra) < 1e-9 and min(extra) > 0.0
+
+
+def test_the_fit_refuses_validation_rows() -> None:
+    """`fit_moe_ep_overhead.py` fits only a training split: a path under validation/ is refused
+    with a one-line error before anything is read."""
+    import pytest
+    from tests.scripts import load_script
+
+    fit = load_script("benchmarks/fit_moe_ep_overhead.py")
+    with pytest.raises(SystemExit, match="validation rows are never fitted"):
+        fit.main(["--split", "benchmarks/data/validation/fp8_moe.csv"])
