@@ -167,20 +167,28 @@ def test_stop_ends_the_run_with_what_was_measured(standin: StandIn) -> None:
     assert any("not run" in n for n in result.notes)
 
 
-@pytest.mark.parametrize("standin", [StandInConfig(ttft_ms=50, itl_ms=400)], indirect=True)
+@pytest.mark.parametrize("standin", [StandInConfig(ttft_ms=50, itl_ms=1000)], indirect=True)
 def test_rate_mode_holds_arrivals_at_the_inflight_cap_and_stops_at_once(standin: StandIn) -> None:
-    # each request takes ~2.85 s; the stop comes at 1.2 s, late enough that a loaded machine
-    # has started the run and offered its third arrival (at 200/s within milliseconds), which
-    # must wait for one of the 2 slots (at 0.6 s a slow start-up on a busy CI host stopped the
-    # run before that arrival)
+    # each request takes ~7 s. The stop is not on a timer from the test's start (a loaded CI
+    # host spent ~1.2 s on start-up and the probe, and the stop came before the third arrival):
+    # it comes 0.5 s after the stand-in has received the probe and both slots' requests, by when
+    # the third arrival (due ~5 ms after the second at 200/s) must be waiting for a slot
     stop = threading.Event()
-    threading.Timer(1.2, stop.set).start()
+
+    def stop_when_both_slots_are_busy() -> None:
+        t_end = time.monotonic() + 20.0
+        while standin.requests < 3 and time.monotonic() < t_end:
+            time.sleep(0.01)
+        time.sleep(0.5)
+        stop.set()
+
+    threading.Thread(target=stop_when_both_slots_are_busy, daemon=True).start()
     cfg = config(standin.url, mode="rate", levels=(200.0,), max_requests=1000, max_inflight=2)
     result = run_serve(cfg, created_at="t", stop=stop)
     lv = result.levels[0]
     assert result.interrupted and lv.stopped_by == "interrupted"
     assert lv.requests_cancelled == 2 and lv.requests_ok == 0
-    assert result.wall_s < 2.5  # did not wait for a slot to free up after the stop
+    assert result.wall_s < 5.0  # did not wait for a slot to free up after the stop
     assert any("waited for a free slot (--max-inflight 2)" in n for n in result.notes)
 
 
