@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
+from pathlib import Path
 
 import pytest
-from tests.conftest import cli_json
+from tests.conftest import cli_json, run_cli
 
 from gpurent.catalog.precision import Precision
 from gpurent.estimate.memory import (
@@ -114,6 +116,26 @@ def test_fp32_upcast_flag_reaches_the_estimate() -> None:
     plain = cli_json(*args)["memory"]["total_gib"]
     upcast = cli_json(*args, "--fp32-upcast")["memory"]["total_gib"]
     assert upcast > plain + 10.0  # fp32 layer inputs, logits and embeddings at 8K tokens x 2
+
+
+def test_fp32_upcast_csv_column_matches_the_flag(tmp_path: Path) -> None:
+    csv_path = tmp_path / "runs.csv"
+    csv_path.write_text(
+        "model,gpu,num_gpus,precision,batch_size,seq_len,activation_checkpointing,task,"
+        "fp32_upcast\n"
+        "llama3-8b,H100,1,bf16,2,8192,true,finetune-qlora,true\n"
+        "llama3-8b,H100,1,bf16,2,8192,true,finetune-qlora,false\n"
+    )
+    code, out, err = run_cli("estimate", "--from-csv", str(csv_path), "--json")
+    assert code == 0, err
+    up, plain = (json.loads(line)["memory_per_gpu_gib"] for line in out.splitlines() if line)
+    flags = (
+        *("estimate", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "1"),
+        *("--task", "finetune-qlora", "--precision", "bf16", "--batch-size", "2"),
+        *("--seq-len", "8192", "--activation-checkpointing", "--fp32-upcast", "--json"),
+    )
+    assert up == pytest.approx(cli_json(*flags)["memory"]["total_gib"])
+    assert up > plain
 
 
 _PP_WORK = Workload(
