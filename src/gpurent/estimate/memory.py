@@ -99,7 +99,8 @@ INFERENCE_FRAGMENTATION = 0.08  # inference: an assumption (typical PyTorch figu
 LOGIT_BYTES = 6.0  # per logit: bf16 logits + the fp32 copy the cross-entropy reads
 ZERO3_GATHERED_LAYERS = 2  # FSDP: the layer in use and the prefetched one, unsharded
 # A QLoRA's linear layers compute in bf16: bitsandbytes (`matmul_4bit` -> `dequantize_4bit`) and
-# torchao's NF4 tensor (`linear_nf4`) dequantise one weight matrix to the compute dtype per
+# torchao's NF4 tensor (`LinearNF4`: `weight.to(input.dtype)`, torchao/dtypes/nf4tensor.py @
+# 05980129) dequantise one weight matrix to the compute dtype per
 # matmul, in forward, in the checkpointed recompute and in backward; the largest such matrix
 # exists beside everything else at the peak.
 DEQUANT_BYTES = 2.0
@@ -445,7 +446,8 @@ def _zero3_gathered_bytes(workload: Workload, model: ModelInfo, half_store: bool
     value = 2.0 if half_store else 4.0
     if workload.task.trains_adapters:
         # the base is gathered as stored: NF4 (bitsandbytes' packed storage, torchao's NF4
-        # tensor all-gathers its quantised data and scalers), fp8, bf16, or fp32 when upcast
+        # tensor all-gathers its quantised data and scalers, `NF4Tensor.fsdp_pre_all_gather`,
+        # torchao/dtypes/nf4tensor.py @ 05980129), fp8, bf16, or fp32 when upcast
         value = frozen_base_bytes_per_param(workload.task, fp8_weights=fp8_frozen_base(workload))
         if fp32_upcast_on(workload) and workload.task is Task.FINETUNE_LORA:
             value = FP32_BYTES
