@@ -83,6 +83,8 @@ def load_rows(path: Path = DATA) -> list[Row]:
                 cpu_offload=r["cpu_offload"] == "true",
                 # empty: the stack's default (logits materialised)
                 fused_loss={"true": True, "false": False}.get(r.get("fused_loss") or ""),
+                # true: PEFT's QLoRA preparation (every unquantised parameter in fp32)
+                fp32_upcast=r.get("fp32_upcast") == "true",
             )
             rows.append(
                 Row(

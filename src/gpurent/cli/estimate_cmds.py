@@ -190,6 +190,14 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
             "torchtune LinearCrossEntropyLoss): no full logits tensor. Default: the stack's (off).",
         ),
     ] = None,
+    fp32_upcast: Annotated[
+        bool | None,
+        typer.Option(
+            "--fp32-upcast/--no-fp32-upcast",
+            help="LoRA/QLoRA with every unquantised parameter, activation and logit in fp32 "
+            "(Hugging Face PEFT's prepare_model_for_kbit_training). Default: off.",
+        ),
+    ] = None,
     attention_kernel: Annotated[
         str | None,
         typer.Option(
@@ -335,6 +343,7 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
             "expert_parallel": ("expert_parallel", expert_parallel),
             "sequence_parallel": ("sequence_parallel", sequence_parallel),
             "fused_loss": ("fused_loss", fused_loss),
+            "fp32_upcast": ("fp32_upcast", fp32_upcast),
             "attention_kernel": ("attention_kernel", attention_kernel),
             "gradient_accumulation": ("grad_accum", grad_accum),
             "stack": ("stack", stack_v),

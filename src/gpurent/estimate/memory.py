@@ -8,8 +8,14 @@ Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
 - Optimizers: AdamW 8 B/param, 8-bit Adam 2 B/param (Dettmers et al. 2022), SGD with momentum
   4 B/param, Adafactor ~0.1 B/param (factored second moment, no first moment).
 - LoRA: frozen base weights at 2 B/param (QLoRA: NF4, 0.5 B + ~0.03 B of quantisation
-  constants); only adapter parameters (rank r on every attention and MLP matrix) get gradients
-  and AdamW states.
+  constants, on the linear layers only: the token embedding, an untied output head and the
+  norms stay 16-bit, `unquantized_params`; each matmul dequantises one weight matrix to bf16,
+  the largest of them counted with the weights, `dequantized_weight_bytes`); only adapter
+  parameters (rank r on every attention and MLP matrix) get gradients and AdamW states.
+  `Workload.fp32_upcast` (Hugging Face PEFT's `prepare_model_for_kbit_training` casts every
+  16-bit parameter to fp32) holds those unquantised parameters in fp32 (a LoRA's whole base),
+  and with them the residual stream: activations at 4 B per value, logits fp32 (8 B with the
+  copy the loss reads).
 - Sharding: ZeRO-1 divides optimizer states by the data-parallel degree, ZeRO-2 also gradients,
   ZeRO-3/FSDP also weights; tensor x pipeline parallelism divides all three. CPU offload moves
   the optimizer states (and ZeRO-3 weights) to host memory.
@@ -42,7 +48,8 @@ Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
   `fused_loss_chunk_tokens`) plus the output layer's input gradient (tokens x hidden).
 - FSDP/ZeRO-3 gathers each layer's full weights before use: the layer being computed and the
   one prefetched (2 x one layer's weights) plus one layer's unsharded gradients before the
-  reduce-scatter are counted with the weights.
+  reduce-scatter are counted with the weights. A LoRA's frozen layers are gathered in the bytes
+  they are stored in (NF4 for a QLoRA, fp8 for the tuned stack's base) and have no gradients.
 - Layouts: ZeRO shards over data x context-parallel ranks (HSDP: over the data-parallel ranks of
   one node); context parallelism keeps seq / cp tokens of activations per rank; tensor
   parallelism without sequence parallelism keeps 10/34 of each layer's activations replicated
@@ -80,15 +87,24 @@ CONTEXT_OVERHEAD_GIB = 0.8
 DEFAULT_OUTPUT_TOKENS = 256  # generated per request when the workload does not say (inference)
 # The scales multiply only the per-layer activation count of the layer(s) held in full, never
 # the exact checkpointed layer inputs or the logits. The adapter scale is fitted on the fit rows
-# of benchmarks/data/memory_peaks.csv (bench_memory_peaks.py --fit); no allowed row measures full
-# training (the torchtitan rows were removed: that project's measurements are held out), so the
-# full-training scale is the physical count, 1.0, not fitted.
+# of benchmarks/data/memory_peaks.csv (bench_memory_peaks.py --fit): 1.40 while a QLoRA's fp32
+# upcast, unquantised embeddings and gathered NF4 layers went uncounted, 1.00 (the physical
+# count) since session 14 counts them; no allowed row measures full training (the torchtitan
+# rows were removed: that project's measurements are held out), so the full-training scale is
+# the physical count, 1.0, not fitted.
 FRAGMENTATION = 0.0  # training: held, not fitted (bench_memory_peaks.py, docs/estimator.md)
 ACTIVATION_SCALE = 1.0
-ADAPTER_ACTIVATION_SCALE = 1.40
+ADAPTER_ACTIVATION_SCALE = 1.0
 INFERENCE_FRAGMENTATION = 0.08  # inference: an assumption (typical PyTorch figure), not fitted
 LOGIT_BYTES = 6.0  # per logit: bf16 logits + the fp32 copy the cross-entropy reads
 ZERO3_GATHERED_LAYERS = 2  # FSDP: the layer in use and the prefetched one, unsharded
+# A QLoRA's linear layers compute in bf16: bitsandbytes (`matmul_4bit` -> `dequantize_4bit`) and
+# torchao's NF4 tensor (`LinearNF4`: `weight.to(input.dtype)`, torchao/dtypes/nf4tensor.py @
+# 05980129) dequantise one weight matrix to the compute dtype per
+# matmul, in forward, in the checkpointed recompute and in backward; the largest such matrix
+# exists beside everything else at the peak.
+DEQUANT_BYTES = 2.0
+FP32_BYTES = 4.0  # `Workload.fp32_upcast`: unquantised parameters, activations and logits
 _OPT_BYTES = {
     Optimizer.ADAMW: 8.0,
     Optimizer.ADAM_8BIT: 2.0,
@@ -118,6 +134,55 @@ def frozen_base_bytes_per_param(task: Task, *, fp8_weights: bool = False) -> flo
     if task is Task.FINETUNE_QLORA:
         return 0.53
     return 1.0 if fp8_weights else 2.0
+
+
+def unquantized_params(model: ModelInfo) -> float:
+    """Parameters a QLoRA leaves unquantised: the token embedding (an `nn.Embedding`, which
+    neither bitsandbytes nor torchao's NF4 replaces), the untied output head (transformers keeps
+    it out of the 4-bit conversion, `get_keys_to_not_convert`; torchtune builds it as a plain
+    `nn.Linear`) and the norms (2 per layer and the final one). 0 for a non-LLM."""
+    s = model.llm
+    if s is None:
+        return 0.0
+    embedding = s.vocab * s.hidden * (1 if s.tied_embeddings else 2)
+    return float(embedding + (2 * s.layers + 1) * s.hidden)
+
+
+def fp32_upcast_on(workload: Workload) -> bool:
+    """Whether `Workload.fp32_upcast` applies: adapter fine-tunes only (a full fine-tune's
+    precision already says what its weights and activations are)."""
+    return workload.fp32_upcast and workload.task.trains_adapters
+
+
+def frozen_base_bytes(workload: Workload, model: ModelInfo) -> float:
+    """Bytes of a LoRA's or QLoRA's whole frozen base on one GPU before any sharding. QLoRA:
+    the quantised linear weights at `frozen_base_bytes_per_param`, the `unquantized_params` at
+    2 B, or 4 B with `fp32_upcast` (PEFT's `prepare_model_for_kbit_training` casts every
+    fp16/bf16 parameter to fp32: huggingface/peft src/peft/utils/other.py @ 012c0d5a). LoRA: 2 B
+    per parameter (fp8 base: 1 B), 4 B with `fp32_upcast`."""
+    n = model.num_params
+    task = workload.task
+    if task is Task.FINETUNE_QLORA:
+        kept = min(n, unquantized_params(model))
+        wide = FP32_BYTES if fp32_upcast_on(workload) else 2.0
+        return (n - kept) * frozen_base_bytes_per_param(task) + kept * wide
+    if fp32_upcast_on(workload):
+        return n * FP32_BYTES
+    return n * frozen_base_bytes_per_param(task, fp8_weights=fp8_frozen_base(workload))
+
+
+def dequantized_weight_bytes(workload: Workload, model: ModelInfo) -> float:
+    """A QLoRA's transient bf16 copy of the largest weight matrix of one layer (`DEQUANT_BYTES`
+    per value; split by tp like the weight): what dequantisation adds at the peak. 0 for every
+    other task and for non-LLMs."""
+    s = model.llm
+    if workload.task is not Task.FINETUNE_QLORA or s is None:
+        return 0.0
+    h = s.hidden
+    head_dim = s.head_dim or h // s.heads
+    ffn = s.expert_ffn_hidden if s.is_moe and s.expert_ffn_hidden else (s.ffn_hidden or 4 * h)
+    largest = max(h * s.heads * head_dim, h * ffn)
+    return largest * DEQUANT_BYTES / workload.tensor_parallel
 
 
 def fp8_frozen_base(workload: Workload) -> bool:
@@ -211,7 +276,7 @@ def memory_breakdown(
     task = workload.task
     b = workload.batch_size_per_gpu
     seq = workload.seq_len or model.default_seq_len
-    act_bytes_per_value = bytes_per_value(p)
+    act_bytes_per_value = 4 if fp32_upcast_on(workload) else bytes_per_value(p)
     kv_cache = 0.0
     activations = 0.0
 
@@ -233,8 +298,7 @@ def memory_breakdown(
     else:
         if task.trains_adapters:
             trainable = lora_params(model, workload.lora_rank)
-            base = frozen_base_bytes_per_param(task, fp8_weights=fp8_frozen_base(workload))
-            weights = n * base + trainable * 4.0
+            weights = frozen_base_bytes(workload, model) + trainable * 4.0
             grads = trainable * 4.0
             optim = trainable * _OPT_BYTES[workload.optimizer]
         else:
@@ -269,6 +333,7 @@ def memory_breakdown(
                 weights = 0.0
         if workload.sharding.shards_weights and zero > 1:
             weights += _zero3_gathered_bytes(workload, model, half_store)
+        weights += dequantized_weight_bytes(workload, model)
         # the tuned stack's fp8 LoRA is an exact count of saved tensors, like full training's:
         # the physical scale, not the one fitted on stock-PyTorch LoRA peaks
         scale = (
@@ -373,11 +438,19 @@ def _frozen_layer_bytes(workload: Workload, model: ModelInfo) -> float | None:
 
 def _zero3_gathered_bytes(workload: Workload, model: ModelInfo, half_store: bool) -> float:
     """FSDP's unsharded buffers: ZERO3_GATHERED_LAYERS layers' full weights and one layer's
-    full gradients, per GPU (divided by tensor x pipeline parallelism)."""
+    full gradients, per GPU (divided by tensor x pipeline parallelism). A LoRA's or QLoRA's
+    frozen layers are gathered in the bytes they are stored in, without gradients."""
     if model.llm is None:
         return 0.0
     layer = llm_layer_params(model.llm) / (workload.tensor_parallel * workload.pipeline_parallel)
-    value = 2.0 if half_store or workload.task.trains_adapters else 4.0
+    value = 2.0 if half_store else 4.0
+    if workload.task.trains_adapters:
+        # the base is gathered as stored: NF4 (bitsandbytes' packed storage, torchao's NF4
+        # tensor all-gathers its quantised data and scalers, `NF4Tensor.fsdp_pre_all_gather`,
+        # torchao/dtypes/nf4tensor.py @ 05980129), fp8, bf16, or fp32 when upcast
+        value = frozen_base_bytes_per_param(workload.task, fp8_weights=fp8_frozen_base(workload))
+        if fp32_upcast_on(workload) and workload.task is Task.FINETUNE_LORA:
+            value = FP32_BYTES
     grads = 0.0 if workload.task.trains_adapters else layer * value
     return ZERO3_GATHERED_LAYERS * layer * value + grads
 
@@ -403,11 +476,13 @@ def logits_bytes(workload: Workload, model: ModelInfo, tokens: int, bytes_per_va
     if s is None:
         raise ValueError(f"{model.name} is not a decoder LLM")
     tp = workload.tensor_parallel
-    full = tokens * s.vocab * LOGIT_BYTES / tp
+    # fp32 logits (`fp32_upcast`: the output head is fp32) plus the fp32 copy the loss reads
+    per_logit = LOGIT_BYTES + (FP32_BYTES - 2.0) if fp32_upcast_on(workload) else LOGIT_BYTES
+    full = tokens * s.vocab * per_logit / tp
     if not workload.fused_loss_on:
         return full
     chunk = fused_loss_chunk_tokens(tokens, s.vocab, s.hidden)
-    fused = chunk * s.vocab * LOGIT_BYTES / tp + tokens * s.hidden * bytes_per_value / tp
+    fused = chunk * s.vocab * per_logit / tp + tokens * s.hidden * bytes_per_value / tp
     return min(full, fused)
 
 
@@ -497,8 +572,11 @@ __all__ = [
     "DEFAULT_OUTPUT_TOKENS",
     "FRAGMENTATION",
     "data_parallel_degree",
+    "dequantized_weight_bytes",
     "expert_parallel_share",
     "fp8_frozen_base",
+    "fp32_upcast_on",
+    "frozen_base_bytes",
     "frozen_base_bytes_per_param",
     "frozen_base_lora_layer_activation_bytes",
     "fused_loss_chunk_tokens",
@@ -509,5 +587,6 @@ __all__ = [
     "min_gpus_for_model_state",
     "pipeline_in_flight",
     "sharded_state_share",
+    "unquantized_params",
     "zero_shard_degree",
 ]

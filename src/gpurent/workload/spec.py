@@ -257,7 +257,9 @@ class Workload:
     `recompute = "full"` and the two always agree on full (`recompute_mode`). `fused_loss`
     says whether the cross-entropy is fused with the output layer and chunked over tokens
     (Liger-Kernel's FusedLinearCrossEntropy, torchtune's LinearCrossEntropyLoss), so the logits
-    of all tokens never exist at once (None: the stack's default, `Stack.fuses_loss`)."""
+    of all tokens never exist at once (None: the stack's default, `Stack.fuses_loss`).
+    `fp32_upcast` (LoRA/QLoRA only) holds every unquantised parameter, activation and logit in
+    fp32, as Hugging Face PEFT's QLoRA preparation does."""
 
     model: str  # a model-zoo name, or "custom" with `shape`
     task: Task = Task.TRAINING
@@ -287,6 +289,10 @@ class Workload:
     gradient_accumulation: int = 1
     lora_rank: int = 16
     fused_loss: bool | None = None  # None: the stack's default (`fused_loss_on`)
+    # an adapter fine-tune run as PEFT's `prepare_model_for_kbit_training` leaves it (HF
+    # transformers + bitsandbytes QLoRA): every parameter not stored quantised is fp32, so the
+    # activations and logits are fp32 too (memory only; `gpurent.estimate.memory`)
+    fp32_upcast: bool = False
     # decoder-LLM training's attention kernel (auto: the stack's own on that GPU)
     attention_kernel: AttentionKernel = AttentionKernel.AUTO
     # software stack of non-LLM training (LLMs: llm-foundry whatever this says)
