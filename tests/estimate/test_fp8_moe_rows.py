@@ -83,6 +83,28 @@ def test_bench_reports_both_groups() -> None:
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"fp8 \(FP8 recipes\): \d+ rows, MAPE \d+\.\d%", proc.stdout)
     assert re.search(r"moe \(MXFP8\): \d+ rows, MAPE \d+\.\d%", proc.stdout)
+    assert re.search(r"moe, no training-split sibling: \d+ rows, MAPE \d+\.\d%", proc.stdout)
+
+
+def test_moe_validation_and_training_rows_come_from_different_submitters() -> None:
+    """No submitter has MoE rows on both sides (benchmarks/data/mlperf_moe_fit.csv trains,
+    fp8_moe.csv validates), and `bench_estimator_fp8_moe.sibling_key` finds the one
+    validation row that reruns a training row's layout on the same GPU count (Nebius' GB300
+    72-GPU run of Supermicro's training row), so the bench can leave it out."""
+    bench = load_script("benchmarks/bench_estimator_fp8_moe.py")
+    split = ROOT / "benchmarks" / "data" / "mlperf_moe_fit.csv"
+    with split.open(newline="") as fh:
+        train = list(csv.DictReader(fh))
+    moe = [r for r in _rows() if "moe" in r["validates"].split("+")]
+
+    def who(rows: list[dict[str, str]]) -> set[str]:
+        return {r["source_path"].split("/", 1)[0] for r in rows}
+
+    assert not who(train) & who(moe), who(train) & who(moe)
+    keys = bench.training_keys(split)
+    siblings = [r["source_path"] for r in moe if bench.sibling_key(r) in keys]
+    assert any(p.startswith("Nebius/results/nebius_gb300_n18/") for p in siblings)
+    assert any(p.startswith("NVIDIA/results/theia_ngpu72_") for p in siblings)
 
 
 def _fit_script() -> ModuleType:

@@ -1,11 +1,15 @@
-"""The tuned stack's per-MoE-layer expert-parallel overhead (`StackCoeffs.moe_ep_layer_s`,
-fitted by benchmarks/fit_moe_ep_overhead.py on benchmarks/data/mlperf_moe_fit.csv)."""
+"""The tuned stack's MoE expert-parallel cost (`StackCoeffs.moe_ep_layer_s`, `moe_ep_token_s`,
+`moe_ep_a2a_scale`, `moe_ep_per_step`), fitted by benchmarks/fit_moe_ep_overhead.py on
+benchmarks/data/mlperf_moe_fit.csv."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from gpurent.catalog import Precision, all_gpus, get_gpu
 from gpurent.estimate import Estimator, load_constants
@@ -14,15 +18,20 @@ from gpurent.workload import Sharding, Stack, Workload
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _estimator(layer_s: float | None = None) -> Estimator:
+def _estimator(layer_s: float | None = None, **terms: Any) -> Estimator:
     k = load_constants()
+    fields = dict(terms)
     if layer_s is not None:
-        tuned = dataclasses.replace(k.stacks["tuned"], moe_ep_layer_s=layer_s)
+        fields["moe_ep_layer_s"] = layer_s
+    if fields:
+        tuned = dataclasses.replace(k.stacks["tuned"], **fields)
         k = dataclasses.replace(k, stacks={**k.stacks, "tuned": tuned})
     return Estimator(constants=k, gpus=all_gpus())
 
 
-def _gpt_oss(ep: int, *, model: str = "gpt-oss-20b", cp: int = 1, batch: int = 1) -> Workload:
+def _gpt_oss(
+    ep: int, *, model: str = "gpt-oss-20b", cp: int = 1, batch: int = 1, ga: int = 1
+) -> Workload:
     return Workload(
         model=model,
         precision=Precision.MXFP8,
@@ -30,6 +39,7 @@ def _gpt_oss(ep: int, *, model: str = "gpt-oss-20b", cp: int = 1, batch: int = 1
         seq_len=8192,
         context_parallel=cp,
         expert_parallel=ep,
+        gradient_accumulation=ga,
         sharding=Sharding.ZERO1,
         stack=Stack.TUNED,
     )
@@ -41,6 +51,12 @@ def test_the_bundled_term_is_fitted_and_says_where_from() -> None:
     doc = json.loads((ROOT / "src/gpurent/estimate/data/tuned_stack.json").read_text())
     assert "mlperf_moe_fit.csv" in doc["moe_ep"]["fitted_on"]
     assert "validation" not in doc["moe_ep"]["fitted_on"].split(" (")[0]
+    # the form the fit chose and what it stored agree with what the estimator loads
+    fit = doc["moe_ep"]
+    assert fit["form"] in ("layer/step", "layer/step+a2a", "token/step") or not fit["per_step"]
+    assert tuned.moe_ep_per_step is fit["per_step"]
+    assert tuned.moe_ep_a2a_scale == fit["a2a_scale"] and tuned.moe_ep_token_s == fit["token_s"]
+    assert fit["rows"] >= 5 and fit["loo_mape_pct"] > 0.0
 
 
 def test_expert_parallel_step_grows_by_the_term_per_moe_layer() -> None:
@@ -77,12 +93,79 @@ def test_every_expert_parallel_degree_pays_the_same_fixed_cost() -> None:
     assert max(extra) - min(extra) < 1e-9 and min(extra) > 0.0
 
 
+def test_a_per_step_cost_is_spread_over_the_micro_batches() -> None:
+    """With `moe_ep_per_step` the fixed cost is paid once per step: 4 micro-batches per step
+    each carry a quarter of what one micro-batch per step carries; per micro-batch, 4 times
+    the one-micro-batch cost."""
+    gpu = get_gpu("GB300")
+    extra = {}
+    for per_step in (True, False):
+        for ga in (1, 4):
+            wl = _gpt_oss(4, cp=2, ga=ga)
+            on = _estimator(0.002, moe_ep_per_step=per_step).estimate(wl, gpu, 72, nodes=18)
+            off = _estimator(0.0, moe_ep_per_step=per_step).estimate(wl, gpu, 72, nodes=18)
+            extra[per_step, ga] = on.step_time_s - off.step_time_s
+    assert extra[True, 4] == pytest.approx(extra[True, 1] / 4, rel=1e-9)
+    assert extra[False, 4] == pytest.approx(extra[False, 1], rel=1e-9)
+    assert extra[False, 1] == pytest.approx(0.002 * 24, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "terms",
+    [
+        {},  # the bundled fit
+        {"moe_ep_token_s": 1e-8, "moe_ep_per_step": False},
+        {"moe_ep_a2a_scale": 0.5, "moe_ep_layer_s": 0.001},
+    ],
+)
+def test_more_tokens_per_expert_never_makes_expert_parallelism_cheaper(
+    terms: dict[str, Any],
+) -> None:
+    """The seconds expert parallelism adds per step (every MoE term against none of them)
+    never shrink as a micro-batch brings more tokens to each expert (micro-batch 1, 2, 4)."""
+    gpu = get_gpu("GB300")
+    none = {"moe_ep_layer_s": 0.0, "moe_ep_token_s": 0.0, "moe_ep_a2a_scale": 0.0}
+    costs = []
+    for batch in (1, 2, 4):
+        wl = _gpt_oss(4, batch=batch)
+        on = _estimator(**terms).estimate(wl, gpu, 32, nodes=8)
+        off = _estimator(**none).estimate(wl, gpu, 32, nodes=8)
+        costs.append(on.step_time_s - off.step_time_s)
+    assert all(c >= 0.0 for c in costs)
+    assert costs == sorted(costs)
+
+
 def test_the_fit_refuses_validation_rows() -> None:
     """`fit_moe_ep_overhead.py` fits only a training split: a path under validation/ is refused
     with a one-line error before anything is read."""
-    import pytest
     from tests.scripts import load_script
 
     fit = load_script("benchmarks/fit_moe_ep_overhead.py")
     with pytest.raises(SystemExit, match="validation rows are never fitted"):
         fit.main(["--split", "benchmarks/data/validation/fp8_moe.csv"])
+
+
+def test_the_fit_reads_the_split_and_recovers_a_known_cost() -> None:
+    """`read_split` gives every row of the training split its linear columns (zero for ep 1,
+    where no term applies); `fit_form` recovers a per-step cost planted in the measured
+    values, never returns a negative coefficient, and `choose` picks the planted form."""
+    from tests.scripts import load_script
+
+    fit = load_script("benchmarks/fit_moe_ep_overhead.py")
+    rows = fit.read_split(ROOT / "benchmarks/data/mlperf_moe_fit.csv")
+    assert len(rows) >= 7 and sum(r.ep > 1 for r in rows) >= 5
+    assert {"Google", "Dell", "Cisco", "Supermicro"} <= {r.submitter for r in rows if r.ep > 1}
+    for r in rows:
+        assert r.base_s > 0.0 and r.measured_s > 0.0
+        if r.ep == 1:
+            assert all(v == 0.0 for v in r.per_unit_s.values())
+        else:
+            assert r.per_unit_s["layer_s"] > 0.0 and r.per_unit_s["a2a_scale"] > 0.0
+            assert r.per_unit_s["layer_step_s"] <= r.per_unit_s["layer_s"]
+    ep = [r for r in rows if r.ep > 1]
+    planted = [r._replace(measured_s=fit.predicted_s(r, {"layer_step_s": 0.0015})) for r in ep]
+    got = fit.fit_form(planted, ("layer_step_s",))
+    assert got["layer_step_s"] == pytest.approx(0.0015, rel=1e-6)
+    assert all(v >= 0.0 for f in fit.FORMS.values() for v in fit.fit_form(ep, f).values())
+    name, _, loo = fit.choose(planted)
+    assert loo[name] == pytest.approx(0.0, abs=1e-6) and fit.FORMS[name] == ("layer_step_s",)

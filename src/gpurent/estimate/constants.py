@@ -110,12 +110,21 @@ class StackCoeffs:
     # (size / ref) ** `size_exponent`; 0 for either: no size dependence
     size_ref_params: float = 0.0
     size_exponent: float = 0.0
-    # MoE under expert parallelism (ep > 1): fixed seconds per MoE layer per micro-batch,
-    # forward + backward, that the byte-priced all-to-all leaves out (dispatch/combine kernel
-    # and routing-metadata latency, token permutation and unpermutation, the padded grouped
-    # GEMM launches); fitted on benchmarks/data/mlperf_moe_fit.csv by
-    # benchmarks/fit_moe_ep_overhead.py, 0 where nothing was fitted
+    # MoE under expert parallelism (ep > 1), per MoE layer per micro-batch (forward + backward),
+    # fitted on benchmarks/data/mlperf_moe_fit.csv by benchmarks/fit_moe_ep_overhead.py (which
+    # picks the form by leave-one-row-out; the terms it leaves out stay neutral):
+    # `moe_ep_layer_s` fixed seconds (dispatch/combine kernel and routing-metadata latency, the
+    # grouped-GEMM launches), `moe_ep_token_s` seconds per routed token copy a GPU holds
+    # (permutation, unpermutation, padding: tokens x top-k / tp), and `moe_ep_a2a_scale`, the
+    # share of the byte-priced all-to-all left on the critical path (1: all of it; below 1: the
+    # recipe overlaps or outruns the byte price); 0, 0 and 1 where nothing was fitted.
+    # `moe_ep_per_step`: the fixed and per-token costs are paid once per step, not once per
+    # micro-batch (with several micro-batches per step the recipe's expert-parallel overlap
+    # hides them behind another micro-batch's compute)
     moe_ep_layer_s: float = 0.0
+    moe_ep_token_s: float = 0.0
+    moe_ep_a2a_scale: float = 1.0
+    moe_ep_per_step: bool = False
 
     def speed_key(self, key: str, architecture: str) -> str:
         """The `speed` (and `intervals`) key for model key `key` on `architecture`: its own
@@ -213,6 +222,9 @@ def _stack(d: dict[str, Any]) -> StackCoeffs:
         size_ref_params=float(d.get("llm_size", {}).get("ref_layer_params_per_gpu", 0.0)),
         size_exponent=float(d.get("llm_size", {}).get("exponent", 0.0)),
         moe_ep_layer_s=float(d.get("moe_ep", {}).get("layer_s", 0.0)),
+        moe_ep_token_s=float(d.get("moe_ep", {}).get("token_s", 0.0)),
+        moe_ep_a2a_scale=float(d.get("moe_ep", {}).get("a2a_scale", 1.0)),
+        moe_ep_per_step=bool(d.get("moe_ep", {}).get("per_step", False)),
     )
 
 

@@ -1297,14 +1297,33 @@ def moe_imbalance_factor(workload: Workload, shape: LlmShape) -> float:
     return 1.0 + (MOE_LOAD_IMBALANCE - 1.0) * share
 
 
-def moe_ep_overhead_s(workload: Workload, shape: LlmShape, stack: StackCoeffs) -> float:
-    """Seconds per micro-batch of the fixed per-MoE-layer cost of expert parallelism on
-    `stack` (`StackCoeffs.moe_ep_layer_s` x the MoE layers of one pipeline stage); 0.0 for a
-    dense model or ep 1, where no token leaves its GPU."""
+def moe_routed_tokens_per_gpu(workload: Workload, shape: LlmShape, seq: int) -> float:
+    """Routed token copies one GPU sends to the experts per MoE layer per micro-batch: its
+    tokens (`seq` / cp x the micro-batch, split over the tp ranks) x the top-k."""
+    local = seq // workload.context_parallel * workload.batch_size_per_gpu
+    return local * shape.experts_per_token / workload.tensor_parallel
+
+
+def moe_ep_overhead_s(
+    workload: Workload, shape: LlmShape, stack: StackCoeffs, *, seq: int, a2a_s: float
+) -> float:
+    """Seconds per micro-batch that expert parallelism costs on `stack` beyond the compute:
+    over the MoE layers of one pipeline stage, `StackCoeffs.moe_ep_layer_s` fixed plus
+    `moe_ep_token_s` per routed token copy (`moe_routed_tokens_per_gpu`), both spread over
+    the step's micro-batches when `moe_ep_per_step` (paid once per step), and
+    `moe_ep_a2a_scale` x `a2a_s`, the byte-priced all-to-all (`LlmComm.ep_s`); `a2a_s` (0.0)
+    for a dense model or ep 1, where no token leaves its GPU."""
     if workload.expert_parallel <= 1 or not shape.is_moe:
-        return 0.0
+        return a2a_s
     layers_here = math.ceil(shape.layers / workload.pipeline_parallel)
-    return stack.moe_ep_layer_s * layers_here * shape.moe_layers / shape.layers
+    moe_here = layers_here * shape.moe_layers / shape.layers
+    per_layer = stack.moe_ep_layer_s + stack.moe_ep_token_s * moe_routed_tokens_per_gpu(
+        workload, shape, seq
+    )
+    fixed = moe_here * per_layer
+    if stack.moe_ep_per_step:
+        fixed /= workload.gradient_accumulation
+    return stack.moe_ep_a2a_scale * a2a_s + fixed
 
 
 def tuned_llm_key(task: Task) -> str:
@@ -1456,9 +1475,10 @@ def _llm_training(
     # ring attention hides behind the attention compute of the same layer
     exposed += max(0.0, cm.cp_s - CP_COMM_OVERLAP * t_c * x_attn / max(x_mm + x_attn, 1e-30))
     exposed += (1.0 - TP_COMM_OVERLAP) * cm.tp_s + (1.0 - PP_COMM_OVERLAP) * cm.pp_s
-    exposed += cm.ep_s  # on the critical path between the router and the experts
-    if tuned is not None:
-        exposed += moe_ep_overhead_s(workload, shape, tuned)
+    if tuned is None:
+        exposed += cm.ep_s  # on the critical path between the router and the experts
+    else:  # the fitted share of it, and the fitted latency and per-token costs
+        exposed += moe_ep_overhead_s(workload, shape, tuned, seq=seq, a2a_s=cm.ep_s)
     step = single + exposed
     # pipeline bubble: the step (per micro-batch) stretches by 1 / (1 - bubble share)
     step /= 1.0 - pipeline_bubble_fraction(pp, ga, workload.virtual_pipeline_stages)
