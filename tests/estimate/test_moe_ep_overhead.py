@@ -169,3 +169,14 @@ def test_the_fit_reads_the_split_and_recovers_a_known_cost() -> None:
     assert all(v >= 0.0 for f in fit.FORMS.values() for v in fit.fit_form(ep, f).values())
     name, _, loo = fit.choose(planted)
     assert loo[name] == pytest.approx(0.0, abs=1e-6) and fit.FORMS[name] == ("layer_step_s",)
+
+
+def test_the_expert_parallel_note_says_what_each_stack_priced() -> None:
+    gpu = get_gpu("GB300")
+    tuned = _estimator(0.002, moe_ep_per_step=True).estimate(_gpt_oss(4, cp=2), gpu, 72, nodes=18)
+    note = next(n for n in tuned.notes if n.startswith("expert parallel 4"))
+    assert "2 ms per MoE layer per step" in note and "fitted on MLPerf v6.0" in note
+    default = dataclasses.replace(_gpt_oss(4, cp=2), stack=Stack.NGC_24)
+    plain = _estimator().estimate(default, gpu, 72, nodes=18)
+    note = next(n for n in plain.notes if n.startswith("expert parallel 4"))
+    assert "priced unhidden;" in note and "ms per MoE layer" not in note

@@ -713,8 +713,8 @@ def _estimate(
                 f"{size / 1e9:.2g}B active weights per layer per GPU here, "
                 f"x{tuned.size_factor(size):.2f} of the large-layer speed"
                 + (
-                    "; no MoE run in the fit (v6.0 gpt-oss-20b and DeepSeek-V3 checks: "
-                    "docs/benchmarks.md)"
+                    "; MoE: that dense speed plus an expert-parallel cost fitted on MLPerf "
+                    "v6.0 gpt-oss-20b and DeepSeek-V3 runs (docs/benchmarks.md)"
                     if model.llm.is_moe
                     else ""
                 )
@@ -778,14 +778,10 @@ def _estimate(
         interval = _recipe_interval(interval, recipe)
     if model.llm is not None and model.llm.is_moe and basis is not Basis.MEASURED:
         interval = widened_interval(
-            interval, WIDEN, f"x{WIDEN:g} width: mixture of experts, no MoE measurement fitted"
+            interval, WIDEN, f"x{WIDEN:g} width: mixture of experts, its speed fitted on dense runs"
         )
         if workload.expert_parallel > 1:
-            notes.append(
-                f"expert parallel {workload.expert_parallel}: all-to-all dispatch and combine "
-                f"per MoE layer priced unhidden; expert load imbalance x{MOE_LOAD_IMBALANCE:g} "
-                "assumed on the experts' matmuls"
-            )
+            notes.append(_expert_parallel_note(workload, k))
     return Estimate(
         model=model.name,
         gpu=gpu.name,
@@ -1295,6 +1291,38 @@ def moe_imbalance_factor(workload: Workload, shape: LlmShape) -> float:
     experts = shape.moe_layers * shape.experts_per_token * llm_expert_params(shape)
     share = experts / llm_matmul_params(shape)
     return 1.0 + (MOE_LOAD_IMBALANCE - 1.0) * share
+
+
+def _expert_parallel_note(workload: Workload, k: Constants) -> str:
+    """What the estimate assumed for expert parallelism: the default stack prices the
+    all-to-all unhidden; the tuned stack adds its fitted costs (`moe_ep_overhead_s`)."""
+    head = (
+        f"expert parallel {workload.expert_parallel}: all-to-all dispatch and combine per MoE layer"
+    )
+    tuned = k.stack(Stack.TUNED.value) if workload.stack is Stack.TUNED else None
+    if tuned is None:
+        priced = "priced unhidden"
+    else:
+        per = "per step" if tuned.moe_ep_per_step else "per micro-batch"
+        priced = (
+            (
+                "priced unhidden"
+                if tuned.moe_ep_a2a_scale == 1.0
+                else f"at {tuned.moe_ep_a2a_scale:.2g} of its byte price"
+            )
+            + ", plus "
+            f"{tuned.moe_ep_layer_s * 1e3:.3g} ms per MoE layer {per}"
+            + (
+                f" and {tuned.moe_ep_token_s * 1e9:.3g} ns per routed token"
+                if tuned.moe_ep_token_s > 0.0
+                else ""
+            )
+            + " (fitted on MLPerf v6.0 MoE runs)"
+        )
+    return (
+        f"{head} {priced}; expert load imbalance x{MOE_LOAD_IMBALANCE:g} assumed on the "
+        "experts' matmuls"
+    )
 
 
 def moe_routed_tokens_per_gpu(workload: Workload, shape: LlmShape, seq: int) -> float:
