@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/report_spot_policies.py --trace-dir DIR [--prices FILE
 --on-demand-price USD] [--price-ratio K] [--starts S] [--triples N] [--seed 7]
-[--deadline-hours 48] [--ours lifetime-up] [--without-optimal]
+[--deadline-hours 48] [--ours lifetime-up|CANDIDATE-SPEC] [--without-optimal]
 
 Per zone and for random zone triples (fixed seed), for d in {0.05, 0.2} h and C/R in
 {0.6, 0.8, 0.95} with R = 48 h (or --deadline-hours): mean normalised cost of on-demand,
@@ -13,7 +13,8 @@ failover UP, and whether the targets of issue 16 are met: three zones <= 0.60 x 
 single-zone UP cost (or unreachable: below the hindsight optimum itself; with --price-ratio K,
 how many are below the spot-only floor 1/K), and one zone <= 0.98 x UP. --without-optimal
 leaves the optimum out (it takes most of the time; "-" where it would be): the targets are
-still counted, not whether they are below the optimum.
+still counted, not whether they are below the optimum. Last, the issue's two means: ours / UP
+over the single zones, and ours / the mean single-zone UP over the triples.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from gpurent.spot.io.trace import Trace, align_zones
 from gpurent.spot.io.trace_io import attach_prices, load_trace
 from gpurent.spot.sim.evaluate import run_policy
 from gpurent.spot.sim.job_market import JobSpec, build_market, run_starts
+from gpurent.spot.sim.policies import ONLINE_POLICIES, POLICY_NAMES
+from gpurent.spot.sim.simulator import simulate
 
 TARGET_3Z = 0.60
 """Three zones: ours <= this x the mean single-zone UP cost (issue 16)."""
@@ -48,7 +51,11 @@ def main() -> None:
     ap.add_argument("--triples", type=int, default=8)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--deadline-hours", type=float, default=DEADLINE_H)
-    ap.add_argument("--ours", default="lifetime-up", help="the online policy scored as ours")
+    ap.add_argument(
+        "--ours",
+        default="lifetime-up",
+        help="the online policy scored as ours (or a candidate spec of tune_spot_policy.py)",
+    )
     ap.add_argument("--without-optimal", action="store_true", help="skip the hindsight optimum")
     args = ap.parse_args()
     ours = args.ours
@@ -73,7 +80,12 @@ def main() -> None:
             if p in skipped:
                 out[p] = (float("nan"), 0)
                 continue
-            s = run_policy(p, m, job, starts)
+            if p in POLICY_NAMES or p in ONLINE_POLICIES:
+                s = run_policy(p, m, job, starts)
+            else:  # a candidate spec of tune_spot_policy.py, e.g. dp-up:w=24
+                from tune_spot_policy import make
+
+                s = simulate(make(p), m, job, starts)
             out[p] = (s.mean_cost_normalized, s.deadline_misses)
         return out
 
@@ -83,6 +95,7 @@ def main() -> None:
     summary: list[tuple[str, float, float, float, float]] = []
     singles: dict[str, tuple[float, float]] = {}
     one_zone_met = one_zone_cells = 0
+    one_zone_ratios: list[float] = []
     for d, frac in itertools.product((0.05, 0.2), (0.6, 0.8, 0.95)):
         r_h = args.deadline_hours
         job = JobSpec(job_hours=frac * r_h, deadline_hours=r_h, changeover_hours=d)
@@ -106,6 +119,7 @@ def main() -> None:
         one = [single[i] for i in single]
         one_zone_cells += len(one)
         one_zone_met += sum(1 for o in one if o[ours][0] <= TARGET_1Z * o["uniform-progress"][0])
+        one_zone_ratios += [o[ours][0] / o["uniform-progress"][0] for o in one]
         singles[f"{d}/{frac}"] = (
             float(np.mean([o[ours][0] / o["uniform-progress"][0] - 1 for o in one])),
             max(o[ours][0] / o["uniform-progress"][0] - 1 for o in one),
@@ -134,6 +148,12 @@ def main() -> None:
         f"\nthree zones: ours < failover UP in {wins}/{len(summary)} cases, > in {worse}; "
         f"ours <= {TARGET_3Z} x mean 1-zone UP in {met}/{len(summary)}; "
         f"one zone: ours <= {TARGET_1Z} x UP in {one_zone_met}/{one_zone_cells}",
+        file=sys.stderr,
+    )
+    print(
+        f"means: one zone ours / UP {np.mean(one_zone_ratios):.3f} (target {TARGET_1Z}); "
+        "three zones ours / mean 1-zone UP "
+        f"{np.mean([s[2] / (s[3] / TARGET_3Z) for s in summary]):.3f} (target {TARGET_3Z})",
         file=sys.stderr,
     )
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from gpurent.spot.io.trace import Trace, align_zones
 from gpurent.spot.io.trace_io import attach_prices, load_trace
-from gpurent.spot.sim.job_market import JobSpec, build_market, run_starts
+from gpurent.spot.sim.job_market import ON_DEMAND, JobSpec, build_market, run_starts
 from gpurent.spot.sim.lifetimes import ZoneSpells, residual_bounds_ticks
 from gpurent.spot.sim.policies import (
     BreakEvenUniformProgressPolicy,
@@ -50,7 +50,8 @@ from gpurent.spot.sim.policies import (
     SlackValueUniformProgressPolicy,
     UniformProgressPolicy,
 )
-from gpurent.spot.sim.policies.base import first_zone
+from gpurent.spot.sim.policies.base import RunView, first_zone
+from gpurent.spot.sim.policies.breakeven_up import break_even_ticks
 from gpurent.spot.sim.simulator import simulate
 
 GAP_H = 195 / 3600
@@ -184,6 +185,68 @@ class LifeBound(ProvenUniformProgressPolicy):
         return life - half > need
 
 
+class GuardedSlackValue(SlackValueUniformProgressPolicy):
+    """dp-up with round 9's safeguards against a flapping zone's lost returns (both from what
+    the run has seen so far only):
+    - backoff: each early return in this run whose spot instance was preempted within the
+      break-even life multiplies that zone's age gate by `backoff` (`forgive`: a return that
+      outlived the break-even life resets the zone's count);
+    - recent evidence: where at least `recent_samples` of the zone's spells that ended in the
+      last `recent_hours` outlived the current age, their mean residual life must exceed the
+      break-even life too (a zone flapping now is judged by now, not by its whole history)."""
+
+    backoff: float | None = None
+    forgive = False
+    recent_hours: float | None = None
+    recent_samples = 3
+
+    def start(self, run: RunView) -> None:
+        super().start(run)
+        self._short: dict[int, int] = {}
+        self._bet: tuple[int, int, float] | None = None
+
+    def decide(self, t: int, progress_ticks: float, current: int, row: tuple[bool, ...]) -> int:
+        if self._bet is not None:
+            zone, since, need = self._bet
+            if current == zone + 1:
+                if t - since >= need:  # outlived the break-even life: a good return
+                    self._bet = None
+                    if self.forgive:
+                        self._short.pop(zone, None)
+            else:
+                self._bet = None
+                if not row[zone] and t - since < need:  # preempted within it: a short one
+                    self._short[zone] = self._short.get(zone, 0) + 1
+        act = super().decide(t, progress_ticks, current, row)
+        if (
+            current == ON_DEMAND
+            and act > ON_DEMAND
+            and progress_ticks < self._rate * (t + self._two_d)
+        ):  # left on-demand while UP's hysteresis would hold it: an early return
+            spot = self._spot[act - 1][self._start + t]
+            need = break_even_ticks(self._d, self._od / spot) if spot > 0 else 3 * self._d + 1
+            self._bet = (act - 1, t, need)
+        return act
+
+    def _spot_allowed(self, now: int, zone: int, need: float) -> bool:
+        b = self.backoff
+        if b is not None and zone in self._short:
+            need *= b ** self._short[zone]
+        if not super()._spot_allowed(now, zone, need):
+            return False
+        if self.recent_hours is None or self._market is None:
+            return True
+        window = int(self.recent_hours / self._market.gap_hours)
+        ended = self._ended_by[zone]
+        first = ended[now - window] if now >= window else 0
+        lengths = self._spells[zone].lengths[first : ended[now]]
+        age = now - self._start_at[zone][now] + 1
+        longer = lengths[lengths > age]
+        if len(longer) < self.recent_samples:
+            return True
+        return float(longer.sum()) / len(longer) - age > need
+
+
 def make(name: str) -> Callable[[], Policy]:
     """Candidate by spec: 'up'; 'lifetime-up' (':f=..' its need_factor, 'f=inf' round 2's
     rule); 'breakeven-up' (round 5, ':m=..,n=..,r=..,q=..' its life_margin, min_samples,
@@ -192,7 +255,8 @@ def make(name: str) -> Callable[[], Policy]:
     'lookahead-up' (round 7, ':c=..,g=..' its crossing_factor and age_factor, 'g=none': off);
     'lcb' (round 7, tried: proven-up with a confidence bound on the life, ':z=..');
     'dp-up' (round 8: slack-valued return, ':m=..,h=..,g=..' its margin, hazard_factor and
-    age_factor, 'g=none': off);
+    age_factor, 'g=none': off; round 9: ':b=..' its backoff, ':f=1' forgive, ':w=..,n=..'
+    recent_hours and recent_samples);
     'ez' (evidence zones) and 'iw' (idle wait), both with ':z=..,n=..'."""
     base, _, opts = name.partition(":")
     kv = dict(o.split("=") for o in opts.split(",") if o)
@@ -232,6 +296,12 @@ def make(name: str) -> Callable[[], Policy]:
         }
         if "g" in kv:
             dp["age_factor"] = None if kv["g"] == "none" else float(kv["g"])
+        if "b" in kv or "w" in kv:  # round 9's safeguards (class GuardedSlackValue)
+            dp["backoff"] = float(kv["b"]) if "b" in kv else None
+            dp["forgive"] = kv.get("f") == "1"
+            dp["recent_hours"] = float(kv["w"]) if "w" in kv else None
+            dp["recent_samples"] = int(kv.get("n", 3))
+            return type("GD", (GuardedSlackValue,), dp)
         return type("DP", (SlackValueUniformProgressPolicy,), dp)
     if base == "lcb":  # round 7, tried; z: life_z
         return type("LB", (LifeBound,), {"life_z": float(kv.get("z", 1.0))})

@@ -25,6 +25,10 @@ class ZoneSpells:
     lengths: IntArr
     spell_start_at: IntArr
     """For each tick, the start of the spell containing it (-1 where unusable)."""
+    ended_by: IntArr
+    """For each tick t, how many spells had ended by t (`ends <= t`): the past spells' count."""
+    length_sums: IntArr
+    """length_sums[n]: total length of the first n spells (prefix sums, length spells + 1)."""
 
 
 def zone_spells(usable: npt.NDArray[np.bool_]) -> ZoneSpells:
@@ -38,23 +42,30 @@ def zone_spells(usable: npt.NDArray[np.bool_]) -> ZoneSpells:
         at[s:e] = s
     # A spell cut by the end of the trace never ended in view: keep it out of the samples.
     closed = ends < len(u)
+    lengths = (ends - starts)[closed]
     return ZoneSpells(
         starts=starts[closed],
         ends=ends[closed],
-        lengths=(ends - starts)[closed],
+        lengths=lengths,
         spell_start_at=at,
+        ended_by=np.searchsorted(ends[closed], np.arange(len(u)), side="right").astype(np.int64),
+        length_sums=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
     )
 
 
-def _outliving(spells: ZoneSpells, now: int) -> tuple[int, IntArr] | None:
+Outliving = tuple[int, IntArr] | None
+"""(age of the spell holding a tick, lengths of the past spells that outlived that age), or
+None where the zone is not usable then: what every residual-life estimate here starts from."""
+
+
+def outliving(spells: ZoneSpells, now: int) -> Outliving:
     """(age of the spell holding tick `now`, lengths of the spells that ended by `now` and
     outlived that age); None where the zone is not usable at `now`. Past spells only."""
     start = int(spells.spell_start_at[now])
     if start < 0:
         return None
     age = now - start + 1
-    seen = int(np.searchsorted(spells.ends, now, side="right"))
-    lengths = spells.lengths[:seen]
+    lengths = spells.lengths[: int(spells.ended_by[now])]
     return age, lengths[lengths > age]
 
 
@@ -62,13 +73,17 @@ def mean_residual_ticks(spells: ZoneSpells, now: int, min_samples: int = 5) -> f
     """Expected usable ticks left after tick `now` in the spell holding it, from spells that
     ended by `now`; with fewer than `min_samples` of them longer than the current age, the age
     itself (heavy tails: the longer a spell has lasted, the longer it tends to last)."""
-    found = _outliving(spells, now)
+    return mean_residual_of(outliving(spells, now), min_samples)
+
+
+def mean_residual_of(found: Outliving, min_samples: int = 5) -> float:
+    """`mean_residual_ticks` from its `outliving` (so a policy computes that once a tick)."""
     if found is None:
         return 0.0
     age, longer = found
     if len(longer) < min_samples:
         return float(age)
-    return float(longer.mean()) - age
+    return float(longer.sum()) / len(longer) - age  # the mean, as exact (integer sum)
 
 
 def residual_bounds_ticks(
@@ -78,7 +93,7 @@ def residual_bounds_ticks(
     holding it: mean residual E[L - a | L > a] of the spells that ended by `now` and outlived
     the current age a, +- `z_score` standard errors. With fewer than `min_samples` such spells
     the interval is (0, inf): no evidence, so it separates this zone from no other."""
-    found = _outliving(spells, now)
+    found = outliving(spells, now)
     if found is None:
         return 0.0, 0.0
     age, longer = found
@@ -94,8 +109,8 @@ def spell_totals(spells: ZoneSpells, now: int) -> tuple[int, int]:
     """(spells that ended by tick `now`, their total usable ticks): one zone's contribution to
     the pooled mean spell length `sum ticks / sum spells` (the inverse preemption rate per
     usable tick), from the past only."""
-    seen = int(np.searchsorted(spells.ends, now, side="right"))
-    return seen, int(spells.lengths[:seen].sum())
+    seen = int(spells.ended_by[now])
+    return seen, int(spells.length_sums[seen])
 
 
 def capped_residual_ticks(
@@ -105,10 +120,15 @@ def capped_residual_ticks(
     holding it, capped at `cap_ticks` (e.g. the work left), averaged over the spells that ended
     by `now` and outlived the current age a; 0 where the zone is not usable at `now`; None
     (no evidence) with fewer than `min_samples` such spells."""
-    found = _outliving(spells, now)
+    return capped_residual_of(outliving(spells, now), cap_ticks, min_samples)
+
+
+def capped_residual_of(found: Outliving, cap_ticks: float, min_samples: int = 10) -> float | None:
+    """`capped_residual_ticks` from its `outliving` (computed once a tick by a policy)."""
     if found is None:
         return 0.0
     age, longer = found
     if len(longer) < min_samples:
         return None
-    return float(np.minimum(longer - age, cap_ticks).mean())
+    capped = np.minimum(longer - age, cap_ticks)
+    return float(capped.sum()) / len(capped)  # the mean: the same reduction, faster

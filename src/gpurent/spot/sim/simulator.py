@@ -117,8 +117,8 @@ def simulate_run(
         if cur == IDLE:
             continue
         price = od if cur == ON_DEMAND else spot[cur - 1][a]
-        span = min(1.0, n - t)  # the tick, cut at the deadline
-        over = min(co_left, span)
+        span = 1.0 if n - t >= 1.0 else n - t  # the tick, cut at the deadline
+        over = co_left if co_left < span else span
         co_left -= over
         run = span - over
         need = work - done

@@ -84,16 +84,21 @@ def solve_slack_value(
     p[-1] = max(0.0, 1.0 - p[:-1].sum())
     loss = 1 + d + outage_ticks
     cost = np.zeros((rows + 1, cols + 1))
+    # What does not depend on the row, once: slack after n preemptions, where that is below
+    # the floor, and a spot chunk's cost before its continuation.
+    s_after = s[:, None] - n[None, :] * loss
+    below = s_after < floor
+    chunk = dw + n[None, :] * d
+    low = s < floor
     for i in range(1, rows + 1):
         prev = cost[i - 1]
         on_demand = k * dw + prev
-        s_after = s[:, None] - n[None, :] * loss
         cont = np.interp(s_after, s, prev)
         forced = k * i * dw
-        each = np.where(s_after < floor, forced, dw + n[None, :] * d + cont)
+        each = np.where(below, forced, chunk + cont)
         spot = each @ p
         row = np.minimum(on_demand, spot)
-        cost[i] = np.where(s < floor, forced, row)
+        cost[i] = np.where(low, forced, row)
     return SlackValueTable(
         work_step_ticks=dw,
         slack_step_ticks=ds,

@@ -41,7 +41,7 @@ average (lifetime-up -1.57%), 0 misses, but 8 of 4,320 cells worse than UP beyon
 
 from __future__ import annotations
 
-from gpurent.spot.sim.lifetimes import capped_residual_ticks
+from gpurent.spot.sim.lifetimes import capped_residual_of
 from gpurent.spot.sim.policies.lifetime_up import LifetimeUniformProgressPolicy
 
 
@@ -85,14 +85,13 @@ class BreakEvenUniformProgressPolicy(LifetimeUniformProgressPolicy):
             return False
         k = self._od / spot if spot > 0 else float("inf")
         need = self._d * 3.0 + 1.0 if k == float("inf") else break_even_ticks(self._d, k)
-        life = capped_residual_ticks(
-            self._spells[zone], now, self._w - progress_ticks, self.min_samples
-        )
-        if life is None:
-            return super()._early_return(t, progress_ticks, zone)
-        if life <= self.life_margin * need:
-            return super()._early_return(t, progress_ticks, zone)
+        # Three gates, each handing over to lifetime-up; the cheapest (the spell's age) first.
         if not self._spot_allowed(now, zone, need):
+            return super()._early_return(t, progress_ticks, zone)
+        life = capped_residual_of(
+            self._outliving(zone, now), self._w - progress_ticks, self.min_samples
+        )
+        if life is None or life <= self.life_margin * need:
             return super()._early_return(t, progress_ticks, zone)
         if self.reserve_factor is None:
             return True
@@ -118,5 +117,5 @@ class BreakEvenUniformProgressPolicy(LifetimeUniformProgressPolicy):
         """Whether the zone's current spell has lasted `age_factor` x the break-even life."""
         if self.age_factor is None:
             return True
-        age = now - int(self._spells[zone].spell_start_at[now]) + 1
+        age = now - self._start_at[zone][now] + 1
         return age >= self.age_factor * need

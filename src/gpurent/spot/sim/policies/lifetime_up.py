@@ -58,7 +58,13 @@ from __future__ import annotations
 import numpy as np
 
 from gpurent.spot.sim.job_market import ON_DEMAND, Market
-from gpurent.spot.sim.lifetimes import ZoneSpells, mean_residual_ticks, spell_totals, zone_spells
+from gpurent.spot.sim.lifetimes import (
+    Outliving,
+    ZoneSpells,
+    mean_residual_of,
+    outliving,
+    zone_spells,
+)
 from gpurent.spot.sim.policies.base import RunView
 from gpurent.spot.sim.policies.baselines import UniformProgressPolicy
 
@@ -93,6 +99,16 @@ class LifetimeUniformProgressPolicy(UniformProgressPolicy):
         self._w = 0.0
         self._spot: list[list[float]] = []
         self._od = 1.0
+        # Per market, as plain lists (the per-tick checks index them faster than numpy): each
+        # zone's spell start and past-spell count a tick and prefix sums of spell lengths; the
+        # lowest spot price a tick and whether all zones have it.
+        self._start_at: list[list[int]] = []
+        self._ended_by: list[list[int]] = []
+        self._length_sums: list[list[int]] = []
+        self._cheapest: list[float] = []
+        self._flat: list[bool] = []
+        self._found_at: tuple[int, int] = (-1, -1)
+        self._found: Outliving = None
 
     def start(self, run: RunView) -> None:
         """Reset for a new run; rebuild the zones' spells and prices when the market changed."""
@@ -100,8 +116,16 @@ class LifetimeUniformProgressPolicy(UniformProgressPolicy):
         if self._market is not run.market:
             self._market = run.market
             self._spells = [zone_spells(row) for row in run.market.usable]
-            self._spot = np.asarray(run.market.spot_usd_per_hour, dtype=np.float64).tolist()
+            spot = np.asarray(run.market.spot_usd_per_hour, dtype=np.float64)
+            self._spot = spot.tolist()
             self._od = run.market.on_demand_usd_per_hour
+            self._start_at = [s.spell_start_at.tolist() for s in self._spells]
+            self._ended_by = [s.ended_by.tolist() for s in self._spells]
+            self._length_sums = [s.length_sums.tolist() for s in self._spells]
+            self._cheapest = spot.min(axis=0).tolist()
+            low = spot.min(axis=0)
+            self._flat = ((spot.max(axis=0) == low) & np.isfinite(low)).tolist()
+            self._found_at = (-1, -1)
         self._start = run.start_tick
         self._d = run.plan.changeover_ticks
         self._n = run.plan.deadline_ticks
@@ -111,6 +135,8 @@ class LifetimeUniformProgressPolicy(UniformProgressPolicy):
     def pick_zone(self, t: int, row: tuple[bool, ...]) -> int:
         """The usable zone with the lowest spot price now; failover's first zone on ties."""
         now = self._start + t
+        if self._flat[now]:  # every zone at one price: failover's first zone
+            return row.index(True) if True in row else -1
         best, best_price = -1, float("inf")
         for z, ok in enumerate(row):
             if ok and self._spot[z][now] < best_price:
@@ -127,11 +153,28 @@ class LifetimeUniformProgressPolicy(UniformProgressPolicy):
             z = self.pick_zone(t, row)
             if z >= 0 and self._early_return(t, progress_ticks, z):
                 return z + 1
-        if current > ON_DEMAND and row[current - 1] and not self.net.committed:
-            z = self.pick_zone(t, row)
-            if z >= 0 and z != current - 1 and self._move(t, progress_ticks, current - 1, z):
-                return z + 1
+        if current > ON_DEMAND and not self.net.committed:
+            # Running spot (usable: the simulator idles a lost instance): move or stay, as UP
+            # stays; zones are searched only where one is cheap enough to move to.
+            if self._cheaper_somewhere(t, current - 1):
+                z = self.pick_zone(t, row)
+                if z >= 0 and z != current - 1 and self._move(t, progress_ticks, current - 1, z):
+                    return z + 1
+            return current
         return super().decide(t, progress_ticks, current, row)
+
+    def _cheaper_somewhere(self, t: int, here: int) -> bool:
+        """Whether any zone's spot is below the price a move needs (`_move`'s first test): a
+        cheap filter, so the zones are searched only on ticks where a move can happen."""
+        now = self._start + t
+        return self._cheapest[now] < self._spot[here][now] * (1.0 - self.move_margin)
+
+    def _outliving(self, zone: int, now: int) -> Outliving:
+        """`lifetimes.outliving` of `zone` at `now`, kept for the tick's other estimates."""
+        if self._found_at != (zone, now):
+            self._found = outliving(self._spells[zone], now)
+            self._found_at = (zone, now)
+        return self._found
 
     def _slack_allows_changeover(self, t: int, progress_ticks: float) -> bool:
         """The slack after one more changeover keeps 3D and the reserve (see module)."""
@@ -151,7 +194,7 @@ class LifetimeUniformProgressPolicy(UniformProgressPolicy):
         if not self._slack_allows_changeover(t, progress_ticks):
             return False
         payback = self._d * price_there / (price_here - price_there)
-        return mean_residual_ticks(self._spells[zone], now) > self.move_life_factor * payback
+        return mean_residual_of(self._outliving(zone, now)) > self.move_life_factor * payback
 
     def _early_return(self, t: int, progress_ticks: float, zone: int) -> bool:
         """Leave on-demand for spot in `zone` while UP's hysteresis would stay (see module)."""
@@ -165,15 +208,15 @@ class LifetimeUniformProgressPolicy(UniformProgressPolicy):
             return False
         k = self._od / spot if spot > 0 else float("inf")
         need = self.life_factor * self._d * (k / (k - 1.0) if k != float("inf") else 1.0)
-        return mean_residual_ticks(self._spells[zone], now) > need
+        return mean_residual_of(self._outliving(zone, now)) > need
 
     def _preemption_reserve(self, now: int, progress_ticks: float) -> float:
         """Slack ticks the rest of the job is predicted to lose to preemptions (inf: unknown)."""
         count = total = 0
-        for spells in self._spells:
-            c, s = spell_totals(spells, now)
-            count += c
-            total += s
+        for ended_by, sums in zip(self._ended_by, self._length_sums, strict=True):
+            seen = ended_by[now]
+            count += seen
+            total += sums[seen]
         if count < self.min_spells or total <= 0:
             return float("inf")
         mean_life = total / count
