@@ -30,6 +30,7 @@ STANDALONE: list[list[str]] = [
     ["bench_reliability_fuzz.py", "--examples", "300", "--seed", "13"],
     ["bench_runtime_ckpt.py", "--repeats", "3"],
     ["bench_bench_quick.py", "--runs", "1"],
+    ["bench_slack_value.py"],
     ["check_spot_zone_prices.py"],  # synthetic zones only: needs no reference data
 ]
 

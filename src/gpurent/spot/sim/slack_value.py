@@ -10,8 +10,8 @@ of dw = W / rows work ticks; before each chunk the job picks
 Below the safety floor 3D + 1 the job is on on-demand to the end (cost k w). Everything comes
 from the arguments: the policy estimates h and u from the zone's spells that ended before now,
 so the table sees no future. Solved backward over the work rows, vectorised over the slack
-columns (a 48 h job's 24 x 24 table: 0.55 ms, measured with timeit over 200 solves on the
-shared 2-core VM, session 12).
+columns (a 48 h job's 24 x 24 table: 0.8-1.0 ms a solve on the loaded 2-core VM,
+`benchmarks/bench_slack_value.py`; docs/benchmarks.md, "Spot policy round 9").
 """
 
 from __future__ import annotations

@@ -122,8 +122,8 @@ class LifetimeUniformProgressPolicy(UniformProgressPolicy):
             self._start_at = [s.spell_start_at.tolist() for s in self._spells]
             self._ended_by = [s.ended_by.tolist() for s in self._spells]
             self._length_sums = [s.length_sums.tolist() for s in self._spells]
-            self._cheapest = spot.min(axis=0).tolist()
             low = spot.min(axis=0)
+            self._cheapest = low.tolist()
             self._flat = ((spot.max(axis=0) == low) & np.isfinite(low)).tolist()
             self._found_at = (-1, -1)
         self._start = run.start_tick
