@@ -53,9 +53,10 @@ def sibling_key(r: dict[str, str]) -> tuple[str, ...]:
 
 
 def training_keys(split: Path) -> set[tuple[str, ...]]:
-    """`sibling_key` of every row of the MoE training split (empty if there is none)."""
+    """`sibling_key` of every row of the MoE training split; a missing split is an error (with
+    none every MoE row would count as independent)."""
     if not split.is_file():
-        return set()
+        sys.exit(f"error: MoE training split {split} not found; pass --split")
     with split.open(newline="") as fh:
         return {sibling_key(r) for r in csv.DictReader(fh)}
 

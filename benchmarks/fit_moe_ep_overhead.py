@@ -30,6 +30,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
+
 from gpurent.estimate.constants import Constants, load_constants
 from gpurent.estimate.estimator import Estimator, bundled_estimator
 from gpurent.estimate.rows import estimate_row
@@ -152,23 +154,17 @@ def fit_form(rows: Sequence[Row], form: Sequence[str]) -> dict[str, float]:
 
 def _solve(rows: Sequence[Row], active: Sequence[str]) -> dict[str, float] | None:
     """Unconstrained least squares for `active` (others at 0 within the form, neutral outside
-    it): residual r_i = (fixed_i + sum_j c_j x_ij) / m_i - 1; None when singular."""
+    it): residual r_i = (fixed_i + sum_j c_j x_ij) / m_i - 1; None when the columns are
+    linearly dependent (the normal equations are singular)."""
     if not active:
         return {}
-    xs = [[r.per_unit_s[n] / r.measured_s for n in active] for r in rows]
+    xs = np.array([[r.per_unit_s[n] / r.measured_s for n in active] for r in rows])
     fixed = dict.fromkeys(active, 0.0)
-    ys = [1.0 - predicted_s(r, fixed) / r.measured_s for r in rows]
-    n = len(active)
-    ata = [[sum(x[i] * x[j] for x in xs) for j in range(n)] for i in range(n)]
-    aty = [sum(x[i] * y for x, y in zip(xs, ys, strict=True)) for i in range(n)]
-    if n == 1:
-        return None if ata[0][0] <= 0.0 else {active[0]: aty[0] / ata[0][0]}
-    det = ata[0][0] * ata[1][1] - ata[0][1] * ata[1][0]
-    if abs(det) <= 1e-30 * max(1.0, abs(ata[0][0] * ata[1][1])):
+    ys = np.array([1.0 - predicted_s(r, fixed) / r.measured_s for r in rows])
+    if np.linalg.matrix_rank(xs) < len(active):
         return None
-    c0 = (aty[0] * ata[1][1] - aty[1] * ata[0][1]) / det
-    c1 = (aty[1] * ata[0][0] - aty[0] * ata[1][0]) / det
-    return {active[0]: c0, active[1]: c1}
+    coef, *_ = np.linalg.lstsq(xs, ys, rcond=None)
+    return {name: float(c) for name, c in zip(active, coef, strict=True)}
 
 
 def error_pct(row: Row, coeffs: Mapping[str, float]) -> float:

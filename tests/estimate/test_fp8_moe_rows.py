@@ -126,3 +126,23 @@ def test_the_pretraining_training_split_holds_only_fitted_rounds() -> None:
     held = {(r["source_path"], r["measured_throughput"]) for r in _rows()}
     assert not [r for r in pre if (r["source_path"], r["measured_throughput"]) in held]
     assert all(mod.row_key(r) != "llm" for r in mod.load())
+
+
+def test_bench_refuses_a_missing_training_split(tmp_path: Path) -> None:
+    """Without the training split every MoE row would pass as independent: an error instead."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "bench_estimator_fp8_moe.py"),
+            "--split",
+            str(tmp_path / "missing.csv"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
+    assert proc.returncode != 0
+    assert "MoE training split" in proc.stderr and "not found; pass --split" in proc.stderr
+    assert "Traceback" not in proc.stderr

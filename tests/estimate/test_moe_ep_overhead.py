@@ -4,6 +4,7 @@ benchmarks/data/mlperf_moe_fit.csv."""
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import json
 from pathlib import Path
@@ -180,3 +181,22 @@ def test_the_expert_parallel_note_says_what_each_stack_priced() -> None:
     plain = _estimator().estimate(default, gpu, 72, nodes=18)
     note = next(n for n in plain.notes if n.startswith("expert parallel 4"))
     assert "priced unhidden;" in note and "ms per MoE layer" not in note
+
+
+def test_the_fit_needs_two_expert_parallel_rows(tmp_path: Path) -> None:
+    """A split with fewer than two ep > 1 rows cannot choose a form: a one-line error."""
+    from tests.scripts import load_script
+
+    fit = load_script("benchmarks/fit_moe_ep_overhead.py")
+    with (ROOT / "benchmarks/data/mlperf_moe_fit.csv").open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        fields = list(reader.fieldnames or [])
+        kept = [r for r in reader if (r["ep"] or "1") == "1"]
+    assert kept  # the split's ep-1 rows
+    split = tmp_path / "ep1_only.csv"
+    with split.open("w", newline="") as fh:
+        out = csv.DictWriter(fh, fieldnames=fields)
+        out.writeheader()
+        out.writerows(kept)
+    with pytest.raises(SystemExit, match="fewer than 2 expert-parallel rows"):
+        fit.main(["--split", str(split)])
