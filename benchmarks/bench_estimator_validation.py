@@ -191,7 +191,7 @@ def api_outputs(rows: list[dict[str, str]]) -> list[dict[str, object]]:
     try:
         from gpurent.catalog import get_gpu, parse_precision
         from gpurent.errors import GpurentError
-        from gpurent.estimate import estimate
+        from gpurent.estimate import bundled_estimator, estimate
         from gpurent.workload.models import get_model
         from gpurent.workload.spec import (
             AttentionKernel,
@@ -233,6 +233,8 @@ def api_outputs(rows: list[dict[str, str]]) -> list[dict[str, object]]:
                 ),
             )
             gbps = (r.get("inter_node_gbps") or "").strip()
+            if (r.get("layout") or "").strip() == "auto":  # the source does not publish it
+                wl = _auto_layout(bundled_estimator(), wl, r, float(gbps) if gbps else None)
             est = estimate(
                 wl,
                 get_gpu(r["gpu"]),
@@ -251,6 +253,22 @@ def api_outputs(rows: list[dict[str, str]]) -> list[dict[str, object]]:
         except (GpurentError, ValueError, TypeError, KeyError) as exc:
             out.append({"error": f"{type(exc).__name__}: {exc}"})
     return out
+
+
+def _auto_layout(estimator: object, wl: object, r: dict[str, str], gbps: float | None) -> object:
+    """`wl` laid out as `gpurent plan` would (the row's `layout` is `auto`: its source does not
+    publish the layout): `gpurent.plan.layouts.lay_out`, what `--from-csv` does for the row."""
+    from gpurent.catalog import get_gpu
+    from gpurent.plan.layouts import lay_out
+
+    return lay_out(
+        estimator,  # type: ignore[arg-type]
+        wl,  # type: ignore[arg-type]
+        gpu=get_gpu(r["gpu"]),
+        num_gpus=int(r["num_gpus"]),
+        nodes=int(r.get("nodes") or 1),
+        inter_node_gbps=gbps,
+    ).workload
 
 
 def _unit_key(unit: str) -> str:

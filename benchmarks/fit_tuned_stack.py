@@ -54,6 +54,7 @@ from gpurent.estimate.constants import (
 )
 from gpurent.estimate.estimator import Estimator
 from gpurent.estimate.uncertainty import MIN_ROWS, WIDEN
+from gpurent.plan.layouts import lay_out
 from gpurent.workload.models import get_model
 from gpurent.workload.spec import (
     Sharding,
@@ -142,6 +143,23 @@ def workload(r: dict[str, str]) -> Workload:
     )
 
 
+def laid_workload(r: dict[str, str], engine: Estimator, stack: Stack = Stack.TUNED) -> Workload:
+    """`workload(r)` on `stack`; a row whose `layout` is `auto` (its source does not publish
+    the layout) laid out as `gpurent plan` would, as `estimate --from-csv` does."""
+    wl = replace(workload(r), stack=stack)
+    if (r.get("layout") or "").strip() != "auto":
+        return wl
+    gbps = (r.get("inter_node_gbps") or "").strip()
+    return lay_out(
+        engine,
+        wl,
+        gpu=get_gpu(r["gpu"]),
+        num_gpus=int(r["num_gpus"]),
+        nodes=int(r.get("nodes") or 1),
+        inter_node_gbps=float(gbps) if gbps else None,
+    ).workload
+
+
 NO_SIZE = (0.0, 0.0)
 # the size term's grid (`fit`): the layer size per GPU (active parameters) at and above which
 # the `llm` speed holds, and the exponent of its fall below it
@@ -182,7 +200,7 @@ def ratios(rows: list[dict[str, str]], base: Constants, sk: StackCoeffs) -> list
         try:
             gbps = (r.get("inter_node_gbps") or "").strip()
             est = engine.estimate(
-                workload(r),
+                laid_workload(r, engine),
                 get_gpu(r["gpu"]),
                 int(r["num_gpus"]),
                 nodes=int(r.get("nodes") or 1),
@@ -314,7 +332,7 @@ def default_stack_errors(rows: list[dict[str, str]], base: Constants) -> list[fl
     for r in rows:
         try:
             est = engine.estimate(
-                replace(workload(r), stack=Stack.NGC_24),
+                laid_workload(r, engine, stack=Stack.NGC_24),
                 get_gpu(r["gpu"]),
                 int(r["num_gpus"]),
                 nodes=int(r.get("nodes") or 1),

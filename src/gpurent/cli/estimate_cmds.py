@@ -39,13 +39,42 @@ Examples:
        inter_node_gbps, interconnect and every workload-file field: task, seq_len, tp, pp,
        vp, cp, sp, grad_accum, recompute, activation_checkpointing, sharding, cpu_offload,
        fused_loss,
-       optimizer, lora_rank, output_tokens, stack, ...; a row's nodes are estimated as given)
+       optimizer, lora_rank, output_tokens, stack, ...; a row's nodes are estimated as given;
+       layout=auto: the layout `gpurent plan` would choose)
 
 Software stacks (--stack, non-LLM training): ngc-24 (default: current NGC PyTorch
 containers, stock scripts), ngc-22.09 (the old container, whose multi-GPU all-reduce is
 slow), nvidia-dle (NVIDIA's tuned DeepLearningExamples: DALI, channels-last), tuned
 (MLPerf-grade code, fitted on MLPerf Training results; the one stack LLMs also read).
 """
+
+
+LAYOUT_HELP = (
+    "given (default): the layout the flags or the file give; auto: the layout `gpurent plan` "
+    "would price, the first that fits with the cheapest communication (it chooses --sharding, "
+    "--tp, --pp, --vp and --ep, so give none of them; recomputation and --batch-size are where "
+    "it starts, changed only where needed to fit). A --from-csv row takes a `layout` column."
+)
+
+
+def _planner_layout(estimator: Any) -> Any:
+    """The planner's layout choice as `gpurent.estimate.rows.LayOutFn`, for `estimator`."""
+    from gpurent.plan.layouts import lay_out
+
+    def choose(
+        wl: Any, gpu: Any, num_gpus: int, nodes: int, inter_node_gbps: float | None
+    ) -> tuple[Any, str]:
+        laid = lay_out(
+            estimator,
+            wl,
+            gpu=gpu,
+            num_gpus=num_gpus,
+            nodes=nodes,
+            inter_node_gbps=inter_node_gbps,
+        )
+        return laid.workload, laid.note
+
+    return choose
 
 
 def _from_csv(path: Path, as_json: bool, stack: Any) -> None:
@@ -58,7 +87,10 @@ def _from_csv(path: Path, as_json: bool, stack: Any) -> None:
     header, records = files.csv_records(files.read_text(path, what="CSV file"), shown)
     check_header(header, shown)
     results = []
-    for res in estimate_rows(records, shown, estimator, default_stack=stack):
+    rows = estimate_rows(
+        records, shown, estimator, default_stack=stack, lay_out=_planner_layout(estimator)
+    )
+    for res in rows:
         if as_json:
             print_json_line(res)
         else:
@@ -175,6 +207,7 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
             help="Expert-parallel degree of a mixture-of-experts model (divides its experts).",
         ),
     ] = None,
+    layout_mode: Annotated[str, typer.Option("--layout", help=LAYOUT_HELP)] = "given",
     sequence_parallel: Annotated[
         bool | None,
         typer.Option(
@@ -308,6 +341,17 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
     if serve_set or html is not None:
         raise InputError("--set and --html go with --serve (a serving estimate)")
     stack_v = parse_stack(stack, "--stack") if stack is not None else None
+    auto_layout = _check_layout_mode(
+        layout_mode,
+        {
+            "--sharding": sharding,
+            "--tp": tensor_parallel,
+            "--pp": pipeline_parallel,
+            "--vp": virtual_stages,
+            "--ep": expert_parallel,
+        },
+        from_csv=from_csv is not None,
+    )
     if from_csv is not None:
         _from_csv(from_csv, as_json, stack_v or Stack.NGC_24)
         return
@@ -368,7 +412,31 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
         interconnect=interconnect,
         no_measured=no_measured,
         as_json=as_json,
+        auto_layout=auto_layout,
     )
+
+
+def _check_layout_mode(mode: str, chosen: dict[str, object], *, from_csv: bool) -> bool:
+    """Whether --layout asks for the planner's layout; InputError for a value it does not
+    know, for auto beside a flag it chooses, and for --layout with --from-csv."""
+    from gpurent.errors import InputError
+
+    value = mode.strip().lower()
+    if value not in ("given", "auto"):
+        raise InputError(f"--layout {mode!r}: use given or auto")
+    if value == "given":
+        return False
+    if from_csv:
+        raise InputError(
+            "--layout auto goes with one estimate; a --from-csv row takes a layout column"
+        )
+    given = [flag for flag, val in chosen.items() if val is not None]
+    if given:
+        raise InputError(
+            f"--layout auto chooses --sharding, --tp, --pp, --vp and --ep: drop {', '.join(given)} "
+            "or use --layout given"
+        )
+    return True
 
 
 def _figure(x: float) -> str:
@@ -386,6 +454,7 @@ def _single(
     interconnect: str | None,
     no_measured: bool,
     as_json: bool,
+    auto_layout: bool = False,
 ) -> None:
     from gpurent.catalog.links import parse_estimated_link
     from gpurent.estimate.calibration_file import load_estimator
@@ -393,6 +462,9 @@ def _single(
 
     link = parse_estimated_link(interconnect, "--interconnect") if interconnect else None
     estimator = load_estimator(use_calibration=not no_measured)
+    layout_note = ""
+    if auto_layout:
+        wl, layout_note = _planner_layout(estimator)(wl, gpu, gpus, nodes, inter_node_gbps)
     est = estimator.estimate(
         wl,
         gpu,
@@ -403,6 +475,17 @@ def _single(
     )
     if as_json:
         doc = est.to_json()
+        if layout_note:
+            doc["layout_note"] = layout_note
+            doc["layout"] = {
+                "sharding": wl.sharding.value,
+                "tp": wl.tensor_parallel,
+                "pp": wl.pipeline_parallel,
+                "vp": wl.virtual_pipeline_stages,
+                "ep": wl.expert_parallel,
+                "grad_accum": wl.gradient_accumulation,
+                "activation_checkpointing": wl.activation_checkpointing,
+            }
         print_json(doc)
         return
     m = est.memory
@@ -430,6 +513,8 @@ def _single(
     console.print(f"  bottleneck     {est.bottleneck.value}")
     if (layout := _layout_line(wl, est.num_gpus)) is not None:
         console.print(f"  layout         {layout}", highlight=False)
+    if layout_note:
+        console.print(f"  layout choice  {layout_note}", highlight=False)
     console.print(f"  memory/GPU     {m.total_gib:.1f} of {m.capacity_gib:g} GiB: {fit}")
     console.print(
         f"    weights {m.weights_gib:.2f}, gradients {m.gradients_gib:.2f}, optimizer "

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
+from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.links import parse_estimated_link
 from gpurent.catalog.specs import get_gpu
 from gpurent.errors import GpurentError, InputError
@@ -16,12 +17,32 @@ from gpurent.inputs import values as v
 from gpurent.workload.fields import workload_keys
 from gpurent.workload.loader import workload_from_mapping
 from gpurent.workload.models import MODELS, get_model
-from gpurent.workload.spec import Stack
+from gpurent.workload.spec import Stack, Workload
 
 REQUIRED = ("model", "gpu", "num_gpus", "precision", "batch_size")
 # columns about the machine rather than the workload (every other known column is a field of a
 # workload file, `gpurent.workload.workload_from_mapping`)
 MACHINE = ("gpu", "num_gpus", "nodes", "inter_node_gbps", "interconnect")
+# `layout`: empty or `given` (estimate the row's layout cells as they are) or `auto` (the layout
+# `gpurent plan` would choose: `LayOutFn`); with `auto` these cells must stay empty
+LAYOUT_VALUES = ("given", "auto")
+AUTO_CHOSEN_COLUMNS = ("sharding", "tp", "pp", "vp", "ep")
+
+
+class LayOutFn(Protocol):
+    """The planner's layout choice (`gpurent.plan.layouts.lay_out`, passed in by the CLI: the
+    estimator does not depend on the planner): the workload laid out on the machine, and a note
+    that says which layout was chosen."""
+
+    def __call__(
+        self,
+        workload: Workload,
+        gpu: GpuSpec,
+        num_gpus: int,
+        nodes: int,
+        inter_node_gbps: float | None,
+    ) -> tuple[Workload, str]:
+        """`workload` with the chosen layout applied, and its one-line note."""
 
 
 def check_header(header: Iterable[str], source: str) -> None:
@@ -31,11 +52,38 @@ def check_header(header: Iterable[str], source: str) -> None:
         raise InputError(f"{source}: CSV header lacks {', '.join(lacking)}")
 
 
+def _layout_mode(row: Mapping[str, str], where: str, lay_out: LayOutFn | None) -> bool:
+    """Whether the row asks for the planner's layout (`layout` = `auto`)."""
+    mode = (row.get("layout") or "").strip().lower() or "given"
+    if mode not in LAYOUT_VALUES:
+        raise InputError(
+            f"{where}: layout {mode!r} is not one of {', '.join(LAYOUT_VALUES)} (auto: the "
+            "layout `gpurent plan` would choose)"
+        )
+    if mode == "given":
+        return False
+    given = [c for c in AUTO_CHOSEN_COLUMNS if (row.get(c) or "").strip()]
+    if given:
+        raise InputError(
+            f"{where}: layout auto chooses {', '.join(AUTO_CHOSEN_COLUMNS)}, but the row gives "
+            f"{', '.join(given)}: leave those cells empty or set layout to given"
+        )
+    if lay_out is None:
+        raise InputError(f"{where}: layout auto needs the planner's layout choice here")
+    return True
+
+
 def estimate_row(
-    row: Mapping[str, str], where: str, estimator: Estimator, *, default_stack: Stack
+    row: Mapping[str, str],
+    where: str,
+    estimator: Estimator,
+    *,
+    default_stack: Stack,
+    lay_out: LayOutFn | None = None,
 ) -> dict[str, Any]:
     """The row's cells (stripped) with its estimate's figures; `where` ("file:line") starts
-    every error. `default_stack` is the stack of a row without a `stack` cell."""
+    every error. `default_stack` is the stack of a row without a `stack` cell; a row whose
+    `layout` is `auto` is laid out by `lay_out` (its note is the result's `layout_note`)."""
     missing = [c for c in REQUIRED if not (row.get(c) or "").strip()]
     if missing:
         raise InputError(f"{where}: missing {', '.join(missing)}")
@@ -56,6 +104,10 @@ def estimate_row(
     if model.llm is not None and model.name not in MODELS:  # custom:layers=..,hidden=..
         wl = replace(wl, shape=model.llm)
     gpu = get_gpu(row["gpu"])
+    layout_note = ""
+    if _layout_mode(row, where, lay_out):
+        assert lay_out is not None
+        wl, layout_note = lay_out(wl, gpu, num_gpus, nodes, net)
     est = estimator.estimate(
         wl, gpu, num_gpus, nodes=nodes, inter_node_gbps=net, intra_node_interconnect=link
     )
@@ -85,6 +137,18 @@ def estimate_row(
         efficiency_basis=est.efficiency_basis,
         stack=None if model.is_llm and wl.stack.value != "tuned" else wl.stack.value,
     )
+    if layout_note:
+        out.update(
+            sharding=wl.sharding.value,
+            tp=wl.tensor_parallel,
+            pp=wl.pipeline_parallel,
+            vp=wl.virtual_pipeline_stages,
+            ep=wl.expert_parallel,
+            batch_size=wl.batch_size_per_gpu,
+            grad_accum=wl.gradient_accumulation,
+            activation_checkpointing=wl.activation_checkpointing,
+            layout_note=layout_note,
+        )
     return out
 
 
@@ -94,13 +158,14 @@ def estimate_rows(
     estimator: Estimator,
     *,
     default_stack: Stack = Stack.NGC_24,
+    lay_out: LayOutFn | None = None,
 ) -> Iterator[dict[str, Any]]:
     """`estimate_row` of each (line, row) of `source`; a row that cannot be estimated is
     `{"error": "source:line: ..."}` and the others still run."""
     for line, row in records:
         where = f"{source}:{line}"
         try:
-            yield estimate_row(row, where, estimator, default_stack=default_stack)
+            yield estimate_row(row, where, estimator, default_stack=default_stack, lay_out=lay_out)
         except GpurentError as exc:
             msg = exc.message if exc.message.startswith(source) else f"{where}: {exc.message}"
             yield {"error": msg}

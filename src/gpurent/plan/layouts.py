@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from gpurent.catalog.gpu import GpuSpec
-from gpurent.errors import GpurentError
+from gpurent.errors import GpurentError, InputError
 from gpurent.estimate.result import Estimate
 from gpurent.workload.spec import Recompute, Sharding, Workload
 
@@ -137,6 +137,7 @@ class LayoutChoice:
     estimate: Estimate | None  # the fitting estimate, or the closest miss (least overshoot)
     tried: int  # estimator calls made
     reason: str = ""  # why nothing fits ("" when a layout fits)
+    closest: Layout | None = None  # the layout of the closest miss when nothing fits
 
 
 def _experts(workload: Workload) -> int:
@@ -328,4 +329,84 @@ def choose_layout(
         )
     else:
         reason = errors[0] if errors else "no layout applies"
-    return LayoutChoice(layout=None, estimate=closest, tried=tried, reason=reason)
+    return LayoutChoice(
+        layout=None, estimate=closest, tried=tried, reason=reason, closest=closest_layout
+    )
+
+
+# the Workload fields `lay_out` chooses (a layout given with them is not the planner's choice)
+CHOSEN_FIELDS = (
+    "sharding",
+    "tensor_parallel",
+    "pipeline_parallel",
+    "virtual_pipeline_stages",
+    "expert_parallel",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LaidOut:
+    """A workload laid out as the planner would lay it out (`lay_out`)."""
+
+    workload: Workload  # the workload with the chosen layout applied
+    layout: Layout  # the first layout that fits, or the closest miss when none does
+    fits: bool  # False: no layout fits, `layout` is the closest miss
+    reason: str  # why none fits ("" when one does)
+
+    @property
+    def note(self) -> str:
+        """One line for an estimate's notes: which layout was chosen and by what rule."""
+        if self.fits:
+            return (
+                f"layout chosen as `gpurent plan` chooses it: {self.layout.label}, the first "
+                "that fits in the order cheapest communication first (docs/plan.md)"
+            )
+        return f"no layout fits: {self.reason}; shown: the closest miss, {self.layout.label}"
+
+
+def lay_out(
+    estimator: EstimatorFn,
+    workload: Workload,
+    *,
+    gpu: GpuSpec,
+    num_gpus: int,
+    nodes: int,
+    inter_node_gbps: float | None,
+) -> LaidOut:
+    """`workload` on `num_gpus` GPUs of `gpu` over `nodes` with the layout `choose_layout`
+    picks: the one `gpurent plan` would price (`gpurent estimate --layout auto`). The
+    workload's sharding, tensor, pipeline, virtual-stage and expert degrees are replaced; its
+    recomputation and micro-batch are the first tried and change only where needed to fit
+    (gradient accumulation grows as the micro-batch shrinks: the global batch stays)."""
+    if num_gpus % nodes:
+        raise InputError(
+            f"{num_gpus} GPUs do not split evenly over {nodes} nodes: give a GPU count that "
+            "is a multiple of the nodes"
+        )
+    start = replace(
+        workload,
+        sharding=Sharding.NONE,
+        tensor_parallel=1,
+        pipeline_parallel=1,
+        virtual_pipeline_stages=1,
+        expert_parallel=1,
+    )
+    choice = choose_layout(
+        estimator,
+        start,
+        gpu=gpu,
+        gpus_per_node=num_gpus // nodes,
+        nodes=nodes,
+        inter_node_gbps=inter_node_gbps,
+    )
+    layout = choice.layout or choice.closest
+    if layout is None:
+        raise InputError(
+            f"no layout of {workload.model} applies on {num_gpus}x {gpu.name}: {choice.reason}"
+        )
+    return LaidOut(
+        workload=layout.apply(start),
+        layout=layout,
+        fits=choice.layout is not None,
+        reason=choice.reason,
+    )
