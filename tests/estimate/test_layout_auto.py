@@ -33,6 +33,19 @@ def test_the_given_layout_of_a_70b_lora_on_16_gpus_does_not_fit_and_auto_finds_o
     assert "gpurent plan" in auto["layout_note"]
 
 
+def test_a_layout_that_does_not_fit_names_one_that_does_and_none_where_nothing_fits() -> None:
+    given = cli_json("estimate", *LORA_70B, "--json")
+    auto = cli_json("estimate", *LORA_70B, "--layout", "auto", "--json")
+    hint = [n for n in given["notes"] if "--layout auto" in n]
+    assert len(hint) == 1 and f"{auto['memory_per_gpu_gib']:.1f} GiB" in hint[0]
+    hopeless = cli_json(
+        "estimate", "--model", "llama3.1-405b", "--gpu", "T4", "--gpus", "2", "--json"
+    )
+    assert hopeless["fits"] is False
+    assert not [n for n in hopeless["notes"] if "--layout auto" in n]
+    assert not [n for n in auto["notes"] if "--layout auto" in n]
+
+
 def test_auto_is_the_planners_first_layout_that_fits() -> None:
     est = bundled_estimator()
     h100 = get_gpu("H100")

@@ -352,6 +352,7 @@ class LaidOut:
     layout: Layout  # the first layout that fits, or the closest miss when none does
     fits: bool  # False: no layout fits, `layout` is the closest miss
     reason: str  # why none fits ("" when one does)
+    estimate: Estimate | None  # the search's estimate of `layout` (no intra-node link given)
 
     @property
     def note(self) -> str:
@@ -409,4 +410,5 @@ def lay_out(
         layout=layout,
         fits=choice.layout is not None,
         reason=choice.reason,
+        estimate=choice.estimate,
     )
