@@ -218,6 +218,11 @@ def api_outputs(rows: list[dict[str, str]]) -> list[dict[str, object]]:
                 activation_checkpointing=_truthy(r.get("activation_checkpointing")),
                 sharding=parse_sharding(shard) if shard else Sharding.NONE,
                 cpu_offload=_truthy(r.get("cpu_offload")),
+                **(
+                    {"offload_params": _truthy(op)}
+                    if (op := (r.get("offload_params") or "").strip())
+                    else {}
+                ),
                 tensor_parallel=int(r.get("tp") or 1),
                 pipeline_parallel=int(r.get("pp") or 1),
                 context_parallel=int(r.get("cp") or 1),

@@ -129,3 +129,67 @@ def test_offload_never_speeds_up_any_training_config(
     assert _step(on, spec, n, nodes) >= _step(off, spec, n, nodes)
     slower = _step(on, replace(spec, pcie_gen=3), n, nodes)
     assert slower >= _step(on, replace(spec, pcie_gen=5), n, nodes)
+
+
+# --- what CPU offload keeps on the GPU (session 15): gradients go to the host with the
+# optimizer; the weight shards too unless `offload_params` is false (DeepSpeed
+# offload_optimizer alone)
+
+H100 = "H100-SXM5-80GB"
+
+
+@pytest.mark.parametrize("sharding", [Sharding.ZERO2, Sharding.ZERO3, Sharding.HSDP])
+def test_offload_keeps_no_gradient_or_optimizer_shard_on_the_gpu(sharding: Sharding) -> None:
+    gpu = get_gpu(H100)
+    wl = _wl("llama3-8b", offload=False, sharding=sharding)
+    off = estimate(wl, gpu, 16, nodes=2).memory
+    on = estimate(replace(wl, cpu_offload=True), gpu, 16, nodes=2).memory
+    assert on.optimizer_gib == 0.0 and off.optimizer_gib > 0.0
+    assert on.gradients_gib < off.gradients_gib
+    if sharding.shards_weights:  # the one layer in flight is counted with the gathered weights
+        assert on.gradients_gib == 0.0
+
+
+def test_the_weight_shard_stays_on_the_gpu_when_only_the_optimizer_is_offloaded() -> None:
+    gpu = get_gpu(H100)
+    params = _wl("llama3-8b", offload=True)
+    optimizer_only = replace(params, offload_params=False)
+    assert params.offloads_params and not optimizer_only.offloads_params
+    a, b = estimate(params, gpu, 8), estimate(optimizer_only, gpu, 8)
+    shard_gib = 8.03e9 * 2 / 8 / 2**30  # bf16 weights over 8 ranks
+    assert b.memory.weights_gib - a.memory.weights_gib == pytest.approx(shard_gib, rel=0.05)
+    assert b.step_time_s <= a.step_time_s  # no weight shard to fetch over PCIe for each pass
+
+
+def test_full_fine_tune_with_fsdp_offload_fits_where_its_gradients_would_not() -> None:
+    # torchtune's Llama 3.1 70B full fine-tune with fsdp_cpu_offload on 8 A100s measured 13.9 GiB
+    wl = Workload(
+        model="llama3-70b",
+        task=Task.FINETUNE_FULL,
+        precision=BF16,
+        batch_size_per_gpu=2,
+        seq_len=2048,
+        activation_checkpointing=True,
+        sharding=Sharding.ZERO3,
+        cpu_offload=True,
+        fused_loss=True,
+    )
+    mem = estimate(wl, get_gpu("A100-SXM4-80GB"), 8).memory
+    assert mem.total_gib < 20.0  # the 16.4 GiB of sharded bf16 gradients live on the host
+
+
+def test_offload_params_errors_are_one_line() -> None:
+    from tests.conftest import one_line_error
+
+    base = ("estimate", "--model", "llama3-8b", "--gpu", "H100", "--gpus", "8")
+    one_line_error(*run_cli(*base, "--offload-params"), "--cpu-offload")
+    one_line_error(
+        *run_cli(*base, "--cpu-offload", "--offload-params", "--sharding", "zero2"),
+        "zero2",
+        "zero3",
+    )
+    code, out, err = run_cli(
+        *base, "--cpu-offload", "--no-offload-params", "--sharding", "zero3", "--json"
+    )
+    assert code == 0, err
+    assert json.loads(out)["fits"] is True

@@ -231,6 +231,23 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
             "(Hugging Face PEFT's prepare_model_for_kbit_training). Default: off.",
         ),
     ] = None,
+    cpu_offload: Annotated[
+        bool | None,
+        typer.Option(
+            "--cpu-offload/--no-cpu-offload",
+            help="Optimizer states and gradients in host memory, the optimizer step on the CPU "
+            "(DeepSpeed ZeRO-Offload, FSDP CPUOffload). Default: off.",
+        ),
+    ] = None,
+    offload_params: Annotated[
+        bool | None,
+        typer.Option(
+            "--offload-params/--no-offload-params",
+            help="With --cpu-offload and ZeRO-3/FSDP/HSDP: the weight shards in host memory too "
+            "(FSDP CPUOffload, DeepSpeed offload_param; the default) or on the GPU "
+            "(--no-offload-params: DeepSpeed offload_optimizer alone).",
+        ),
+    ] = None,
     attention_kernel: Annotated[
         str | None,
         typer.Option(
@@ -388,6 +405,8 @@ def estimate_cmd(  # noqa: PLR0917 - typer maps parameters to options
             "sequence_parallel": ("sequence_parallel", sequence_parallel),
             "fused_loss": ("fused_loss", fused_loss),
             "fp32_upcast": ("fp32_upcast", fp32_upcast),
+            "cpu_offload": ("cpu_offload", cpu_offload),
+            "offload_params": ("offload_params", offload_params),
             "attention_kernel": ("attention_kernel", attention_kernel),
             "gradient_accumulation": ("grad_accum", grad_accum),
             "stack": ("stack", stack_v),

@@ -277,6 +277,16 @@ def _validate_layout(
             f"(gradient accumulation {ga}) to be a multiple of pipeline parallel {pp}, as "
             f"Megatron-LM requires: use --grad-accum {pp * max(1, -(-ga // pp))} or --vp 1"
         )
+    if workload.offload_params is not None and not workload.cpu_offload:
+        raise InputError(
+            "offload_params says what CPU offload moves to the host, but cpu_offload is off: "
+            "set --cpu-offload (cpu_offload in the workload file) or drop --offload-params"
+        )
+    if workload.offload_params and not workload.sharding.shards_weights:
+        raise InputError(
+            f"offload_params needs weight sharding (zero3, fsdp or hsdp), the sharding is "
+            f"{workload.sharding.value}: weights that every GPU holds whole are not offloaded"
+        )
     if workload.sequence_parallel and tp == 1:
         raise InputError(
             "sequence parallel needs tensor parallel > 1 (tp is 1): set --tp, or drop "
@@ -1251,7 +1261,8 @@ def _llm_offload(
     """The CPU-offload time of a decoder-LLM training step of `compute_s` seconds of GPU work
     (`gpurent.estimate.offload`), None without offload. Each GPU owns the optimizer state of
     its shard of the trainable parameters (/ tensor x pipeline, and / data parallel when
-    sharded); ZeRO-3/FSDP offload also fetches its shard of the weights for every pass."""
+    sharded); where the weight shards are offloaded too (`Workload.offloads_params`) it also
+    fetches its shard of the weights for every pass."""
     if not (workload.cpu_offload and workload.task.trains):
         return None
     n = model.num_params
@@ -1262,7 +1273,7 @@ def _llm_offload(
     if workload.sharding is not Sharding.NONE:
         shards *= zero_shard_degree(workload, num_gpus, max(1, num_gpus // nodes))
     fetched = 0.0
-    if workload.sharding.shards_weights:
+    if workload.offloads_params:
         base = frozen_base_bytes_per_param(task, fp8_weights=fp8_frozen_base(workload))
         fetched = n * (2.0 if full else base) / shards
     return cpu_offload_time(

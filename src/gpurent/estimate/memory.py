@@ -18,7 +18,11 @@ Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
   copy the loss reads).
 - Sharding: ZeRO-1 divides optimizer states by the data-parallel degree, ZeRO-2 also gradients,
   ZeRO-3/FSDP also weights; tensor x pipeline parallelism divides all three. CPU offload moves
-  the optimizer states (and ZeRO-3 weights) to host memory.
+  the optimizer states and the gradients to host memory (ZeRO-Offload, Ren et al. 2021, sends
+  each gradient bucket down as backward produces it and steps on the CPU; FSDP's CPUOffload
+  keeps gradients on the host too), leaving one layer's gradients in flight; with weight
+  sharding also the weight shards unless `offload_params` is false (DeepSpeed's
+  `offload_optimizer` without `offload_param`).
 - Activations (decoder LLMs, `llm_layer_activation_values`): the tensors one transformer layer
   keeps for backward with FlashAttention/SDPA (no s^2 scores), counted from the shape: per token
   6 h (two norm inputs and outputs, q, attention output; q and output heads x head_dim where
@@ -328,8 +332,16 @@ def memory_breakdown(
         if workload.sharding.shards_weights:
             weights *= kept
         if workload.cpu_offload:
+            # ZeRO-Offload and FSDP's CPUOffload keep the optimizer states and the gradients on
+            # the host: each gradient bucket goes down as backward produces it (the time model's
+            # `grads_down_s`); one layer's gradients are in flight on the GPU
             optim = 0.0
-            if workload.sharding.shards_weights:
+            grads = (
+                0.0
+                if workload.sharding.shards_weights
+                else _layer_grad_bytes(workload, model, half_store)
+            )
+            if workload.offloads_params:
                 weights = 0.0
         if workload.sharding.shards_weights and zero > 1:
             weights += _zero3_gathered_bytes(workload, model, half_store)
@@ -434,6 +446,16 @@ def _frozen_layer_bytes(workload: Workload, model: ModelInfo) -> float | None:
     if workload.task is not Task.FINETUNE_LORA or not fp8_frozen_base(workload):
         return None
     return frozen_base_lora_layer_activation_bytes(model)
+
+
+def _layer_grad_bytes(workload: Workload, model: ModelInfo, half_store: bool) -> float:
+    """One decoder layer's full gradients per GPU (/ tensor x pipeline parallelism): what a
+    CPU-offloaded run holds of its gradients while the bucket goes to the host (0 for a LoRA,
+    whose adapters' gradients are counted with the weights, and for non-LLM models)."""
+    if model.llm is None or workload.task.trains_adapters:
+        return 0.0
+    layer = llm_layer_params(model.llm) / (workload.tensor_parallel * workload.pipeline_parallel)
+    return layer * (2.0 if half_store else 4.0)
 
 
 def _zero3_gathered_bytes(workload: Workload, model: ModelInfo, half_store: bool) -> float:

@@ -259,7 +259,9 @@ class Workload:
     (Liger-Kernel's FusedLinearCrossEntropy, torchtune's LinearCrossEntropyLoss), so the logits
     of all tokens never exist at once (None: the stack's default, `Stack.fuses_loss`).
     `fp32_upcast` (LoRA/QLoRA only) holds every unquantised parameter, activation and logit in
-    fp32, as Hugging Face PEFT's QLoRA preparation does."""
+    fp32, as Hugging Face PEFT's QLoRA preparation does. `cpu_offload` keeps the optimizer
+    states and the gradients in host memory and steps on the CPU (ZeRO-Offload, FSDP's
+    CPUOffload); with weight sharding `offload_params` says whether the weight shards go too."""
 
     model: str  # a model-zoo name, or "custom" with `shape`
     task: Task = Task.TRAINING
@@ -277,6 +279,10 @@ class Workload:
     activation_checkpointing: bool = False
     sharding: Sharding = Sharding.NONE
     cpu_offload: bool = False
+    # with cpu_offload and weight sharding (ZeRO-3/FSDP/HSDP): whether the weight shards live on
+    # the host too (FSDP's CPUOffload, DeepSpeed's offload_param) or stay on the GPU (DeepSpeed's
+    # offload_optimizer alone); None: on, as FSDP offloads them (`offloads_params`)
+    offload_params: bool | None = None
     tensor_parallel: int = 1
     pipeline_parallel: int = 1
     virtual_pipeline_stages: int = 1
@@ -311,6 +317,14 @@ class Workload:
         with tensor parallelism, unless `sequence_parallel` is false (None means the Megatron /
         torchtitan default, on)."""
         return self.tensor_parallel > 1 and self.sequence_parallel is not False
+
+    @property
+    def offloads_params(self) -> bool:
+        """Whether the weight shards live in host memory: CPU offload with weight sharding,
+        unless `offload_params` is false (the optimizer alone is offloaded)."""
+        return (
+            self.cpu_offload and self.sharding.shards_weights and self.offload_params is not False
+        )
 
     @property
     def fused_loss_on(self) -> bool:
