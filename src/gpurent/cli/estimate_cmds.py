@@ -38,6 +38,7 @@ Examples:
       (columns model,gpu,num_gpus,precision,batch_size and optionally nodes,
        inter_node_gbps, interconnect and every workload-file field: task, seq_len, tp, pp,
        vp, cp, sp, grad_accum, recompute, activation_checkpointing, sharding, cpu_offload,
+       offload_params,
        fused_loss,
        optimizer, lora_rank, output_tokens, stack, ...; a row's nodes are estimated as given;
        layout=auto: the layout `gpurent plan` would choose)
