@@ -44,6 +44,7 @@ from gpurent.spot.sim.job_market import ON_DEMAND, JobSpec, build_market, run_st
 from gpurent.spot.sim.lifetimes import ZoneSpells, residual_bounds_ticks
 from gpurent.spot.sim.policies import (
     BreakEvenUniformProgressPolicy,
+    CatchUpSlackValuePolicy,
     LifetimeUniformProgressPolicy,
     Policy,
     ProvenUniformProgressPolicy,
@@ -256,7 +257,8 @@ def make(name: str) -> Callable[[], Policy]:
     'lcb' (round 7, tried: proven-up with a confidence bound on the life, ':z=..');
     'dp-up' (round 8: slack-valued return, ':m=..,h=..,g=..' its margin, hazard_factor and
     age_factor, 'g=none': off; round 9: ':b=..' its backoff, ':f=1' forgive, ':w=..,n=..'
-    recent_hours and recent_samples);
+    recent_hours and recent_samples); 'dp-up2' (round 10: lost returns priced with UP's
+    catch-up, ':c=..,m=..,f=0|1' its hold_share, margin and priced_is_final);
     'ez' (evidence zones) and 'iw' (idle wait), both with ':z=..,n=..'."""
     base, _, opts = name.partition(":")
     kv = dict(o.split("=") for o in opts.split(",") if o)
@@ -303,6 +305,13 @@ def make(name: str) -> Callable[[], Policy]:
             dp["recent_samples"] = int(kv.get("n", 3))
             return type("GD", (GuardedSlackValue,), dp)
         return type("DP", (SlackValueUniformProgressPolicy,), dp)
+    if base == "dp-up2":  # round 10; c: hold_share, m: margin
+        d2 = {
+            "hold_share": float(kv.get("c", CatchUpSlackValuePolicy.hold_share)),
+            "margin": float(kv.get("m", CatchUpSlackValuePolicy.margin)),
+            "priced_is_final": kv.get("f", "1") == "1",
+        }
+        return type("D2", (CatchUpSlackValuePolicy,), d2)
     if base == "lcb":  # round 7, tried; z: life_z
         return type("LB", (LifeBound,), {"life_z": float(kv.get("z", 1.0))})
     if base == "iw":

@@ -31,7 +31,7 @@ import numpy as np
 from gpurent.errors import InputError
 from gpurent.spot.sim.policies.base import RunView
 from gpurent.spot.sim.policies.proven_up import ProvenUniformProgressPolicy
-from gpurent.spot.sim.slack_value import SlackValueTable, solve_slack_value
+from gpurent.spot.sim.slack_value import FloatArr, SlackValueTable, solve_slack_value
 
 
 class SlackValueUniformProgressPolicy(ProvenUniformProgressPolicy):
@@ -45,6 +45,9 @@ class SlackValueUniformProgressPolicy(ProvenUniformProgressPolicy):
     """The table's preemption rate is this many times the zone's past rate (pessimism)."""
     grid = 24
     """Rows (work) and columns (slack) of the table."""
+    priced_is_final = False
+    """Where the priced comparison was made and says stay, stay (True), or let proven-up's
+    break-even rule decide (False: dp-up)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -112,10 +115,28 @@ class SlackValueUniformProgressPolicy(ProvenUniformProgressPolicy):
         # same figures as two).
         slack = np.full(len(residual) + 1, s - 2 * d - 1)
         slack[-1] = s
-        costs = table.cost_at(slack, np.append(w - done, w - 1.0))
-        each = np.where(lost, residual + d + costs[:-1], w + d)
+        work = np.append(w - done, w - 1.0)
+        hold = self._hold_after_loss(t, residual, s - 2 * d - 1, work[:-1])
+        if hold is None:
+            costs = table.cost_at(slack, work)
+            each = np.where(lost, residual + d + costs[:-1], w + d)
+        else:
+            work[:-1] -= hold
+            costs = table.cost_at(slack, work)
+            each = np.where(lost, residual + d + k * hold + costs[:-1], w + d)
         take = d + float(each.sum()) / len(each)  # the mean (the same reduction, faster)
         stay = k + float(costs[-1])
         if take < (1.0 - self.margin) * stay:
             return True
+        if self.priced_is_final:
+            return False
         return super()._early_return(t, progress_ticks, zone)
+
+    def _hold_after_loss(
+        self, t: int, residual_ticks: FloatArr, slack_after_ticks: float, work_after_ticks: FloatArr
+    ) -> FloatArr | None:
+        """On-demand ticks the policy holds after each lost outcome before the table's choice
+        resumes; None: none (dp-up prices the continuation as the table's optimum). `dp-up2`
+        overrides it with UP's catch-up."""
+        del t, residual_ticks, slack_after_ticks, work_after_ticks
+        return None
