@@ -1,5 +1,5 @@
 """Catch-up-priced slack value (`dp-up2`, round 10 of issue 16): `dp-up` whose lost returns
-cost the on-demand catch-up the policy itself then runs.
+cost the on-demand catch-up the policy itself then runs, and whose priced verdict is final.
 
 Round 9's diagnosis (docs/benchmarks.md, "Spot policy round 9"): dp-up's losing returns are
 taken near UP's line, and most of those spells end a few ticks later. dp-up prices a lost
@@ -17,9 +17,15 @@ with s_line(t) = s0 (1 - t / N) + 2D W / N, the slack at UP's line (the job is b
 its progress is below W (t + 2D) / N). The spot run itself lowers the line by R s0 / N, so a
 long spell lost late costs little catch-up, a blip near the line costs the whole deficit over
 1 - C/R. Since the table's V(s', w') <= k c + V(s', w' - c) (on-demand for c ticks is one of
-its choices), the price of a loss only rises: dp-up2 returns to spot no more often than dp-up
-on the same tick. Everything comes from the run's plan and the zone's spells that ended before
-now; the safety net is dp-up's, so no feasible deadline is missed.
+its choices), the price of a loss only rises.
+
+Second, where that comparison was made (dp-up's gates passed) and says stay, dp-up2 stays:
+dp-up then let proven-up's break-even rule decide, and that rule prices a lost tick of slack at
+one on-demand tick, the very underpricing round 9 found (in us-east-1d both rules agreed on
+every losing return). So dp-up2 leaves on-demand for spot on no tick where dp-up would stay
+(`tests/spot/test_dp_up2.py` checks it in lockstep). Everything comes from the run's plan and
+the zone's spells that ended before now; the safety net is dp-up's, so no feasible deadline is
+missed.
 """
 
 from __future__ import annotations
