@@ -258,7 +258,8 @@ def make(name: str) -> Callable[[], Policy]:
     'dp-up' (round 8: slack-valued return, ':m=..,h=..,g=..' its margin, hazard_factor and
     age_factor, 'g=none': off; round 9: ':b=..' its backoff, ':f=1' forgive, ':w=..,n=..'
     recent_hours and recent_samples); 'dp-up2' (round 10: lost returns priced with UP's
-    catch-up, ':c=..,m=..,f=0|1' its hold_share, margin and priced_is_final);
+    catch-up, ':c=..,m=..,v=..' its hold_share, margin and veto_share, 'v=none': no veto,
+    'v=m': the margin);
     'ez' (evidence zones) and 'iw' (idle wait), both with ':z=..,n=..'."""
     base, _, opts = name.partition(":")
     kv = dict(o.split("=") for o in opts.split(",") if o)
@@ -305,11 +306,14 @@ def make(name: str) -> Callable[[], Policy]:
             dp["recent_samples"] = int(kv.get("n", 3))
             return type("GD", (GuardedSlackValue,), dp)
         return type("DP", (SlackValueUniformProgressPolicy,), dp)
-    if base == "dp-up2":  # round 10; c: hold_share, m: margin
+    if base == "dp-up2":  # round 10; c: hold_share, m: margin, v: veto_share
+        margin = float(kv.get("m", CatchUpSlackValuePolicy.margin))
+        veto = kv.get("v", str(CatchUpSlackValuePolicy.veto_share))
         d2 = {
             "hold_share": float(kv.get("c", CatchUpSlackValuePolicy.hold_share)),
-            "margin": float(kv.get("m", CatchUpSlackValuePolicy.margin)),
-            "priced_is_final": kv.get("f", "1") == "1",
+            "margin": margin,
+            # 'none': dp-up's fallback; 'm': the veto wherever the margin is not met
+            "veto_share": None if veto == "none" else margin if veto == "m" else float(veto),
         }
         return type("D2", (CatchUpSlackValuePolicy,), d2)
     if base == "lcb":  # round 7, tried; z: life_z

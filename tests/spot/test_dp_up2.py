@@ -98,14 +98,17 @@ def test_never_leaves_on_demand_where_dp_up_would_stay(seed: int) -> None:
 def test_without_the_hold_and_with_dp_ups_fallback_it_is_dp_up() -> None:
     m, starts = flapping()
     job = JobSpec(job_hours=27.0, deadline_hours=30.0, changeover_hours=0.2)
-    plain = type("Plain", (CatchUpSlackValuePolicy,), {"hold_share": 0.0, "priced_is_final": False})
+    plain = type("Plain", (CatchUpSlackValuePolicy,), {"hold_share": 0.0, "veto_share": None})
     a = simulate(plain, m, job, starts)
     b = run_policy(SlackValueUniformProgressPolicy.name, m, job, starts)
     assert [r.cost_usd_per_node for r in a.results] == [r.cost_usd_per_node for r in b.results]
 
 
-def test_bad_hold_share_is_a_one_line_error() -> None:
-    cls = type("Bad", (CatchUpSlackValuePolicy,), {"hold_share": 1.5})
+@pytest.mark.parametrize(
+    ("attrs", "word"), [({"hold_share": 1.5}, "hold share"), ({"veto_share": 0.5}, "veto share")]
+)
+def test_bad_parameters_are_one_line_errors(attrs: dict[str, float], word: str) -> None:
+    cls = type("Bad", (CatchUpSlackValuePolicy,), attrs)
     with pytest.raises(InputError) as err:
         cls()
-    assert "hold share" in str(err.value) and "\n" not in str(err.value)
+    assert word in str(err.value) and "\n" not in str(err.value)

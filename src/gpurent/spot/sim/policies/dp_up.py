@@ -45,9 +45,11 @@ class SlackValueUniformProgressPolicy(ProvenUniformProgressPolicy):
     """The table's preemption rate is this many times the zone's past rate (pessimism)."""
     grid = 24
     """Rows (work) and columns (slack) of the table."""
-    priced_is_final = False
-    """Where the priced comparison was made and says stay, stay (True), or let proven-up's
-    break-even rule decide (False: dp-up)."""
+    veto_share: float | None = None
+    """Where the priced comparison was made and taking spot does not beat staying by the
+    margin: None (dp-up) lets proven-up's break-even rule decide; a share v stays on on-demand
+    (a veto) where taking spot costs at least (1 - v) x staying, and lets the rule decide
+    only between (`dp-up2`)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -57,6 +59,8 @@ class SlackValueUniformProgressPolicy(ProvenUniformProgressPolicy):
             raise InputError(f"dp-up hazard factor {self.hazard_factor} must be > 0")
         if self.grid < 2:
             raise InputError(f"dp-up grid {self.grid} too small: use at least 2")
+        if self.veto_share is not None and not 0.0 <= self.veto_share <= self.margin:
+            raise InputError(f"dp-up veto share {self.veto_share} out of range: use 0..margin")
         self._tables: dict[int, SlackValueTable] = {}
 
     def start(self, run: RunView) -> None:
@@ -128,7 +132,7 @@ class SlackValueUniformProgressPolicy(ProvenUniformProgressPolicy):
         stay = k + float(costs[-1])
         if take < (1.0 - self.margin) * stay:
             return True
-        if self.priced_is_final:
+        if self.veto_share is not None and take >= (1.0 - self.veto_share) * stay:
             return False
         return super()._early_return(t, progress_ticks, zone)
 

@@ -1,5 +1,5 @@
 """Catch-up-priced slack value (`dp-up2`, round 10 of issue 16): `dp-up` whose lost returns
-cost the on-demand catch-up the policy itself then runs, and whose priced verdict is final.
+cost the on-demand catch-up the policy itself then runs, and whose priced "no" is final.
 
 Round 9's diagnosis (docs/benchmarks.md, "Spot policy round 9"): dp-up's losing returns are
 taken near UP's line, and most of those spells end a few ticks later. dp-up prices a lost
@@ -19,13 +19,15 @@ long spell lost late costs little catch-up, a blip near the line costs the whole
 1 - C/R. Since the table's V(s', w') <= k c + V(s', w' - c) (on-demand for c ticks is one of
 its choices), the price of a loss only rises.
 
-Second, where that comparison was made (dp-up's gates passed) and says stay, dp-up2 stays:
+Second, a veto: where that comparison was made (dp-up's gates passed) and finds taking spot
+no cheaper than staying (take >= (1 - `veto_share`) x stay, `veto_share` 0), dp-up2 stays.
 dp-up then let proven-up's break-even rule decide, and that rule prices a lost tick of slack at
 one on-demand tick, the very underpricing round 9 found (in us-east-1d both rules agreed on
-every losing return). So dp-up2 leaves on-demand for spot on no tick where dp-up would stay
-(`tests/spot/test_dp_up2.py` checks it in lockstep). Everything comes from the run's plan and
-the zone's spells that ended before now; the safety net is dp-up's, so no feasible deadline is
-missed.
+every losing return). Between that and the margin (take cheaper, but by less than 10 %), the
+break-even rule still decides, as in dp-up. So dp-up2 leaves on-demand for spot on no tick
+where dp-up would stay (`tests/spot/test_dp_up2.py` checks it in lockstep). Everything comes
+from the run's plan and the zone's spells that ended before now; the safety net is dp-up's, so
+no feasible deadline is missed.
 """
 
 from __future__ import annotations
@@ -44,9 +46,10 @@ class CatchUpSlackValuePolicy(SlackValueUniformProgressPolicy):
 
     hold_share = 1.0
     """Share of UP's catch-up after a loss that is priced as held on on-demand (1: all of it)."""
-    priced_is_final = True
-    """Where the priced comparison says stay, stay: proven-up's break-even rule, which prices a
-    loss at one on-demand tick per slack tick, does not overrule it."""
+    veto_share: float | None = 0.0
+    """Where the priced comparison finds taking spot no cheaper than staying, stay: proven-up's
+    break-even rule, which prices a lost slack tick at one on-demand tick, does not overrule it
+    (see module)."""
 
     def __init__(self) -> None:
         super().__init__()
