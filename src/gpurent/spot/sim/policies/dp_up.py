@@ -129,7 +129,14 @@ class SlackValueUniformProgressPolicy(ProvenUniformProgressPolicy):
             costs = table.cost_at(slack, work)
             each = np.where(lost, residual + d + k * hold + costs[:-1], w + d)
         take = d + float(each.sum()) / len(each)  # the mean (the same reduction, faster)
-        stay = k + float(costs[-1])
+        stay = self._stay_cost(
+            t,
+            table,
+            residual_ticks=residual,
+            slack_ticks=s,
+            work_ticks=w,
+            one_tick=k + float(costs[-1]),
+        )
         if take < (1.0 - self.margin) * stay:
             return True
         if self.veto_share is not None and take >= (1.0 - self.veto_share) * stay:
@@ -137,10 +144,30 @@ class SlackValueUniformProgressPolicy(ProvenUniformProgressPolicy):
         return super()._early_return(t, progress_ticks, zone)
 
     def _hold_after_loss(
-        self, t: int, residual_ticks: FloatArr, slack_after_ticks: float, work_after_ticks: FloatArr
+        self,
+        t: float,
+        residual_ticks: FloatArr,
+        slack_after_ticks: float,
+        work_after_ticks: FloatArr,
     ) -> FloatArr | None:
         """On-demand ticks the policy holds after each lost outcome before the table's choice
         resumes; None: none (dp-up prices the continuation as the table's optimum). `dp-up2`
         overrides it with UP's catch-up."""
         del t, residual_ticks, slack_after_ticks, work_after_ticks
         return None
+
+    def _stay_cost(
+        self,
+        t: int,
+        table: SlackValueTable,
+        *,
+        residual_ticks: FloatArr,
+        slack_ticks: float,
+        work_ticks: float,
+        one_tick: float,
+    ) -> float:
+        """The expected cost of staying on on-demand, against which a return is priced; here
+        `one_tick`, one more on-demand tick and the table's cost from there. A tuning
+        candidate (`benchmarks/tune_spot_policy.py`, round 10's `wait`) overrides it."""
+        del t, table, residual_ticks, slack_ticks, work_ticks
+        return one_tick

@@ -57,7 +57,11 @@ class CatchUpSlackValuePolicy(SlackValueUniformProgressPolicy):
             raise InputError(f"dp-up2 hold share {self.hold_share} out of range: use 0..1")
 
     def _hold_after_loss(
-        self, t: int, residual_ticks: FloatArr, slack_after_ticks: float, work_after_ticks: FloatArr
+        self,
+        t: float,
+        residual_ticks: FloatArr,
+        slack_after_ticks: float,
+        work_after_ticks: FloatArr,
     ) -> FloatArr | None:
         """UP's catch-up after each lost outcome, in on-demand ticks (see module)."""
         work = np.maximum(work_after_ticks, 0.0)
