@@ -28,6 +28,11 @@ break-even rule still decides, as in dp-up. So dp-up2 leaves on-demand for spot 
 where dp-up would stay (`tests/spot/test_dp_up2.py` checks it in lockstep). Everything comes
 from the run's plan and the zone's spells that ended before now; the safety net is dp-up's, so
 no feasible deadline is missed.
+
+Measured (docs/benchmarks.md, "Spot policy round 10"): tuning split -3.49% vs failover UP (dp-up
+-3.49%); V100 validation cells -2.85% (dp-up -2.87%, lifetime-up -1.55%), 0 misses, but dp-up's
+cells beyond noise remain (2 V100, 1 seed-12, 3 synthetic validation), so it is a named
+alternative, not `auto`. The catch-up term almost never changes a decision there.
 """
 
 from __future__ import annotations
