@@ -44,6 +44,7 @@ from gpurent.spot.sim.job_market import ON_DEMAND, JobSpec, build_market, run_st
 from gpurent.spot.sim.lifetimes import ZoneSpells, residual_bounds_ticks
 from gpurent.spot.sim.policies import (
     BreakEvenUniformProgressPolicy,
+    CatchUpSlackValuePolicy,
     LifetimeUniformProgressPolicy,
     Policy,
     ProvenUniformProgressPolicy,
@@ -53,6 +54,7 @@ from gpurent.spot.sim.policies import (
 from gpurent.spot.sim.policies.base import RunView, first_zone
 from gpurent.spot.sim.policies.breakeven_up import break_even_ticks
 from gpurent.spot.sim.simulator import simulate
+from gpurent.spot.sim.slack_value import FloatArr, SlackValueTable
 
 GAP_H = 195 / 3600
 TICKS = int(45 * 24 / GAP_H)
@@ -247,6 +249,49 @@ class GuardedSlackValue(SlackValueUniformProgressPolicy):
         return float(longer.sum()) / len(longer) - age > need
 
 
+class WaitAndSee(CatchUpSlackValuePolicy):
+    """dp-up2 whose stay may also be UP's own plan for the current spell (round 10, tried):
+    hold on on-demand for UP's catch-up c0 (to UP's line), then take the spell if it still
+    lives. Over the past spells outliving the current age (residual R): R <= c0 costs
+    k c0 + V(s, w - c0) (the blip passed on on-demand, no slack lost); R > c0 costs k c0 plus
+    taking spot then with residual R - c0 (lost: the catch-up from that loss too). The stay is
+    the cheaper of that and one more on-demand tick, so a long spell's gain is not credited to
+    a return now where UP would ride most of it after its catch-up."""
+
+    def _stay_cost(
+        self,
+        t: int,
+        table: SlackValueTable,
+        *,
+        residual_ticks: FloatArr,
+        slack_ticks: float,
+        work_ticks: float,
+        one_tick: float,
+    ) -> float:
+        fall = self._s0 / self._n
+        if fall <= 0.0:
+            return one_tick
+        line = self._s0 * (1.0 - t / self._n) + self._two_d * self._rate
+        c0 = min(max((line - slack_ticks) / fall, 1.0), work_ticks)
+        k, d = table.price_ratio, self._d
+        w = work_ticks - c0
+        r = residual_ticks - c0
+        alive = r > 0.0
+        done = np.maximum(r - d, 0.0)
+        lost = r - d < w
+        s_lost = slack_ticks - 2 * d - 1
+        hold = self._hold_after_loss(t + c0, r, s_lost, w - done)
+        assert hold is not None
+        n = len(r)
+        slack = np.where(alive, s_lost, slack_ticks)
+        work = np.where(alive, w - done - hold, w)
+        cont = table.cost_at(slack, work)
+        later = np.where(lost, d + r + d + k * hold + cont, d + w + d)
+        each = np.where(alive, later, cont)
+        wait = k * c0 + float(each.sum()) / n
+        return min(one_tick, wait)
+
+
 def make(name: str) -> Callable[[], Policy]:
     """Candidate by spec: 'up'; 'lifetime-up' (':f=..' its need_factor, 'f=inf' round 2's
     rule); 'breakeven-up' (round 5, ':m=..,n=..,r=..,q=..' its life_margin, min_samples,
@@ -256,7 +301,9 @@ def make(name: str) -> Callable[[], Policy]:
     'lcb' (round 7, tried: proven-up with a confidence bound on the life, ':z=..');
     'dp-up' (round 8: slack-valued return, ':m=..,h=..,g=..' its margin, hazard_factor and
     age_factor, 'g=none': off; round 9: ':b=..' its backoff, ':f=1' forgive, ':w=..,n=..'
-    recent_hours and recent_samples);
+    recent_hours and recent_samples); 'dp-up2' (round 10: lost returns priced with UP's
+    catch-up, ':c=..,m=..,v=..' its hold_share, margin and veto_share, 'v=none': no veto,
+    'v=m': the margin; ':s=wait' the stay priced as UP's plan for the spell, class WaitAndSee);
     'ez' (evidence zones) and 'iw' (idle wait), both with ':z=..,n=..'."""
     base, _, opts = name.partition(":")
     kv = dict(o.split("=") for o in opts.split(",") if o)
@@ -303,6 +350,18 @@ def make(name: str) -> Callable[[], Policy]:
             dp["recent_samples"] = int(kv.get("n", 3))
             return type("GD", (GuardedSlackValue,), dp)
         return type("DP", (SlackValueUniformProgressPolicy,), dp)
+    if base == "dp-up2":  # round 10; c: hold_share, m: margin, v: veto_share
+        margin = float(kv.get("m", CatchUpSlackValuePolicy.margin))
+        veto = kv.get("v", str(CatchUpSlackValuePolicy.veto_share))
+        d2: dict[str, float | None] = {
+            "hold_share": float(kv.get("c", CatchUpSlackValuePolicy.hold_share)),
+            "margin": margin,
+            # 'none': dp-up's fallback; 'm': the veto wherever the margin is not met
+            "veto_share": None if veto == "none" else margin if veto == "m" else float(veto),
+        }
+        if kv.get("s") == "wait":  # round 10, tried: the stay may be UP's plan for the spell
+            return type("DW", (WaitAndSee,), d2)
+        return type("D2", (CatchUpSlackValuePolicy,), d2)
     if base == "lcb":  # round 7, tried; z: life_z
         return type("LB", (LifeBound,), {"life_z": float(kv.get("z", 1.0))})
     if base == "iw":

@@ -18,6 +18,7 @@ from gpurent.spot.sim.job_market import JobSpec, Market, build_market, tick_plan
 from gpurent.spot.sim.lifetimes import capped_residual_ticks, zone_spells
 from gpurent.spot.sim.policies import (
     BreakEvenUniformProgressPolicy,
+    CatchUpSlackValuePolicy,
     LifetimeUniformProgressPolicy,
     Policy,
     ProvenUniformProgressPolicy,
@@ -33,6 +34,7 @@ SAFE = [
     BreakEvenUniformProgressPolicy,
     ProvenUniformProgressPolicy,
     SlackValueUniformProgressPolicy,
+    CatchUpSlackValuePolicy,
 ]
 """The policies whose safety properties (no miss, deterministic, online) are checked here."""
 
@@ -238,7 +240,13 @@ def test_uses_no_future_information(cls: type[BreakEvenUniformProgressPolicy]) -
 
 
 @pytest.mark.parametrize(
-    "name", [NAME, ProvenUniformProgressPolicy.name, SlackValueUniformProgressPolicy.name]
+    "name",
+    [
+        NAME,
+        ProvenUniformProgressPolicy.name,
+        SlackValueUniformProgressPolicy.name,
+        CatchUpSlackValuePolicy.name,
+    ],
 )
 def test_cli_simulate_policy(write_csv, name: str) -> None:
     z = [1 if (i // 9) % 4 else 0 for i in range(80)]

@@ -65,6 +65,7 @@ def test_simulate_all_policies_multi_zone_with_trace_prices(write_csv, write_jso
         "breakeven-up",
         "proven-up",
         "dp-up",
+        "dp-up2",
         "optimal",
     }
     assert all(r["gap_to_optimal"] >= -1e-9 for r in by.values())

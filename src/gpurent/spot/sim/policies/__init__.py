@@ -9,6 +9,7 @@ from gpurent.spot.sim.policies.base import Policy, RunView, SafetyNet
 from gpurent.spot.sim.policies.baselines import GreedyPolicy, OnDemandPolicy, UniformProgressPolicy
 from gpurent.spot.sim.policies.breakeven_up import BreakEvenUniformProgressPolicy
 from gpurent.spot.sim.policies.dp_up import SlackValueUniformProgressPolicy
+from gpurent.spot.sim.policies.dp_up2 import CatchUpSlackValuePolicy
 from gpurent.spot.sim.policies.lifetime_up import LifetimeUniformProgressPolicy
 from gpurent.spot.sim.policies.proven_up import ProvenUniformProgressPolicy
 
@@ -23,6 +24,7 @@ ONLINE_POLICIES: dict[str, Callable[[], Policy]] = {
     BreakEvenUniformProgressPolicy.name: BreakEvenUniformProgressPolicy,
     ProvenUniformProgressPolicy.name: ProvenUniformProgressPolicy,
     SlackValueUniformProgressPolicy.name: SlackValueUniformProgressPolicy,
+    CatchUpSlackValuePolicy.name: CatchUpSlackValuePolicy,
 }
 """The online policies by name, each a constructor."""
 OPTIMAL = "optimal"
@@ -47,6 +49,7 @@ __all__ = [
     "OPTIMAL",
     "POLICY_NAMES",
     "BreakEvenUniformProgressPolicy",
+    "CatchUpSlackValuePolicy",
     "GreedyPolicy",
     "LifetimeUniformProgressPolicy",
     "OnDemandPolicy",

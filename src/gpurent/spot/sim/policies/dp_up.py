@@ -31,7 +31,7 @@ import numpy as np
 from gpurent.errors import InputError
 from gpurent.spot.sim.policies.base import RunView
 from gpurent.spot.sim.policies.proven_up import ProvenUniformProgressPolicy
-from gpurent.spot.sim.slack_value import SlackValueTable, solve_slack_value
+from gpurent.spot.sim.slack_value import FloatArr, SlackValueTable, solve_slack_value
 
 
 class SlackValueUniformProgressPolicy(ProvenUniformProgressPolicy):
@@ -45,6 +45,11 @@ class SlackValueUniformProgressPolicy(ProvenUniformProgressPolicy):
     """The table's preemption rate is this many times the zone's past rate (pessimism)."""
     grid = 24
     """Rows (work) and columns (slack) of the table."""
+    veto_share: float | None = None
+    """Where the priced comparison was made and taking spot does not beat staying by the
+    margin: None (dp-up) lets proven-up's break-even rule decide; a share v stays on on-demand
+    (a veto) where taking spot costs at least (1 - v) x staying, and lets the rule decide
+    only between (`dp-up2`)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -54,6 +59,8 @@ class SlackValueUniformProgressPolicy(ProvenUniformProgressPolicy):
             raise InputError(f"dp-up hazard factor {self.hazard_factor} must be > 0")
         if self.grid < 2:
             raise InputError(f"dp-up grid {self.grid} too small: use at least 2")
+        if self.veto_share is not None and not 0.0 <= self.veto_share <= self.margin:
+            raise InputError(f"dp-up veto share {self.veto_share} out of range: use 0..margin")
         self._tables: dict[int, SlackValueTable] = {}
 
     def start(self, run: RunView) -> None:
@@ -112,10 +119,55 @@ class SlackValueUniformProgressPolicy(ProvenUniformProgressPolicy):
         # same figures as two).
         slack = np.full(len(residual) + 1, s - 2 * d - 1)
         slack[-1] = s
-        costs = table.cost_at(slack, np.append(w - done, w - 1.0))
-        each = np.where(lost, residual + d + costs[:-1], w + d)
+        work = np.append(w - done, w - 1.0)
+        hold = self._hold_after_loss(t, residual, s - 2 * d - 1, work[:-1])
+        if hold is None:
+            costs = table.cost_at(slack, work)
+            each = np.where(lost, residual + d + costs[:-1], w + d)
+        else:
+            work[:-1] -= hold
+            costs = table.cost_at(slack, work)
+            each = np.where(lost, residual + d + k * hold + costs[:-1], w + d)
         take = d + float(each.sum()) / len(each)  # the mean (the same reduction, faster)
-        stay = k + float(costs[-1])
+        stay = self._stay_cost(
+            t,
+            table,
+            residual_ticks=residual,
+            slack_ticks=s,
+            work_ticks=w,
+            one_tick=k + float(costs[-1]),
+        )
         if take < (1.0 - self.margin) * stay:
             return True
+        if self.veto_share is not None and take >= (1.0 - self.veto_share) * stay:
+            return False
         return super()._early_return(t, progress_ticks, zone)
+
+    def _hold_after_loss(
+        self,
+        t: float,
+        residual_ticks: FloatArr,
+        slack_after_ticks: float,
+        work_after_ticks: FloatArr,
+    ) -> FloatArr | None:
+        """On-demand ticks the policy holds after each lost outcome before the table's choice
+        resumes; None: none (dp-up prices the continuation as the table's optimum). `dp-up2`
+        overrides it with UP's catch-up."""
+        del t, residual_ticks, slack_after_ticks, work_after_ticks
+        return None
+
+    def _stay_cost(
+        self,
+        t: int,
+        table: SlackValueTable,
+        *,
+        residual_ticks: FloatArr,
+        slack_ticks: float,
+        work_ticks: float,
+        one_tick: float,
+    ) -> float:
+        """The expected cost of staying on on-demand, against which a return is priced; here
+        `one_tick`, one more on-demand tick and the table's cost from there. A tuning
+        candidate (`benchmarks/tune_spot_policy.py`, round 10's `wait`) overrides it."""
+        del t, table, residual_ticks, slack_ticks, work_ticks
+        return one_tick
