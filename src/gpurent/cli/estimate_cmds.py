@@ -476,7 +476,6 @@ def _single(
     as_json: bool,
     auto_layout: bool = False,
 ) -> None:
-    from dataclasses import replace
 
     from gpurent.catalog.links import parse_estimated_link
     from gpurent.estimate.calibration_file import load_estimator
@@ -495,15 +494,11 @@ def _single(
         inter_node_gbps=inter_node_gbps,
         intra_node_interconnect=link,
     )
-    if not auto_layout and not est.fits:
-        est = replace(
-            est,
-            notes=(
-                *est.notes,
-                *_fitting_layout_hint(
-                    estimator, wl, gpu, gpus, nodes=nodes, inter_node_gbps=inter_node_gbps
-                ),
-            ),
+    if not auto_layout:
+        from gpurent.plan.layouts import with_layout_hint
+
+        est = with_layout_hint(
+            estimator, est, wl, gpu=gpu, nodes=nodes, inter_node_gbps=inter_node_gbps
         )
     if as_json:
         doc = est.to_json()
@@ -569,29 +564,6 @@ def _single(
     )
     for note in est.notes:
         console.print(f"  note: {note}", highlight=False)
-
-
-def _fitting_layout_hint(
-    estimator: Any, wl: Any, gpu: Any, gpus: int, *, nodes: int, inter_node_gbps: float | None
-) -> tuple[str, ...]:
-    """A note for a layout that does not fit: the one `--layout auto` would take, where some
-    layout fits on this machine (none where no layout does, or the search cannot run)."""
-    from gpurent.errors import GpurentError
-    from gpurent.plan.layouts import lay_out
-
-    try:
-        laid = lay_out(
-            estimator, wl, gpu=gpu, num_gpus=gpus, nodes=nodes, inter_node_gbps=inter_node_gbps
-        )
-    except GpurentError:
-        return ()
-    if not laid.fits or laid.estimate is None:
-        return ()
-    return (
-        f"this layout does not fit, {laid.layout.label} does "
-        f"({laid.estimate.memory_per_gpu_gib:.1f} GiB "
-        "per GPU): --layout auto estimates it",
-    )
 
 
 def _layout_line(wl: Any, num_gpus: int) -> str | None:

@@ -412,3 +412,37 @@ def lay_out(
         reason=choice.reason,
         estimate=choice.estimate,
     )
+
+
+def with_layout_hint(
+    estimator: EstimatorFn,
+    estimate: Estimate,
+    workload: Workload,
+    *,
+    gpu: GpuSpec,
+    nodes: int,
+    inter_node_gbps: float | None,
+) -> Estimate:
+    """`estimate` (of `workload` as laid out) with a note naming the layout `lay_out` would
+    take and its memory per GPU, where `estimate` does not fit and some layout does on this
+    machine; else `estimate` unchanged. `gpurent estimate` and POST /api/estimate both add it."""
+    if estimate.fits:
+        return estimate
+    try:
+        laid = lay_out(
+            estimator,
+            workload,
+            gpu=gpu,
+            num_gpus=estimate.num_gpus,
+            nodes=nodes,
+            inter_node_gbps=inter_node_gbps,
+        )
+    except GpurentError:
+        return estimate
+    if not laid.fits or laid.estimate is None:
+        return estimate
+    note = (
+        f"this layout does not fit, {laid.layout.label} does "
+        f"({laid.estimate.memory_per_gpu_gib:.1f} GiB per GPU): --layout auto estimates it"
+    )
+    return replace(estimate, notes=(*estimate.notes, note))

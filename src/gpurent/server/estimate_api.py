@@ -13,6 +13,7 @@ from gpurent.catalog.links import parse_estimated_link
 from gpurent.errors import InputError
 from gpurent.estimate.calibration_file import load_estimator
 from gpurent.inputs import values as v
+from gpurent.plan.layouts import with_layout_hint
 from gpurent.server.params import check, required
 from gpurent.workload import get_model, preset
 from gpurent.workload.loader import FIELD_CHECKS
@@ -84,12 +85,10 @@ def estimate(req: EstimateRequest) -> dict[str, Any]:
     inter_node = check(req.inter_node_gbps, "inter_node_gbps", v.bounded(v.positive, most=1e6))
     link = parse_estimated_link(req.interconnect, "interconnect") if req.interconnect else None
     wl = _workload(req)
-    est = load_estimator(use_calibration=not req.no_measured).estimate(
-        wl,
-        get_gpu(req.gpu),
-        gpus,
-        nodes=nodes,
-        inter_node_gbps=inter_node,
-        intra_node_interconnect=link,
+    gpu = get_gpu(req.gpu)
+    estimator = load_estimator(use_calibration=not req.no_measured)
+    est = estimator.estimate(
+        wl, gpu, gpus, nodes=nodes, inter_node_gbps=inter_node, intra_node_interconnect=link
     )
+    est = with_layout_hint(estimator, est, wl, gpu=gpu, nodes=nodes, inter_node_gbps=inter_node)
     return est.to_json()
