@@ -1,4 +1,5 @@
-"""Speed of the estimator: one CLI call (start-up included), 10,000 CSV rows, API calls.
+"""Speed of the estimator: one CLI call (start-up included; also one with `--layout auto`),
+10,000 CSV rows, API calls.
 
     PYTHONPATH=src python benchmarks/bench_estimator_speed.py
 
@@ -37,6 +38,24 @@ ONE = [
     "32",
     "--json",
 ]
+# a 70B LoRA that does not fit as given on 16 GPUs: `--layout auto` searches the planner's
+# layouts (`gpurent.plan.layouts.lay_out`) before it estimates
+AUTO = [
+    "estimate",
+    "--model",
+    "llama2-70b",
+    "--gpu",
+    "H100",
+    "--gpus",
+    "16",
+    "--nodes",
+    "2",
+    "--task",
+    "finetune-lora",
+    "--layout",
+    "auto",
+    "--json",
+]
 MODELS = ["resnet50", "bert-large-squad", "gnmt", "mpt-7b", "llama3-8b", "ssd", "waveglow"]
 
 
@@ -57,6 +76,11 @@ def main() -> None:
         print(
             f"one `gpurent estimate` call: best {min(one):.3f} s, median "
             f"{statistics.median(one):.3f} s (start-up included)"
+        )
+        auto = [cli(AUTO, env) for _ in range(7)]
+        print(
+            f"one `gpurent estimate --layout auto` call (70B LoRA, 16 GPUs): best "
+            f"{min(auto):.3f} s, median {statistics.median(auto):.3f} s (start-up included)"
         )
         rng = random.Random(0)
         gpus = [g.name for g in all_gpus() if g.vendor == "nvidia"]

@@ -204,6 +204,7 @@ def api_outputs(rows: list[dict[str, str]]) -> list[dict[str, object]]:
     except ImportError as exc:
         return [{"error": f"API path unavailable: {exc}"} for _ in rows]
     out: list[dict[str, object]] = []
+    planner_estimator = bundled_estimator()  # lays out the rows whose layout is `auto`
     for r in rows:
         try:
             model = get_model(r["model"])
@@ -239,7 +240,7 @@ def api_outputs(rows: list[dict[str, str]]) -> list[dict[str, object]]:
             )
             gbps = (r.get("inter_node_gbps") or "").strip()
             if (r.get("layout") or "").strip() == "auto":  # the source does not publish it
-                wl = _auto_layout(bundled_estimator(), wl, r, float(gbps) if gbps else None)
+                wl = _auto_layout(planner_estimator, wl, r, float(gbps) if gbps else None)
             est = estimate(
                 wl,
                 get_gpu(r["gpu"]),

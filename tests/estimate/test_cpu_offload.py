@@ -163,15 +163,12 @@ def test_the_weight_shard_stays_on_the_gpu_when_only_the_optimizer_is_offloaded(
 
 def test_full_fine_tune_with_fsdp_offload_fits_where_its_gradients_would_not() -> None:
     # torchtune's Llama 3.1 70B full fine-tune with fsdp_cpu_offload on 8 A100s measured 13.9 GiB
-    wl = Workload(
-        model="llama3-70b",
+    wl = _wl(
+        "llama3-70b",
+        offload=True,
         task=Task.FINETUNE_FULL,
-        precision=BF16,
         batch_size_per_gpu=2,
         seq_len=2048,
-        activation_checkpointing=True,
-        sharding=Sharding.ZERO3,
-        cpu_offload=True,
         fused_loss=True,
     )
     mem = estimate(wl, get_gpu("A100-SXM4-80GB"), 8).memory

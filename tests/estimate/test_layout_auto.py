@@ -13,7 +13,8 @@ from tests.conftest import cli_json, one_line_error, run_cli
 from gpurent.catalog import get_gpu
 from gpurent.errors import InputError
 from gpurent.estimate import bundled_estimator
-from gpurent.plan.layouts import choose_layout, lay_out
+from gpurent.estimate.rows import estimate_rows
+from gpurent.plan.layouts import choose_layout, lay_out, with_layout_hint
 from gpurent.workload.spec import Sharding, Task, Workload
 
 LORA_70B = (
@@ -95,3 +96,38 @@ def test_csv_rows_take_a_layout_column(tmp_path: Path) -> None:
     assert "rows.csv:4" in docs[2]["error"] and "tp" in docs[2]["error"]
     assert "rows.csv:5" in docs[3]["error"] and "upside" in docs[3]["error"]
     one_line_error(*run_cli("estimate", "--from-csv", str(f), "--layout", "auto"), "layout column")
+
+
+class _RejectsEveryLayout:
+    """An estimator seam that can model no layout (every call a GpurentError)."""
+
+    def __call__(
+        self, workload: Workload, gpu: object, num_gpus: int, nodes: int, gbps: float | None
+    ) -> object:
+        raise InputError("no layout modelled here")
+
+    def find_gpu(self, name: str) -> None:
+        return None
+
+
+def test_no_layout_that_applies_is_a_one_line_error_and_no_hint() -> None:
+    wl = Workload(model="llama2-70b", task=Task.FINETUNE_LORA, batch_size_per_gpu=1)
+    h100 = get_gpu("H100")
+    with pytest.raises(InputError, match="no layout of llama2-70b applies") as err:
+        lay_out(_RejectsEveryLayout(), wl, gpu=h100, num_gpus=8, nodes=1, inter_node_gbps=None)  # type: ignore[arg-type]
+    assert "\n" not in str(err.value)
+    est = bundled_estimator().estimate(wl, get_gpu("T4"), 1)
+    assert not est.fits
+    hinted = with_layout_hint(
+        _RejectsEveryLayout(), est, wl, gpu=h100, nodes=1, inter_node_gbps=None
+    )  # type: ignore[arg-type]
+    assert hinted is est  # the search failing leaves the estimate as it was
+
+
+def test_a_layout_auto_row_without_the_planners_choice_is_that_rows_error() -> None:
+    row = {
+        "model": "llama2-70b", "gpu": "H100", "num_gpus": "16", "nodes": "2",
+        "precision": "bf16", "batch_size": "1", "layout": "auto",
+    }  # fmt: skip
+    (out,) = estimate_rows([(2, row)], "rows.csv", bundled_estimator())  # no lay_out passed
+    assert out["error"].startswith("rows.csv:2:") and "planner's layout choice" in out["error"]

@@ -476,7 +476,6 @@ def _single(
     as_json: bool,
     auto_layout: bool = False,
 ) -> None:
-
     from gpurent.catalog.links import parse_estimated_link
     from gpurent.estimate.calibration_file import load_estimator
     from gpurent.units import format_duration
@@ -504,15 +503,9 @@ def _single(
         doc = est.to_json()
         if layout_note:
             doc["layout_note"] = layout_note
-            doc["layout"] = {
-                "sharding": wl.sharding.value,
-                "tp": wl.tensor_parallel,
-                "pp": wl.pipeline_parallel,
-                "vp": wl.virtual_pipeline_stages,
-                "ep": wl.expert_parallel,
-                "grad_accum": wl.gradient_accumulation,
-                "activation_checkpointing": wl.activation_checkpointing,
-            }
+            from gpurent.estimate.rows import layout_cells
+
+            doc["layout"] = layout_cells(wl)
         print_json(doc)
         return
     m = est.memory

@@ -473,8 +473,7 @@ def _zero3_gathered_bytes(workload: Workload, model: ModelInfo, half_store: bool
         value = frozen_base_bytes_per_param(workload.task, fp8_weights=fp8_frozen_base(workload))
         if fp32_upcast_on(workload) and workload.task is Task.FINETUNE_LORA:
             value = FP32_BYTES
-    grads = 0.0 if workload.task.trains_adapters else layer * value
-    return ZERO3_GATHERED_LAYERS * layer * value + grads
+    return ZERO3_GATHERED_LAYERS * layer * value + _layer_grad_bytes(workload, model, half_store)
 
 
 def fused_loss_chunk_tokens(tokens: int, vocab: int, hidden: int) -> int:

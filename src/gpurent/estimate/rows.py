@@ -52,6 +52,20 @@ def check_header(header: Iterable[str], source: str) -> None:
         raise InputError(f"{source}: CSV header lacks {', '.join(lacking)}")
 
 
+def layout_cells(wl: Workload) -> dict[str, Any]:
+    """The layout of `wl` by its CSV column names (what `layout=auto` chose): sharding, tp, pp,
+    vp, ep, grad_accum and activation_checkpointing."""
+    return {
+        "sharding": wl.sharding.value,
+        "tp": wl.tensor_parallel,
+        "pp": wl.pipeline_parallel,
+        "vp": wl.virtual_pipeline_stages,
+        "ep": wl.expert_parallel,
+        "grad_accum": wl.gradient_accumulation,
+        "activation_checkpointing": wl.activation_checkpointing,
+    }
+
+
 def _layout_mode(row: Mapping[str, str], where: str, lay_out: LayOutFn | None) -> bool:
     """Whether the row asks for the planner's layout (`layout` = `auto`)."""
     mode = (row.get("layout") or "").strip().lower() or "given"
@@ -138,17 +152,7 @@ def estimate_row(
         stack=None if model.is_llm and wl.stack.value != "tuned" else wl.stack.value,
     )
     if layout_note:
-        out.update(
-            sharding=wl.sharding.value,
-            tp=wl.tensor_parallel,
-            pp=wl.pipeline_parallel,
-            vp=wl.virtual_pipeline_stages,
-            ep=wl.expert_parallel,
-            batch_size=wl.batch_size_per_gpu,
-            grad_accum=wl.gradient_accumulation,
-            activation_checkpointing=wl.activation_checkpointing,
-            layout_note=layout_note,
-        )
+        out.update(layout_cells(wl), batch_size=wl.batch_size_per_gpu, layout_note=layout_note)
     return out
 
 

@@ -334,16 +334,6 @@ def choose_layout(
     )
 
 
-# the Workload fields `lay_out` chooses (a layout given with them is not the planner's choice)
-CHOSEN_FIELDS = (
-    "sharding",
-    "tensor_parallel",
-    "pipeline_parallel",
-    "virtual_pipeline_stages",
-    "expert_parallel",
-)
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LaidOut:
     """A workload laid out as the planner would lay it out (`lay_out`)."""
