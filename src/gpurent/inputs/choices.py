@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from enum import Enum
+from functools import cache
 from typing import TypeVar
 
 from gpurent.errors import NotFoundError, closest
@@ -38,17 +39,26 @@ def parse_choice(
     allowed = list(enum_type) if only is None else list(only)
     if isinstance(text, enum_type) and text in allowed:
         return text
+    key = str(text).strip().lower()
+    found = _by_value(enum_type).get(key)
+    if isinstance(found, enum_type) and found in allowed:
+        return found  # a value names its member before any alias, as below
     by_name: dict[str, E] = {str(m.value).lower(): m for m in allowed}
     for alias, member in (aliases or {}).items():
         if member in allowed:
             by_name.setdefault(alias.strip().lower(), member)
-    key = str(text).strip().lower()
     if key in by_name:
         return by_name[key]
     values = [str(m.value) for m in allowed]
     # suggest the canonical names; an alias only where no canonical name is close
     known = values if closest(str(text), values) else list(by_name)
     raise NotFoundError(what, str(text), known, where=where, choices=values)
+
+
+@cache
+def _by_value(enum_type: type[Enum]) -> dict[str, Enum]:
+    """Each member of an enum by its lower-case value (an enum's members never change)."""
+    return {str(m.value).lower(): m for m in enum_type}
 
 
 def parse_choices(

@@ -16,6 +16,11 @@ def to_jsonable(obj: Any) -> Any:
 
     An object with a `json_view()` method (e.g. a monitor finding, whose text is rendered from
     its figures) is written as what that method returns."""
+    kind = type(obj)
+    if kind is str or kind is int or kind is bool or obj is None:
+        return obj  # the common leaves first: most of a long result's values
+    if kind is float:
+        return obj if math.isfinite(obj) else None
     view = getattr(obj, "json_view", None)
     if callable(view) and not isinstance(obj, type):
         return to_jsonable(view())
