@@ -83,6 +83,14 @@ def _mpt(layers: int, hidden: int, heads: int) -> LlmShape:
     return LlmShape(layers=layers, hidden=hidden, heads=heads, vocab=50368)
 
 
+def _gpt2(layers: int, hidden: int, heads: int) -> LlmShape:
+    return LlmShape(layers=layers, hidden=hidden, heads=heads, vocab=50257)
+
+
+def _opt(layers: int, hidden: int, heads: int) -> LlmShape:
+    return LlmShape(layers=layers, hidden=hidden, heads=heads, vocab=50272)
+
+
 def _moe(
     shape: LlmShape, *, experts: int, per_token: int, expert_ffn: int | None = None
 ) -> LlmShape:
@@ -129,6 +137,27 @@ def _gpt_oss(layers: int, experts: int) -> LlmShape:
 
 LLM_SHAPES: dict[str, tuple[LlmShape, str]] = {
     "gpt2": (LlmShape(layers=12, hidden=768, heads=12, vocab=50257), "Radford et al. 2019 (124M)"),
+    # GPT-2 sizes (Radford et al. 2019, Table 2; openai-community/gpt2-{medium,large,xl}
+    # config.json: n_layer, n_embd, n_head, vocab 50257, FFN 4 x n_embd, tied output head)
+    "gpt2-medium": (_gpt2(24, 1024, 16), "gpt2-medium config.json; Radford et al. 2019 (355M)"),
+    "gpt2-large": (_gpt2(36, 1280, 20), "gpt2-large config.json; Radford et al. 2019 (774M)"),
+    "gpt2-xl": (_gpt2(48, 1600, 25), "gpt2-xl config.json; Radford et al. 2019 (1.5B)"),
+    # GPT-3 sizes (Brown et al. 2020, Table 2.1: n_layers, d_model, d_head; vocab 50257).
+    # XL: the table's 24 heads of 128 would be 3,072 wide and 1.5B parameters; 16 heads of 128
+    # (= d_model) give its stated 1.3B, as public re-implementations do
+    "gpt3-xl": (_gpt2(24, 2048, 16), "Brown et al. 2020 Table 2.1 (GPT-3 XL, 1.3B)"),
+    "gpt3-2.7b": (_gpt2(32, 2560, 32), "Brown et al. 2020 Table 2.1 (GPT-3 2.7B)"),
+    # OPT (Zhang et al. 2022, Table 1; facebook/opt-* config.json: num_hidden_layers,
+    # hidden_size, num_attention_heads, ffn_dim 4 x hidden, vocab 50272, ReLU MLP, tied head;
+    # opt-350m's 512-wide embedding projection is left out, ~0.5M parameters)
+    "opt-125m": (_opt(12, 768, 12), "facebook/opt-125m config.json; Zhang et al. 2022"),
+    "opt-350m": (_opt(24, 1024, 16), "facebook/opt-350m config.json; Zhang et al. 2022"),
+    "opt-1.3b": (_opt(24, 2048, 32), "facebook/opt-1.3b config.json; Zhang et al. 2022"),
+    "opt-2.7b": (_opt(32, 2560, 32), "facebook/opt-2.7b config.json; Zhang et al. 2022"),
+    "opt-6.7b": (_opt(32, 4096, 32), "facebook/opt-6.7b config.json; Zhang et al. 2022"),
+    "opt-13b": (_opt(40, 5120, 40), "facebook/opt-13b config.json; Zhang et al. 2022"),
+    "opt-30b": (_opt(48, 7168, 56), "facebook/opt-30b config.json; Zhang et al. 2022"),
+    "opt-66b": (_opt(64, 9216, 72), "facebook/opt-66b config.json; Zhang et al. 2022"),
     "mpt-125m": (_mpt(12, 768, 12), "llm-foundry yamls/pretrain/mpt-125m.yaml"),
     "mpt-350m": (_mpt(24, 1024, 16), "llm-foundry mpt-350m.yaml"),
     "mpt-760m": (_mpt(24, 1536, 12), "llm-foundry mpt-760m.yaml"),
