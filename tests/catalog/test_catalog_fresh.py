@@ -52,28 +52,58 @@ def _doc_skipped_gpus() -> list[str]:
     text = (ROOT / "docs" / "plan.md").read_text(encoding="utf-8")
     found = re.search(r"\(skipped GPUs\):\s*([^.]+)\.", text.replace("\n  ", " "))
     assert found, "docs/plan.md lost its list of skipped GPUs"
-    return [name.strip() for name in found.group(1).split(",")]
+    listed = found.group(1).strip()
+    return [] if listed == "none" else [name.strip() for name in listed.split(",")]
 
 
 def test_doc_list_of_skipped_gpus_matches_the_plan() -> None:
     r = runner.invoke(app, ["plan", "--preset", "llama-lora", "--json"])
     assert r.exit_code == 0, r.stderr
     lines = [a for a in json.loads(r.stdout)["assumptions"] if a.startswith("skipped offers")]
-    assert len(lines) == 1
-    in_code = lines[0].split(": ", 1)[1].split(", ")
+    in_code = lines[0].split(": ", 1)[1].split(", ") if lines else []
+    assert len(lines) <= 1
     assert sorted(in_code) == sorted(_doc_skipped_gpus())
 
 
-@pytest.mark.parametrize("name", ["P100", "p40", "RTX 3060", "P4"])
-@pytest.mark.parametrize(
-    "command", [["plan", "--preset", "llama-lora"], ["estimate", "--preset", "llama-lora"]]
-)
-def test_specless_gpu_with_offers_says_so_not_did_you_mean(name: str, command: list[str]) -> None:
-    r = runner.invoke(app, [*command, "--gpu", name])
+def _k80_catalog(tmp_path: Path) -> Path:
+    """A catalog with offers for a GPU the spec table lacks (the retired Kepler K80)."""
+    path = tmp_path / "offers.csv"
+    path.write_text(
+        "provider,instance_type,gpu,gpu_count,region,price_hour_usd,as_of\n"
+        "aws,p2.xlarge,K80,1,us-east-1,0.90,2026-11-01\n"
+        "aws,p3.2xlarge,V100,1,us-east-1,3.06,2026-11-01\n"
+    )
+    return path
+
+
+@pytest.mark.parametrize("name", ["K80", "k80"])
+def test_specless_gpu_with_offers_says_so_not_did_you_mean(name: str, tmp_path: Path) -> None:
+    catalog = str(_k80_catalog(tmp_path))
+    r = runner.invoke(
+        app, ["plan", "--preset", "resnet50-imagenet", "--catalog", catalog, "--gpu", name]
+    )
     assert r.exit_code == 2
     assert "offers exist; no spec, so it cannot be estimated" in r.stderr
     assert "did you mean" not in r.stderr and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+    r = runner.invoke(
+        app, ["plan", "--preset", "resnet50-imagenet", "--catalog", catalog, "--json"]
+    )
+    assert r.exit_code == 0, r.stderr
+    skipped = [a for a in json.loads(r.stdout)["assumptions"] if a.startswith("skipped offers")]
+    assert skipped == ["skipped offers with GPUs that have no spec: K80"]
+
+
+@pytest.mark.parametrize("name", ["P100", "p40", "RTX 3060", "P4"])
+@pytest.mark.parametrize(
+    "command",
+    [["plan", "--preset", "resnet50-imagenet"], ["estimate", "--preset", "resnet50-imagenet"]],
+)
+def test_once_specless_bundled_gpus_are_estimated(name: str, command: list[str]) -> None:
+    """P100, P40, P4 (Pascal, no tensor cores) and RTX 3060 have spec rows since session 16."""
+    r = runner.invoke(app, [*command, "--gpu", name, "--json"])
+    assert r.exit_code == 0, r.stderr or r.stdout
+    assert "offers exist" not in r.stdout
 
 
 def test_truly_unknown_gpu_still_suggests() -> None:

@@ -112,12 +112,12 @@ def test_the_ada_card_keeps_its_names(name: str) -> None:
     assert get_gpu(name).name == "RTX-6000-Ada"
 
 
-def test_every_bundled_offer_gpu_with_tensor_cores_has_a_row() -> None:
-    """Only the Pascal cards (no tensor cores, no tensor rate for the table) stay raw names."""
+def test_every_bundled_offer_gpu_has_a_row() -> None:
+    """Since session 16 the Pascal cards (P100, P40, P4) and the RTX 3060 have rows too."""
     from gpurent.catalog import bundled_offers
 
     unknown = {o.gpu_name for o in bundled_offers() if find_gpu(o.gpu_name) is None}
-    assert unknown <= {"P100", "P40", "P4", "RTX3060"}, unknown
+    assert not unknown, unknown
 
 
 def test_plan_estimates_a_session3_gpu_on_the_bundled_catalog() -> None:

@@ -15,7 +15,7 @@ from gpurent.catalog import get_gpu, parse_precision
 from gpurent.workload.models import get_model
 
 DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "validation"
-FILES = ("llm.csv", "mlperf_throughput.csv")
+FILES = ("llm.csv", "mlperf_throughput.csv", "cnn.csv")
 REQUIRED = (
     "model",
     "gpu",

@@ -6,6 +6,11 @@ from dataclasses import dataclass
 
 from gpurent.catalog.precision import Precision
 
+# Architectures of the table without tensor cores: their `fp16_tflops` is the CUDA cores'
+# half-precision matmul rate (P100: paired halves at 2x fp32; P40/P4: the fp32 rate), see
+# catalog/data/README.md
+NO_TENSOR_CORE_ARCHITECTURES = frozenset({"Pascal"})
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GpuSpec:
@@ -76,6 +81,11 @@ class GpuSpec:
         if precision.is_low_float:
             return self.fp8_tflops if self.fp8_tflops is not None else self.fp16_tflops
         return self.fp16_tflops
+
+    @property
+    def has_tensor_cores(self) -> bool:
+        """Whether matmuls in half precision run on tensor cores (every architecture from Volta)."""
+        return self.architecture not in NO_TENSOR_CORE_ARCHITECTURES
 
     @property
     def has_nvlink(self) -> bool:

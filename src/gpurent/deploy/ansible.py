@@ -41,9 +41,10 @@ DRIVER_BRANCH = {
     "Ampere": "535",
     "Turing": "535",
     "Volta": "535",
+    "Pascal": "535",
 }
 DEFAULT_DRIVER_BRANCH = "570"
-OPEN_MODULES_FROM = {"Blackwell", "Hopper", "Ada", "Ampere", "Turing"}  # Volta: proprietary only
+OPEN_MODULES_FROM = {"Blackwell", "Hopper", "Ada", "Ampere", "Turing"}  # Volta, Pascal: proprietary
 
 
 def driver_package(architecture: str | None) -> str:

@@ -43,6 +43,11 @@ _REFERENCE_SOURCE = {
     "Ada": "Lambda reference rows (RTX 4090, RTX 6000 Ada)",
 }
 _CHECKED_SOURCE = {
+    "Pascal": (
+        "TensorFlow's May 2017 DGX-1 table (1-8 P100 SXM2, ResNet-50 fp32, batch 32 and 64: "
+        "8 rows, MAPE 8.1 %, benchmarks/data/validation/cnn.csv); no fp16 or P40/P4 "
+        "measurement"
+    ),
     "Hopper": "held-out H100/GH200 rows; the CDNA3 peer in the MLPerf ratios (H200-SXM)",
     "Blackwell": (
         "held-out B200 rows; MLPerf Training v5.0/v5.1 B200, B300, GB200 rows (B300/B200 and "

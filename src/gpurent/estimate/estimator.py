@@ -608,6 +608,11 @@ def _estimate(
     attention_share = 0.0  # decoder-LLM training: the attention kernel's share of the step
     if p is Precision.BF16 and not gpu.bf16_supported:
         notes.append(f"{gpu.name} has no bf16 tensor cores: runs at the fp32 rate")
+    elif p.is_half and not gpu.has_tensor_cores:
+        notes.append(
+            f"{gpu.name} has no tensor cores: half precision runs on its CUDA cores at "
+            f"{gpu.fp16_tflops:g} TFLOPS, {gpu.fp16_tflops / gpu.fp32_tflops:.1f}x its fp32 rate"
+        )
     if gpu.confidence == "low":
         notes.append(f"{gpu.name}'s specs are low-confidence ({gpu.notes or gpu.source})")
     if (eff_note := efficiency_note(gpu)) is not None:
