@@ -15,7 +15,8 @@ DERIVED = {"A10G", "GB200"}
 def test_sourced_sm_figures_agree_with_the_fp32_peak() -> None:
     """fp32 peak = 2 x SMs x FP32 lanes per SM x clock, with 64 lanes (GP100, Volta, Turing,
     GA100) or 128 (GP102/GP104, GA10x, Ada, Hopper, Blackwell; AMD CDNA3/4 CUs as AMD counts FP32
-    vector): an independent check of every sourced pair (the derived clocks satisfy it by construction)."""
+    vector): an independent check of every sourced pair (the derived clocks satisfy it by
+    construction)."""
     checked = 0
     for g in all_gpus():
         if g.sm_cycles_per_s is None:
