@@ -65,6 +65,9 @@ def test_the_estimate_says_there_are_no_tensor_cores_and_what_checks_pascal() ->
     assert isinstance(notes, list)
     assert any("P40 has no tensor cores" in n and "1.0x its fp32 rate" in n for n in notes)
     assert doc["efficiency_basis"] == "checked"
+    bf16 = _est("--gpu", "P4", "--precision", "bf16")["notes"]
+    assert isinstance(bf16, list)
+    assert "P4 has no tensor cores and no bf16: runs at the fp32 rate" in bf16
     fp32 = _est("--gpu", "P40", "--precision", "fp32")["notes"]
     assert isinstance(fp32, list) and not any("no tensor cores" in n for n in fp32)
 

@@ -607,7 +607,8 @@ def _estimate(
     notes: list[str] = []
     attention_share = 0.0  # decoder-LLM training: the attention kernel's share of the step
     if p is Precision.BF16 and not gpu.bf16_supported:
-        notes.append(f"{gpu.name} has no bf16 tensor cores: runs at the fp32 rate")
+        kind = "bf16 tensor cores" if gpu.has_tensor_cores else "tensor cores and no bf16"
+        notes.append(f"{gpu.name} has no {kind}: runs at the fp32 rate")
     elif p.is_half and not gpu.has_tensor_cores:
         notes.append(
             f"{gpu.name} has no tensor cores: half precision runs on its CUDA cores at "
