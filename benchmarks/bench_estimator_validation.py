@@ -98,6 +98,8 @@ class Row:
     predicted_mem_gib: float | None
     fits: bool | None
     error: str | None  # the estimator's {"error": ...} for this row, or a unit mismatch
+    low: float | None = None  # the estimate's 80% interval on throughput
+    high: float | None = None
 
     @property
     def ape_pct(self) -> float | None:
@@ -317,6 +319,8 @@ def pair(rows: list[dict[str, str]], outputs: list[dict[str, object]]) -> list[R
                 predicted_mem_gib=_opt_float(o.get("memory_per_gpu_gib")),
                 fits=fits if isinstance(fits, bool) else None,
                 error=None if err is None else str(err),
+                low=_opt_float(o.get("throughput_low")),
+                high=_opt_float(o.get("throughput_high")),
             )
         )
     return paired
@@ -505,6 +509,24 @@ def hopper_blackwell_line(rows: list[Row]) -> str:
     )
 
 
+def coverage_line(rows: list[Row]) -> str:
+    """How many measured values fall inside their estimate's 80% interval, per file."""
+    parts = []
+    for kind in dict.fromkeys(r.kind for r in rows):
+        mine = [r for r in rows if r.kind == kind and r.low is not None and r.high is not None]
+        inside = sum(
+            1
+            for r in mine
+            if r.low is not None and r.high is not None and r.low <= r.measured <= r.high
+        )
+        if mine:
+            parts.append(f"{kind} {inside}/{len(mine)} ({100.0 * inside / len(mine):.1f}%)")
+    return (
+        "80% interval coverage (share of measured values inside their estimate's interval; "
+        "target 75-85%): " + ("; ".join(parts) if parts else "no row has an interval")
+    )
+
+
 def report(rows: list[Row], worst: int, markdown: bool, all_rows: bool) -> str:
     parts = []
     stats = group_stats(rows)
@@ -540,6 +562,8 @@ def report(rows: list[Row], worst: int, markdown: bool, all_rows: bool) -> str:
                 )
             )
     parts.append(hopper_blackwell_line(rows))
+    if any(r.low is not None for r in rows):  # the API pass carries no interval
+        parts.append(coverage_line(rows))
     parts.append(memory_report(rows, markdown))
     ranked = sorted(rows, key=lambda r: -(r.ape_pct if r.ape_pct is not None else float("inf")))
     shown = ranked if all_rows else ranked[:worst]
