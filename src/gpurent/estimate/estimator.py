@@ -610,10 +610,16 @@ def _estimate(
         kind = "bf16 tensor cores" if gpu.has_tensor_cores else "tensor cores and no bf16"
         notes.append(f"{gpu.name} has no {kind}: runs at the fp32 rate")
     elif p.is_half and not gpu.has_tensor_cores:
-        notes.append(
+        note = (
             f"{gpu.name} has no tensor cores: half precision runs on its CUDA cores at "
             f"{gpu.fp16_tflops:g} TFLOPS, {gpu.fp16_tflops / gpu.fp32_tflops:.1f}x its fp32 rate"
         )
+        if gpu.fp16_tflops <= gpu.fp32_tflops:  # fp16 math at 1:64 (GP102/GP104)
+            note += (
+                "; kernels that pick native fp16 math run far slower (users report AMP "
+                "training 4x slower than fp32 on a P40): measure, or train in fp32"
+            )
+        notes.append(note)
     if gpu.confidence == "low":
         notes.append(f"{gpu.name}'s specs are low-confidence ({gpu.notes or gpu.source})")
     if (eff_note := efficiency_note(gpu)) is not None:
