@@ -1,0 +1,140 @@
+"""`dp-up3` (round 11): dp-up2 that idles through an outage of every zone while the slack keeps
+the predicted loss of the rest. Its safety properties (no spot, spot vanishing, deterministic,
+online only, the CLI run) are checked with breakeven-up's in test_breakeven_up.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpurent.errors import InputError
+from gpurent.spot.io.trace import Trace, align_zones
+from gpurent.spot.sim.evaluate import run_policy
+from gpurent.spot.sim.job_market import IDLE, ON_DEMAND, JobSpec, Market, build_market, tick_plan
+from gpurent.spot.sim.policies import (
+    CatchUpSlackValuePolicy,
+    OutageIdleSlackValuePolicy,
+    RunView,
+)
+from gpurent.spot.sim.policies.dp_up3 import failover_history
+from gpurent.spot.sim.simulator import simulate, simulate_run
+
+GAP = 0.1
+NAME = OutageIdleSlackValuePolicy.name
+
+
+def market(*zones: list[int], k: float = 3.0) -> Market:
+    traces = [Trace(name=f"z{i}", gap_hours=GAP, available=tuple(v)) for i, v in enumerate(zones)]
+    return build_market(align_zones(traces), price_ratio=k)
+
+
+def regional(seed: int, ticks: int = 2400) -> Market:
+    """Three zones of one region: shared outages (mean 12 ticks, every ~40) and each zone's own
+    blips, so that the job is often behind UP's line while every zone is out."""
+    rng = np.random.default_rng(seed)
+    shared: list[int] = []
+    while len(shared) < ticks:
+        shared += [1] * int(rng.geometric(1 / 40)) + [0] * int(rng.geometric(1 / 12))
+    zones = []
+    for _ in range(3):
+        own = (rng.random(ticks) > 0.08).astype(int)
+        zones.append([a * b for a, b in zip(shared[:ticks], own.tolist(), strict=True)])
+    return market(*zones)
+
+
+JOB = JobSpec(job_hours=30.0, deadline_hours=50.0, changeover_hours=0.1)  # C/R 0.6, D = 1 tick
+
+
+def test_failover_history_counts_outages_up_ticks_and_instances_taken() -> None:
+    usable = np.array([[1, 1, 0, 0, 0, 1, 1], [0, 1, 1, 0, 0, 0, 1]], dtype=bool)
+    out, up, taken = failover_history(usable)
+    # Ticks 3 and 4 have no zone; zone 0 is taken at 0, lost at 2 (zone 1 taken), zone 1 lost
+    # at 3, zone 0 taken again at 5: three instances. Entry a covers the ticks before a.
+    assert out == [0, 0, 0, 0, 1, 2, 2, 2]
+    assert up == [0, 1, 2, 3, 3, 3, 4, 5]
+    assert taken == [0, 1, 1, 2, 2, 2, 3, 3]
+
+
+def test_idles_through_shared_outages_and_costs_less_than_dp_up2_and_up() -> None:
+    ours = dp2 = up = 0.0
+    for seed in range(3):
+        m = regional(seed)
+        starts = list(range(600, 1800, 150))
+        a = run_policy(NAME, m, JOB, starts)
+        b = run_policy(CatchUpSlackValuePolicy.name, m, JOB, starts)
+        c = run_policy("uniform-progress", m, JOB, starts)
+        assert a.deadline_misses == b.deadline_misses == c.deadline_misses == 0
+        ours += a.mean_cost_normalized
+        dp2 += b.mean_cost_normalized
+        up += c.mean_cost_normalized
+    assert ours < 0.97 * dp2 and ours < up
+
+
+class Lockstep:
+    """dp-up3 deciding, with dp-up2 asked the same question every tick (the same inputs, so the
+    same safety-net state); records where they differ."""
+
+    name = NAME
+
+    def __init__(self) -> None:
+        self.ours = OutageIdleSlackValuePolicy()
+        self.other = CatchUpSlackValuePolicy()
+        self.differ: list[tuple[int, int, int, bool]] = []
+
+    def start(self, run: RunView) -> None:
+        self.ours.start(run)
+        self.other.start(run)
+
+    def decide(self, t: int, progress_ticks: float, current: int, row: tuple[bool, ...]) -> int:
+        act = self.ours.decide(t, progress_ticks, current, row)
+        theirs = self.other.decide(t, progress_ticks, current, row)
+        if act != theirs:
+            self.differ.append((act, theirs, current, any(row)))
+        return act
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_departs_from_dp_up2_only_by_idling_instead_of_on_demand_in_an_outage(seed: int) -> None:
+    m = regional(seed)
+    plan = tick_plan(JOB, GAP)
+    differ = 0
+    for start in (700, 1000, 1300):
+        rec = Lockstep()
+        assert simulate_run(rec, m, plan, start).finished
+        assert all(
+            a == IDLE and b == ON_DEMAND and cur in (IDLE, ON_DEMAND) and not up
+            for a, b, cur, up in rec.differ
+        ), rec.differ
+        differ += len(rec.differ)
+    assert differ > 0  # the rule acted
+
+
+def test_one_zone_is_dp_up2() -> None:
+    m = regional(0)
+    one = Market(
+        zone_names=m.zone_names[:1],
+        gap_hours=GAP,
+        usable=m.usable[:1],
+        spot_usd_per_hour=m.spot_usd_per_hour[:1],
+        on_demand_usd_per_hour=m.on_demand_usd_per_hour,
+    )
+    starts = [600, 900, 1200]
+    a = run_policy(NAME, one, JOB, starts)
+    b = run_policy(CatchUpSlackValuePolicy.name, one, JOB, starts)
+    assert a.results == b.results
+
+
+def test_without_history_or_with_an_unreachable_reserve_it_is_dp_up2() -> None:
+    m = regional(1)
+    starts = [600, 900, 1200]
+    b = run_policy(CatchUpSlackValuePolicy.name, m, JOB, starts)
+    for attrs in ({"min_history_hours": 1e6}, {"reserve_factor": 1e6}):
+        cls = type("D3", (OutageIdleSlackValuePolicy,), attrs)
+        assert simulate(cls, m, JOB, starts).results == b.results
+
+
+def test_bad_reserve_factor_is_a_one_line_error() -> None:
+    cls = type("Bad", (OutageIdleSlackValuePolicy,), {"reserve_factor": -1.0})
+    with pytest.raises(InputError) as err:
+        cls()
+    assert "reserve factor" in str(err.value) and "\n" not in str(err.value)
