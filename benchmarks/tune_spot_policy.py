@@ -370,7 +370,7 @@ def make(name: str) -> Callable[[], Policy]:
             "reserve_factor": float(kv.get("c", OutageIdleSlackValuePolicy.reserve_factor)),
             "min_history_hours": float(kv.get("h", OutageIdleSlackValuePolicy.min_history_hours)),
             "min_zones": int(kv.get("z", OutageIdleSlackValuePolicy.min_zones)),
-            "leave_on_demand": kv.get("o", "1") == "1",
+            "leave_on_demand": kv.get("o", "0") == "1",
         }
         return type("D3", (OutageIdleSlackValuePolicy,), d3)
     if base == "lcb":  # round 7, tried; z: life_z

@@ -76,8 +76,9 @@ class Lockstep:
 
     name = NAME
 
-    def __init__(self) -> None:
-        self.ours = OutageIdleSlackValuePolicy()
+    def __init__(self, leave_on_demand: bool) -> None:
+        cls = type("D3", (OutageIdleSlackValuePolicy,), {"leave_on_demand": leave_on_demand})
+        self.ours = cls()
         self.other = CatchUpSlackValuePolicy()
         self.differ: list[tuple[int, int, int, bool]] = []
 
@@ -94,15 +95,21 @@ class Lockstep:
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_departs_from_dp_up2_only_by_idling_instead_of_on_demand_in_an_outage(seed: int) -> None:
+@pytest.mark.parametrize("leave", [False, True])
+def test_departs_from_dp_up2_only_by_idling_instead_of_on_demand_in_an_outage(
+    seed: int, leave: bool
+) -> None:
     m = regional(seed)
     plan = tick_plan(JOB, GAP)
     differ = 0
     for start in (700, 1000, 1300):
-        rec = Lockstep()
+        rec = Lockstep(leave)
         assert simulate_run(rec, m, plan, start).finished
         assert all(
-            a == IDLE and b == ON_DEMAND and cur in (IDLE, ON_DEMAND) and not up
+            a == IDLE
+            and b == ON_DEMAND
+            and cur in ((IDLE, ON_DEMAND) if leave else (IDLE,))
+            and not up
             for a, b, cur, up in rec.differ
         ), rec.differ
         differ += len(rec.differ)
