@@ -135,13 +135,38 @@ def test_without_history_or_with_an_unreachable_reserve_it_is_dp_up2() -> None:
     m = regional(1)
     starts = [600, 900, 1200]
     b = run_policy(CatchUpSlackValuePolicy.name, m, JOB, starts)
-    for attrs in ({"min_history_hours": 1e6}, {"reserve_factor": 1e6}):
+    for attrs in ({"min_history_hours": 1e6}, {"outage_reserve_factor": 1e6}):
         cls = type("D3", (OutageIdleSlackValuePolicy,), attrs)
         assert simulate(cls, m, JOB, starts).results == b.results
 
 
 def test_bad_reserve_factor_is_a_one_line_error() -> None:
-    cls = type("Bad", (OutageIdleSlackValuePolicy,), {"reserve_factor": -1.0})
+    cls = type("Bad", (OutageIdleSlackValuePolicy,), {"outage_reserve_factor": -1.0})
     with pytest.raises(InputError) as err:
         cls()
     assert "reserve factor" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_overrides_no_parameter_of_dp_up2() -> None:
+    # A dp-up3 knob named like one of its ancestors' (breakeven-up's `reserve_factor`) would
+    # silently change dp-up2's own decisions; every inherited parameter must stay dp-up2's.
+    own = {"name", "outage_reserve_factor", "min_history_hours", "min_zones", "leave_on_demand"}
+    assert own >= set(vars(OutageIdleSlackValuePolicy)) - {
+        "__module__", "__doc__", "__init__", "start", "decide", "_idle_affordable",
+        "__annotations__", "__firstlineno__", "__static_attributes__",
+    }  # fmt: skip
+    for cls in CatchUpSlackValuePolicy.__mro__:
+        for attr in vars(cls):
+            if attr in own and attr != "name":
+                raise AssertionError(f"{attr} shadows {cls.__name__}.{attr}")
+
+
+def test_one_zone_with_returns_from_on_demand_is_dp_up2() -> None:
+    # A heavy-tailed zone where dp-up2 leaves on-demand catch-ups (test_dp_up2.py's fixture).
+    cycle = ([1] * 12 + [0] * 3) * 4 + [1] * 400 + [0] * 3
+    m = market(cycle * 12)
+    starts = list(range(len(cycle) * 6, len(cycle) * 7, 7))
+    job = JobSpec(job_hours=27.0, deadline_hours=30.0, changeover_hours=0.2)
+    a = run_policy(NAME, m, job, starts)
+    b = run_policy(CatchUpSlackValuePolicy.name, m, job, starts)
+    assert a.results == b.results

@@ -23,7 +23,7 @@ zone usable and not committed by the safety net, idle and behind UP's line (wher
 on-demand) or on on-demand (where UP stays there until spot is back), `dp-up3` idles if the slack
 after this tick still keeps
 
-    slack - 1 - e > 3D + reserve_factor x rho(now) x (work left),
+    slack - 1 - e > 3D + outage_reserve_factor x rho(now) x (work left),
 
 the slack the rest of the job is predicted to lose on spot (3D: the margin lifetime-up keeps
 for a changeover; e = D when leaving on-demand, for the changeover back to it should the
@@ -73,7 +73,7 @@ class OutageIdleSlackValuePolicy(CatchUpSlackValuePolicy):
 
     name = "dp-up3"
 
-    reserve_factor = 1.0
+    outage_reserve_factor = 1.0
     """Idle only while the slack keeps this many times the slack the rest is predicted to lose."""
     min_history_hours = 24.0
     """History before now needed to trust the predicted loss (else dp-up2 decides)."""
@@ -86,8 +86,8 @@ class OutageIdleSlackValuePolicy(CatchUpSlackValuePolicy):
 
     def __init__(self) -> None:
         super().__init__()
-        if not self.reserve_factor >= 0.0:
-            raise InputError(f"dp-up3 reserve factor {self.reserve_factor} must be >= 0")
+        if not self.outage_reserve_factor >= 0.0:
+            raise InputError(f"dp-up3 reserve factor {self.outage_reserve_factor} must be >= 0")
         self._walk_market: Market | None = None
         self._out: list[int] = []
         self._up: list[int] = []
@@ -125,5 +125,5 @@ class OutageIdleSlackValuePolicy(CatchUpSlackValuePolicy):
         if now < self._min_history or self._up[now] <= 0:
             return False
         rho = (self._out[now] + self._d * self._taken[now]) / self._up[now]
-        need = 3 * self._d + self.reserve_factor * rho * (self._w - progress_ticks)
+        need = 3 * self._d + self.outage_reserve_factor * rho * (self._w - progress_ticks)
         return self.net.slack(t, progress_ticks) - 1.0 - extra_ticks > need
