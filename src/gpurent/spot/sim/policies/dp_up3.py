@@ -20,8 +20,8 @@ progress, the slack such a job loses: the ticks no zone had spot plus D for each
 
 over the history before `now` (at least `min_history_hours` of it, else dp-up2 decides). With no
 zone usable and not committed by the safety net, idle and behind UP's line (where UP would buy
-on-demand) or on on-demand (where UP stays there until spot is back), `dp-up3` idles if the slack
-after this tick still keeps
+on-demand; with `leave_on_demand`, off by default, also on on-demand, where UP stays until spot
+is back), `dp-up3` idles if the slack after this tick still keeps
 
     slack - 1 - e > 3D + outage_reserve_factor x rho(now) x (work left),
 
@@ -81,8 +81,10 @@ class OutageIdleSlackValuePolicy(CatchUpSlackValuePolicy):
     """Markets with fewer zones are left to dp-up2."""
     leave_on_demand = False
     """Also leave on-demand for idle when every zone is out (the slack must then also keep the
-    changeover D of going back to on-demand). Off: on the tuning split it made 2 cells worse
-    than UP beyond noise (the job can swing between idle and on-demand, a changeover each)."""
+    changeover D of going back to on-demand). Off: the job can swing between idle and
+    on-demand, a changeover each, and in round 11's first tuning run (in which a name clash
+    also changed breakeven-up's bound, docs/benchmarks.md) it made 2 cells worse than UP
+    beyond noise where staying on on-demand made none."""
 
     def __init__(self) -> None:
         super().__init__()
