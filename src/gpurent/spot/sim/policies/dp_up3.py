@@ -31,6 +31,11 @@ outage outlast the slack, else 0). Else, and everywhere else, dp-up2 decides; th
 is shared, so no deadline feasible on on-demand is missed. On one zone it is dp-up2
 (`min_zones` 2): an outage of one zone is the end of its own spell, which rounds 6-10
 priced, and the brief of round 11 keeps one-zone behaviour as dp-up2's.
+
+Measured (docs/benchmarks.md, "Spot policy round 11"): tuning split -4.43% vs failover UP
+(dp-up2 -3.49%), 0 cells beyond noise; validation: V100 -2.95% (dp-up2 -2.85%), synthetic
+-4.20% (dp-up2 -3.67%), 0 misses, issue-16 three-zone mean 0.602 (dp-up2 0.604); dp-up2's
+one-zone cells beyond noise remain, so it is a named alternative, not `auto`.
 """
 
 from __future__ import annotations
