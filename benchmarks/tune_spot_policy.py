@@ -46,6 +46,7 @@ from gpurent.spot.sim.policies import (
     BreakEvenUniformProgressPolicy,
     CatchUpSlackValuePolicy,
     LifetimeUniformProgressPolicy,
+    OutageIdleSlackValuePolicy,
     Policy,
     ProvenUniformProgressPolicy,
     SlackValueUniformProgressPolicy,
@@ -304,6 +305,8 @@ def make(name: str) -> Callable[[], Policy]:
     recent_hours and recent_samples); 'dp-up2' (round 10: lost returns priced with UP's
     catch-up, ':c=..,m=..,v=..' its hold_share, margin and veto_share, 'v=none': no veto,
     'v=m': the margin; ':s=wait' the stay priced as UP's plan for the spell, class WaitAndSee);
+    'dp-up3' (round 11: idle through an outage of every zone, ':c=..,h=..,z=..,o=0|1' its
+    outage_reserve_factor, min_history_hours, min_zones and leave_on_demand);
     'ez' (evidence zones) and 'iw' (idle wait), both with ':z=..,n=..'."""
     base, _, opts = name.partition(":")
     kv = dict(o.split("=") for o in opts.split(",") if o)
@@ -362,6 +365,16 @@ def make(name: str) -> Callable[[], Policy]:
         if kv.get("s") == "wait":  # round 10, tried: the stay may be UP's plan for the spell
             return type("DW", (WaitAndSee,), d2)
         return type("D2", (CatchUpSlackValuePolicy,), d2)
+    if base == "dp-up3":  # round 11; c: outage_reserve_factor, h: min_history_hours, z: min_zones
+        d3: dict[str, float | int | bool] = {
+            "outage_reserve_factor": float(
+                kv.get("c", OutageIdleSlackValuePolicy.outage_reserve_factor)
+            ),
+            "min_history_hours": float(kv.get("h", OutageIdleSlackValuePolicy.min_history_hours)),
+            "min_zones": int(kv.get("z", OutageIdleSlackValuePolicy.min_zones)),
+            "leave_on_demand": kv.get("o", "0") == "1",
+        }
+        return type("D3", (OutageIdleSlackValuePolicy,), d3)
     if base == "lcb":  # round 7, tried; z: life_z
         return type("LB", (LifeBound,), {"life_z": float(kv.get("z", 1.0))})
     if base == "iw":

@@ -20,6 +20,7 @@ from gpurent.spot.sim.policies import (
     BreakEvenUniformProgressPolicy,
     CatchUpSlackValuePolicy,
     LifetimeUniformProgressPolicy,
+    OutageIdleSlackValuePolicy,
     Policy,
     ProvenUniformProgressPolicy,
     RunView,
@@ -35,6 +36,7 @@ SAFE = [
     ProvenUniformProgressPolicy,
     SlackValueUniformProgressPolicy,
     CatchUpSlackValuePolicy,
+    OutageIdleSlackValuePolicy,
 ]
 """The policies whose safety properties (no miss, deterministic, online) are checked here."""
 
@@ -246,6 +248,7 @@ def test_uses_no_future_information(cls: type[BreakEvenUniformProgressPolicy]) -
         ProvenUniformProgressPolicy.name,
         SlackValueUniformProgressPolicy.name,
         CatchUpSlackValuePolicy.name,
+        OutageIdleSlackValuePolicy.name,
     ],
 )
 def test_cli_simulate_policy(write_csv, name: str) -> None:

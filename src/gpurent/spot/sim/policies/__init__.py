@@ -10,6 +10,7 @@ from gpurent.spot.sim.policies.baselines import GreedyPolicy, OnDemandPolicy, Un
 from gpurent.spot.sim.policies.breakeven_up import BreakEvenUniformProgressPolicy
 from gpurent.spot.sim.policies.dp_up import SlackValueUniformProgressPolicy
 from gpurent.spot.sim.policies.dp_up2 import CatchUpSlackValuePolicy
+from gpurent.spot.sim.policies.dp_up3 import OutageIdleSlackValuePolicy
 from gpurent.spot.sim.policies.lifetime_up import LifetimeUniformProgressPolicy
 from gpurent.spot.sim.policies.proven_up import ProvenUniformProgressPolicy
 
@@ -25,6 +26,7 @@ ONLINE_POLICIES: dict[str, Callable[[], Policy]] = {
     ProvenUniformProgressPolicy.name: ProvenUniformProgressPolicy,
     SlackValueUniformProgressPolicy.name: SlackValueUniformProgressPolicy,
     CatchUpSlackValuePolicy.name: CatchUpSlackValuePolicy,
+    OutageIdleSlackValuePolicy.name: OutageIdleSlackValuePolicy,
 }
 """The online policies by name, each a constructor."""
 OPTIMAL = "optimal"
@@ -53,6 +55,7 @@ __all__ = [
     "GreedyPolicy",
     "LifetimeUniformProgressPolicy",
     "OnDemandPolicy",
+    "OutageIdleSlackValuePolicy",
     "Policy",
     "ProvenUniformProgressPolicy",
     "RunView",
