@@ -513,14 +513,14 @@ def coverage_line(rows: list[Row]) -> str:
     """How many measured values fall inside their estimate's 80% interval, per file."""
     parts = []
     for kind in dict.fromkeys(r.kind for r in rows):
-        mine = [r for r in rows if r.kind == kind and r.low is not None and r.high is not None]
-        inside = sum(
-            1
-            for r in mine
-            if r.low is not None and r.high is not None and r.low <= r.measured <= r.high
-        )
-        if mine:
-            parts.append(f"{kind} {inside}/{len(mine)} ({100.0 * inside / len(mine):.1f}%)")
+        spans = [
+            (r.low, r.high, r.measured)
+            for r in rows
+            if r.kind == kind and r.low is not None and r.high is not None
+        ]
+        inside = sum(1 for low, high, measured in spans if low <= measured <= high)
+        if spans:
+            parts.append(f"{kind} {inside}/{len(spans)} ({100.0 * inside / len(spans):.1f}%)")
     return (
         "80% interval coverage (share of measured values inside their estimate's interval; "
         "target 75-85%): " + ("; ".join(parts) if parts else "no row has an interval")

@@ -11,10 +11,10 @@ import random
 import numpy as np
 import pytest
 from tests.conftest import run_cli
+from tests.spot.markets import GAP, market
 
-from gpurent.spot.io.trace import Trace, align_zones
 from gpurent.spot.sim.evaluate import run_policy
-from gpurent.spot.sim.job_market import JobSpec, Market, build_market, tick_plan
+from gpurent.spot.sim.job_market import JobSpec, Market, tick_plan
 from gpurent.spot.sim.lifetimes import capped_residual_ticks, zone_spells
 from gpurent.spot.sim.policies import (
     BreakEvenUniformProgressPolicy,
@@ -29,7 +29,6 @@ from gpurent.spot.sim.policies import (
 from gpurent.spot.sim.policies.breakeven_up import break_even_ticks
 from gpurent.spot.sim.simulator import simulate_run
 
-GAP = 0.1
 NAME = BreakEvenUniformProgressPolicy.name
 SAFE = [
     BreakEvenUniformProgressPolicy,
@@ -39,11 +38,6 @@ SAFE = [
     OutageIdleSlackValuePolicy,
 ]
 """The policies whose safety properties (no miss, deterministic, online) are checked here."""
-
-
-def market(*zones: list[int], k: float = 3.0) -> Market:
-    traces = [Trace(name=f"z{i}", gap_hours=GAP, available=tuple(v)) for i, v in enumerate(zones)]
-    return build_market(align_zones(traces), price_ratio=k)
 
 
 def test_break_even_life_grows_with_the_changeover_and_falls_with_the_price_ratio() -> None:

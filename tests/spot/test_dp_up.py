@@ -7,23 +7,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from tests.conftest import run_cli
+from tests.spot.markets import market
 
 from gpurent.errors import InputError
-from gpurent.spot.io.trace import Trace, align_zones
 from gpurent.spot.sim.evaluate import run_policy
-from gpurent.spot.sim.job_market import JobSpec, Market, build_market
+from gpurent.spot.sim.job_market import JobSpec
 from gpurent.spot.sim.policies import SlackValueUniformProgressPolicy
 from gpurent.spot.sim.slack_value import solve_slack_value
 
-GAP = 0.1
 NAME = SlackValueUniformProgressPolicy.name
 HIST = ([1] * 200 + [0] * 2 + ([1] * 3 + [0] * 2) * 3) * 12
 JOB = JobSpec(job_hours=95.0, deadline_hours=100.0, changeover_hours=0.2)
-
-
-def market(*zones: list[int], k: float = 3.0) -> Market:
-    traces = [Trace(name=f"z{i}", gap_hours=GAP, available=tuple(v)) for i, v in enumerate(zones)]
-    return build_market(align_zones(traces), price_ratio=k)
 
 
 def test_never_misses_on_a_flapping_fixture() -> None:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tests.spot.markets import GAP, market
 
 from gpurent.errors import InputError
-from gpurent.spot.io.trace import Trace, align_zones
 from gpurent.spot.sim.evaluate import run_policy
-from gpurent.spot.sim.job_market import ON_DEMAND, JobSpec, Market, build_market, tick_plan
+from gpurent.spot.sim.job_market import ON_DEMAND, JobSpec, Market, tick_plan
 from gpurent.spot.sim.policies import (
     CatchUpSlackValuePolicy,
     RunView,
@@ -18,13 +18,7 @@ from gpurent.spot.sim.policies import (
 )
 from gpurent.spot.sim.simulator import simulate, simulate_run
 
-GAP = 0.1
 NAME = CatchUpSlackValuePolicy.name
-
-
-def market(*zones: list[int], k: float = 3.0) -> Market:
-    traces = [Trace(name=f"z{i}", gap_hours=GAP, available=tuple(v)) for i, v in enumerate(zones)]
-    return build_market(align_zones(traces), price_ratio=k)
 
 
 def flapping() -> tuple[Market, list[int]]:

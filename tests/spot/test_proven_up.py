@@ -5,18 +5,13 @@ test_breakeven_up.py, and so is its CLI run."""
 
 from __future__ import annotations
 
-from gpurent.spot.io.trace import Trace, align_zones
+from tests.spot.markets import market
+
 from gpurent.spot.sim.evaluate import run_policy
-from gpurent.spot.sim.job_market import JobSpec, Market, build_market
+from gpurent.spot.sim.job_market import JobSpec, Market
 from gpurent.spot.sim.policies import ProvenUniformProgressPolicy
 
-GAP = 0.1
 NAME = ProvenUniformProgressPolicy.name
-
-
-def market(*zones: list[int], k: float = 3.0) -> Market:
-    traces = [Trace(name=f"z{i}", gap_hours=GAP, available=tuple(v)) for i, v in enumerate(zones)]
-    return build_market(align_zones(traces), price_ratio=k)
 
 
 # History of heavy-tailed spells: each long spell (200 ticks) is followed by three blips of 3

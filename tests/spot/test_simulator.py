@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tests.spot.markets import GAP, market
 
 from gpurent.errors import InputError
 from gpurent.spot.io.trace import Trace, align_zones
@@ -10,14 +11,6 @@ from gpurent.spot.sim.job_market import JobSpec, Market, build_market, run_start
 from gpurent.spot.sim.lifetimes import mean_residual_ticks, zone_spells
 from gpurent.spot.sim.policies import LifetimeUniformProgressPolicy
 from gpurent.spot.sim.simulator import simulate
-
-GAP = 0.1
-
-
-def market(*zones: list[int], k: float = 3.0) -> Market:
-    traces = [Trace(name=f"z{i}", gap_hours=GAP, available=tuple(v)) for i, v in enumerate(zones)]
-    return build_market(align_zones(traces), price_ratio=k)
-
 
 JOB = JobSpec(job_hours=1.0, deadline_hours=2.0, changeover_hours=0.2)  # W=10, N=20, D=2
 
