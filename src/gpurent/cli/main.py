@@ -102,5 +102,9 @@ def __getattr__(name: str) -> typer.Typer:
 
 def main() -> None:
     """Run the gpurent command line (the console script's entry point)."""
-    module = COMMAND_MODULES.get(sys.argv[1]) if len(sys.argv) > 1 else None
+    first = sys.argv[1] if len(sys.argv) > 1 else ""
+    if first == "--version":  # answered by the root callback: no command needs building
+        build_app([])()
+        return
+    module = COMMAND_MODULES.get(first)
     (build_app([module]) if module is not None else __getattr__("app"))()
