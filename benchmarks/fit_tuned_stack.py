@@ -78,6 +78,10 @@ ASSUMED_INTER_NODE_GBPS = 3200.0
 OVERLAPS = (0.0, 0.3, 0.6, 0.9, 1.2, 1.5, 2.0)
 MIN_ARCH_ROWS = 10  # fit rows an architecture needs for its own speed factor
 SYNCS = (0.9, 0.92, 0.94, 0.96, 0.98, 1.0)
+# the share of the tensor-parallel collectives an LLM step hides on NVIDIA GPUs
+# (StackCoeffs.tp_comm_overlap: NVIDIA's MLPerf LLM configs set TP_COMM_OVERLAP=1), chosen with
+# the size term on the LLM rows
+TP_OVERLAPS = (0.0, 0.25, 0.5, 0.75, 1.0)
 DESCRIPTION = Stack.TUNED.description
 
 
@@ -172,6 +176,7 @@ def tuned_coeffs(
     overlap: float,
     sync: float,
     size: tuple[float, float] = NO_SIZE,
+    tp_overlap: float = 0.0,
 ) -> StackCoeffs:
     return StackCoeffs(
         description=DESCRIPTION,
@@ -188,6 +193,7 @@ def tuned_coeffs(
         speed=dict(speed),
         size_ref_params=size[0],
         size_exponent=size[1],
+        tp_comm_overlap=tp_overlap,
     )
 
 
@@ -223,13 +229,14 @@ def fit_speeds(
     fixed: dict[str, float] | None = None,
     size: tuple[float, float] = NO_SIZE,
     pooled: frozenset[str] = frozenset(),
+    tp_overlap: float = 0.0,
 ) -> dict[str, float]:
     """The speed factors of `rows`' keys for a fixed fabric (`overlap`, `sync`); the factors
     in `fixed` are kept as they are and used for rows of other keys."""
     eff = effective_keys(rows, pooled) if per_arch else [row_key(r) for r in rows]
     speed = {**(fixed or {}), **dict.fromkeys(sorted(set(eff)), 1.0)}
     for _ in range(10):  # comm and attention do not scale with the speed: iterate
-        rs = ratios(rows, base, tuned_coeffs(speed, overlap, sync, size))
+        rs = ratios(rows, base, tuned_coeffs(speed, overlap, sync, size, tp_overlap))
         by_key: dict[str, list[float]] = defaultdict(list)
         for key, x in zip(eff, rs, strict=True):
             if x is not None:
@@ -284,7 +291,7 @@ def fit(
             grid = [(ref, ex) for ref in SIZE_REFS for ex in SIZE_EXPONENTS if ex > 0.0]
             grid.append(NO_SIZE)
         best_pre: tuple[float, StackCoeffs] | None = None
-        for sz in grid:
+        for tp_overlap, sz in ((t, z) for t in TP_OVERLAPS for z in grid):
             speed = fit_speeds(
                 pre,
                 base,
@@ -294,9 +301,10 @@ def fit(
                 pooled=pooled,
                 fixed=sk.speed,
                 size=sz,
+                tp_overlap=tp_overlap,
             )
-            cand = tuned_coeffs(speed, c.overlap, c.sync_per_doubling, sz)
-            # the pretraining rows' mean squared log ratio chooses the size term
+            cand = tuned_coeffs(speed, c.overlap, c.sync_per_doubling, sz, tp_overlap)
+            # the LLM rows' mean squared log ratio chooses the size term and the TP overlap
             logs = [math.log(x) for x in ratios(pre, base, cand) if x is not None]
             sq = statistics.fmean(v * v for v in logs)
             if best_pre is None or sq < best_pre[0] - 1e-12:
@@ -462,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  speed {sk.speed}; overlap {c.overlap}; sync/doubling {c.sync_per_doubling}")
     print(
         f"  size term: ref {sk.size_ref_params:.3g} params per layer per GPU, "
-        f"exponent {sk.size_exponent}"
+        f"exponent {sk.size_exponent}; TP overlap (NVIDIA) {sk.tp_comm_overlap}"
     )
     print(f"  in-sample: {summary(ttt_errors(fit_rows, base, sk))}")
     stock = summary(default_stack_errors(test_rows, base))
@@ -493,6 +501,7 @@ def main(argv: list[str] | None = None) -> int:
                 "ref_layer_params_per_gpu": sk.size_ref_params,
                 "exponent": sk.size_exponent,
             },
+            "tp_comm_overlap": sk.tp_comm_overlap,
             "intervals": intervals,
             "provenance": {
                 "fitted_on": f"MLPerf Training {', '.join(fit_rounds)} rows of "

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 from tests.conftest import run_cli as run
 
-from gpurent.catalog import Precision, get_gpu
-from gpurent.estimate import estimate, load_constants
+from gpurent.catalog import Precision, all_gpus, get_gpu
+from gpurent.estimate import Estimator, estimate, load_constants
 from gpurent.workload import Stack, Task, Workload, parse_stack
 
 LORA = Workload(
@@ -231,3 +232,34 @@ def test_stock_lora_memory_is_not_the_tuned_count(tmp_path: Path) -> None:
     tuned, stock = (json.loads(ln) for ln in out.splitlines() if ln.strip())
     assert tuned["fits"] and not stock["fits"]
     assert tuned["memory_per_gpu_gib"] < stock["memory_per_gpu_gib"]
+
+
+def _tuned_with_tp_overlap(share: float) -> Estimator:
+    k = load_constants()
+    sk = k.stack("tuned")
+    assert sk is not None
+    return Estimator(
+        constants=replace(k, stacks={**k.stacks, "tuned": replace(sk, tp_comm_overlap=share)}),
+        gpus=all_gpus(),
+    )
+
+
+def test_tuned_tp_collectives_hide_behind_the_gemms_on_nvidia_only() -> None:
+    """`StackCoeffs.tp_comm_overlap`: NVIDIA's MLPerf LLM configs overlap the tensor-parallel
+    collectives with the GEMMs (TP_COMM_OVERLAP=1; AMD's MI300X config sets it False). The
+    share is fitted with the tuned stack (bundled within [0, 1]); it shortens a TP4 step on an
+    H100, leaves a TP1 step, an AMD GPU and the default stack as they were."""
+    bundled = load_constants().stack("tuned")
+    assert bundled is not None and 0.0 <= bundled.tp_comm_overlap <= 1.0
+    none, full = _tuned_with_tp_overlap(0.0), _tuned_with_tp_overlap(1.0)
+    tuned = Workload(**{**_fields(LORA), "stack": Stack.TUNED})
+    tp4 = Workload(**{**_fields(tuned), "tensor_parallel": 4})
+    h100, mi300x = get_gpu("H100"), get_gpu("MI300X")
+    slow, fast = none.estimate(tp4, h100, 8), full.estimate(tp4, h100, 8)
+    assert fast.throughput > 1.02 * slow.throughput
+    assert fast.communication_time_s < slow.communication_time_s
+    tp1 = Workload(**{**_fields(tuned), "tensor_parallel": 1})
+    assert full.estimate(tp1, h100, 8).throughput == none.estimate(tp1, h100, 8).throughput
+    assert full.estimate(tp4, mi300x, 8).throughput == none.estimate(tp4, mi300x, 8).throughput
+    stock = Workload(**{**_fields(LORA), "tensor_parallel": 4})
+    assert full.estimate(stock, h100, 8).throughput == none.estimate(stock, h100, 8).throughput

@@ -110,6 +110,11 @@ class StackCoeffs:
     # (size / ref) ** `size_exponent`; 0 for either: no size dependence
     size_ref_params: float = 0.0
     size_exponent: float = 0.0
+    # decoder-LLM training on NVIDIA GPUs: the share of the tensor-parallel collectives that
+    # hides behind the GEMMs they feed (Transformer Engine's userbuffers, `ub_tp_comm_overlap`,
+    # which NVIDIA's MLPerf configs switch on with TP_COMM_OVERLAP=1; AMD's MI300X config sets
+    # it False, so AMD GPUs keep all of it); 0: every collective on the critical path
+    tp_comm_overlap: float = 0.0
     # MoE under expert parallelism (ep > 1), per MoE layer per micro-batch (forward + backward),
     # fitted on benchmarks/data/mlperf_moe_fit.csv by benchmarks/fit_moe_ep_overhead.py (which
     # picks the form by leave-one-row-out; the terms it leaves out stay neutral):
@@ -221,6 +226,7 @@ def _stack(d: dict[str, Any]) -> StackCoeffs:
         },
         size_ref_params=float(d.get("llm_size", {}).get("ref_layer_params_per_gpu", 0.0)),
         size_exponent=float(d.get("llm_size", {}).get("exponent", 0.0)),
+        tp_comm_overlap=float(d.get("tp_comm_overlap", 0.0)),
         moe_ep_layer_s=float(d.get("moe_ep", {}).get("layer_s", 0.0)),
         moe_ep_token_s=float(d.get("moe_ep", {}).get("token_s", 0.0)),
         moe_ep_a2a_scale=float(d.get("moe_ep", {}).get("a2a_scale", 1.0)),

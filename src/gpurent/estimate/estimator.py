@@ -1140,7 +1140,8 @@ def pipeline_bubble_fraction(stages: int, micro_batches: int, virtual_stages: in
 # FSDP/ZeRO prefetch and DDP buckets hide most of the data-parallel traffic behind the forward
 # and backward (`LLM_COMM_OVERLAP`); ring attention overlaps each KV block's transfer with the
 # previous block's attention (`CP_COMM_OVERLAP` of the attention time); tensor-parallel
-# collectives and pipeline sends sit on the critical path (0).
+# collectives and pipeline sends sit on the critical path (0), except that the `tuned` stack on
+# NVIDIA GPUs hides its fitted share of the tensor-parallel ones (`StackCoeffs.tp_comm_overlap`).
 CP_COMM_OVERLAP = 1.0
 TP_COMM_OVERLAP = 0.0
 PP_COMM_OVERLAP = 0.0
@@ -1525,7 +1526,10 @@ def _llm_training(
     exposed = max(0.0, cm.dp_s - LLM_COMM_OVERLAP * (t_c + t_m))
     # ring attention hides behind the attention compute of the same layer
     exposed += max(0.0, cm.cp_s - CP_COMM_OVERLAP * t_c * x_attn / max(x_mm + x_attn, 1e-30))
-    exposed += (1.0 - TP_COMM_OVERLAP) * cm.tp_s + (1.0 - PP_COMM_OVERLAP) * cm.pp_s
+    tp_overlap = TP_COMM_OVERLAP
+    if tuned is not None and gpu.vendor == "nvidia":
+        tp_overlap = tuned.tp_comm_overlap  # the recipe overlaps them (StackCoeffs)
+    exposed += (1.0 - tp_overlap) * cm.tp_s + (1.0 - PP_COMM_OVERLAP) * cm.pp_s
     if tuned is None:
         exposed += cm.ep_s  # on the critical path between the router and the experts
     else:  # the fitted share of it, and the fitted latency and per-token costs
