@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,6 +15,12 @@ from tests.conftest import run_cli
 from gpurent.catalog import get_gpu, parse_precision
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.estimate import estimate
+from gpurent.estimate.offload import (
+    HOST_DRAM_BYTES_PER_S,
+    HOST_DRAM_BYTES_PER_S_RANGE,
+    host_interval,
+)
+from gpurent.estimate.uncertainty import Interval
 from gpurent.workload.spec import Sharding, Task, Workload
 
 BF16 = parse_precision("bf16")
@@ -190,3 +197,34 @@ def test_offload_params_errors_are_one_line() -> None:
     )
     assert code == 0, err
     assert json.loads(out)["fits"] is True
+
+
+def test_the_interval_carries_the_unknown_host_memory_on_cpu_adams_share() -> None:
+    """CPU Adam runs at the host's DRAM bandwidth, which the estimator cannot see: the interval
+    widens by `HOST_DRAM_BYTES_PER_S_RANGE` on CPU Adam's share of the step. The share, named
+    in the interval class, falls as longer sequences give the GPUs more work per step; without
+    offload there is no such term."""
+    gpu = get_gpu("H200-SXM-141GB")
+    short = estimate(_wl("llama3-8b", offload=True), gpu, 8)
+    long = estimate(_wl("llama3-8b", offload=True, seq_len=65536), gpu, 8)
+    shares = []
+    for est in (short, long):
+        m = re.search(
+            r"host memory 150-450 GB/s for CPU Adam on (\d+) % of the step", est.interval_class
+        )
+        assert m is not None, est.interval_class
+        shares.append(int(m.group(1)))
+        assert est.interval_low < 1.0 < est.interval_high
+    assert shares[0] > shares[1] > 0
+    assert "host memory" not in estimate(_wl("llama3-8b", offload=False), gpu, 8).interval_class
+
+
+def test_host_interval_stretches_only_the_cpu_adam_part() -> None:
+    base = Interval(low=0.8, high=1.2, coverage=0.8, label="x")
+    assert host_interval(base, 0.0) == base
+    wide = host_interval(base, 0.5)
+    low_bps, high_bps = HOST_DRAM_BYTES_PER_S_RANGE
+    assert wide.low == pytest.approx(0.8 / (0.5 + 0.5 * HOST_DRAM_BYTES_PER_S / low_bps))
+    assert wide.high == pytest.approx(1.2 / (0.5 + 0.5 * HOST_DRAM_BYTES_PER_S / high_bps))
+    assert wide.low < base.low and wide.high > base.high
+    assert low_bps < HOST_DRAM_BYTES_PER_S < high_bps

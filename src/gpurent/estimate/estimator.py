@@ -41,7 +41,12 @@ from gpurent.estimate.memory import (
     weights_bytes_for_inference,
     zero_shard_degree,
 )
-from gpurent.estimate.offload import HOST_DRAM_BYTES_PER_S, OffloadTime, cpu_offload_time
+from gpurent.estimate.offload import (
+    HOST_DRAM_BYTES_PER_S,
+    OffloadTime,
+    cpu_offload_time,
+    host_interval,
+)
 from gpurent.estimate.perf import (
     NCCL_BASE_LATENCY_S,
     bandwidth_bps,
@@ -606,6 +611,7 @@ def _estimate(
     b = workload.batch_size_per_gpu
     notes: list[str] = []
     attention_share = 0.0  # decoder-LLM training: the attention kernel's share of the step
+    host_share = 0.0  # decoder-LLM training with CPU offload: CPU Adam's share of the step
     if p is Precision.BF16 and not gpu.bf16_supported:
         kind = "bf16 tensor cores" if gpu.has_tensor_cores else "tensor cores and no bf16"
         notes.append(f"{gpu.name} has no {kind}: runs at the fp32 rate")
@@ -647,7 +653,7 @@ def _estimate(
         )
         t_c, t_m, t_comm, step = tr.compute_s, tr.memory_s, tr.exposed_comm_s, tr.step_s
         mfu, scaling = tr.mfu, tr.scaling_efficiency
-        attention_share = tr.attention_share
+        attention_share, host_share = tr.attention_share, tr.host_share
         samples_per_step = float(b * data_parallel_degree(workload, num_gpus))
         units_per_sample = model.units_per_sample(seq)
     else:
@@ -796,6 +802,8 @@ def _estimate(
         interval = kernel_interval(
             interval, workload.attention_kernel, gpu.architecture, attention_share
         )
+    if host_share > 0.0 and basis is not Basis.MEASURED:
+        interval = host_interval(interval, host_share)
     if recipe is not None and basis is not Basis.MEASURED:
         interval = _recipe_interval(interval, recipe)
     if model.llm is not None and model.llm.is_moe and basis is not Basis.MEASURED:
@@ -1424,6 +1432,7 @@ class _LlmTraining(NamedTuple):
     mfu: float
     scaling_efficiency: float  # single-GPU step time / this step time
     attention_share: float  # the attention kernel's share of the step
+    host_share: float = 0.0  # CPU Adam's share of the step (CPU offload), host-DRAM bound
 
 
 class _LlmInference(NamedTuple):
@@ -1546,6 +1555,11 @@ def _llm_training(
         mfu=mfu,
         scaling_efficiency=single / step,
         attention_share=min(1.0, t_attn / max(single + exposed, 1e-30)),
+        host_share=(
+            0.0
+            if offload is None
+            else min(1.0, offload.cpu_adam_per_micro_batch_s / max(single + exposed, 1e-30))
+        ),
     )
 
 

@@ -39,9 +39,17 @@ from dataclasses import dataclass
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.estimate.constants import CommCoeffs
 from gpurent.estimate.perf import PCIE_GBPS_BY_GEN
+from gpurent.estimate.uncertainty import Interval
 from gpurent.units import BYTES_PER_GB
 
 HOST_DRAM_BYTES_PER_S = 300e9  # achieved per node, see the module docstring
+# What a rented host may really give CPU Adam, the range the estimate's interval carries on the
+# CPU Adam part of the step (the estimator cannot see the host): high, half of a two-socket
+# 12-channel DDR5-4800 EPYC Genoa's 922 GB/s peak; low, half of the assumed figure: a two-socket
+# 8-channel DDR4-3200 host reaches about half its 410 GB/s peak, and threads not pinned to
+# their rank's cores lose a further ~1.3x (DeepSpeed pull 7474: 3.08 -> 2.38 s per step from
+# `--bind_cores_to_rank` alone, Qwen2.5-3B on 2 x A100). A stated range, not a fit.
+HOST_DRAM_BYTES_PER_S_RANGE = (150e9, 450e9)
 CPU_ADAM_DRAM_BYTES_PER_PARAM = 30.0 + 4.0  # AdamW on fp32 states + the DMA transfers' bytes
 GRAD_DOWN_BYTES_PER_PARAM = 2.0  # bf16 gradients GPU -> host
 WEIGHTS_UP_BYTES_PER_PARAM = 2.0  # updated bf16 weights host -> GPU
@@ -57,6 +65,31 @@ class OffloadTime:
     weights_up_s: float  # per optimizer step, exposed
     params_fetch_s: float  # per micro-batch (ZeRO-3 offload), before overlap
     exposed_per_micro_batch_s: float  # what the step pays, optimizer part spread over grad_accum
+    grad_accum: int = 1  # micro-batches per optimizer step
+
+    @property
+    def cpu_adam_per_micro_batch_s(self) -> float:
+        """The host-DRAM-bound CPU Adam part of `exposed_per_micro_batch_s`."""
+        return self.cpu_adam_s / max(1, self.grad_accum)
+
+
+def host_interval(interval: Interval, host_share: float) -> Interval:
+    """`interval` widened where CPU Adam is `host_share` of the step: at the low end of
+    `HOST_DRAM_BYTES_PER_S_RANGE` that part takes assumed / low times as long, at the high end
+    assumed / high (the rest of the step as estimated)."""
+    if host_share <= 0.0:
+        return interval
+    low_bps, high_bps = HOST_DRAM_BYTES_PER_S_RANGE
+    f = min(1.0, host_share)
+    return Interval(
+        low=interval.low / (1.0 - f + f * HOST_DRAM_BYTES_PER_S / low_bps),
+        high=interval.high / (1.0 - f + f * HOST_DRAM_BYTES_PER_S / high_bps),
+        coverage=interval.coverage,
+        label=(
+            f"{interval.label}; host memory {low_bps / 1e9:.0f}-{high_bps / 1e9:.0f} GB/s "
+            f"for CPU Adam on {100 * f:.0f} % of the step"
+        ),
+    )
 
 
 def host_link_bytes_per_s(gpu: GpuSpec, comm: CommCoeffs) -> float:
@@ -94,4 +127,5 @@ def cpu_offload_time(
         weights_up_s=up,
         params_fetch_s=fetch,
         exposed_per_micro_batch_s=exposed,
+        grad_accum=max(1, grad_accum),
     )
