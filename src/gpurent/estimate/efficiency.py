@@ -21,6 +21,7 @@ for CDNA4) / (predicted ratio with the factor 1). Held out and never read: MLPer
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from gpurent.catalog.gpu import GpuSpec
 
@@ -68,7 +69,13 @@ _FITTED_SOURCE = {
 
 def realized_efficiency(gpu: GpuSpec) -> ArchEfficiency:
     """The realized-efficiency factor of `gpu`'s architecture and where it comes from."""
-    arch = gpu.architecture
+    return _by_architecture(gpu.architecture)
+
+
+@cache
+def _by_architecture(arch: str) -> ArchEfficiency:
+    """`realized_efficiency` of one architecture (an estimate asks two to three times; the
+    tables are module constants, so the answer never changes within a process)."""
     if arch in FITTED:
         factor, rows = FITTED[arch]
         source = _FITTED_SOURCE.get(arch, "benchmarks/data/mlperf_training_8gpu.csv")
