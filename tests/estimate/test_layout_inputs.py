@@ -152,3 +152,21 @@ def test_from_csv_bad_cells_name_the_row_and_column(tmp_path: Path) -> None:
     assert "bad.csv:4" in errors[2] and "'partial'" in errors[2]
     assert "bad.csv:5: expert parallel 4" in errors[3] and "dense" in errors[3]
     assert json.loads(out.splitlines()[4])["throughput"] > 0
+
+
+def test_a_csv_column_that_looks_like_an_input_is_named_on_stderr(tmp_path: Path) -> None:
+    """A typo in a layout column (`tpp` for `tp`) would be passed through unread and change the
+    estimate silently: the CLI names it and the input it resembles; columns that look like no
+    input (a measured value, a note) pass through without a word, and the rows still run."""
+    path = tmp_path / "rows.csv"
+    path.write_text(
+        "model,gpu,num_gpus,precision,batch_size,nodes,tpp,measured_tokens_s,note\n"
+        "llama3-8b,H100,16,bf16,1,2,2,1000,from a run\n",
+        encoding="utf-8",
+    )
+    code, out, err = run_cli("estimate", "--from-csv", str(path), "--json")
+    assert code == 0, err
+    assert "column 'tpp' is not an estimate input (did you mean tp?)" in err
+    assert "measured_tokens_s" not in err and "'note'" not in err
+    row = json.loads(out.splitlines()[0])
+    assert row["tpp"] == "2" and row["throughput"] > 0

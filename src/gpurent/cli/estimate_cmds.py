@@ -7,17 +7,20 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.text import Text
 
 from gpurent.cli.common import (
     checked,
     cli_errors,
     console,
+    err_console,
     given_flags,
     print_json,
     print_json_line,
 )
 from gpurent.cli.serve_estimate import SERVE_EXAMPLES, SERVE_HELP, SET_HELP, serve_estimate
 from gpurent.inputs import values as v
+from gpurent.textsafe import clean
 
 EXAMPLES = """
 Examples:
@@ -80,13 +83,25 @@ def _planner_layout(estimator: Any) -> Any:
 
 def _from_csv(path: Path, as_json: bool, stack: Any) -> None:
     from gpurent.estimate.calibration_file import load_estimator
-    from gpurent.estimate.rows import check_header, estimate_rows
+    from gpurent.estimate.rows import check_header, estimate_rows, misspelt_columns
     from gpurent.inputs import files
 
     estimator = load_estimator()
     shown = files.shown(path)
     header, records = files.csv_records(files.read_text(path, what="CSV file"), shown)
     check_header(header, shown)
+    for col, like in misspelt_columns(header):
+        err_console.print(
+            Text.assemble(
+                ("warning: ", "yellow"),
+                clean(
+                    f"{shown}: column {col!r} is not an estimate input (did you mean {like}?): "
+                    "it is passed through unread"
+                ),
+            ),
+            highlight=False,
+            soft_wrap=True,
+        )
     results = []
     rows = estimate_rows(
         records, shown, estimator, default_stack=stack, lay_out=_planner_layout(estimator)

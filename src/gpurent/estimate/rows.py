@@ -4,6 +4,7 @@ count, nodes, network, link). Pure: the caller reads the file and renders the re
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, Protocol
@@ -50,6 +51,28 @@ def check_header(header: Iterable[str], source: str) -> None:
     lacking = [c for c in REQUIRED if c not in set(header)]
     if lacking:
         raise InputError(f"{source}: CSV header lacks {', '.join(lacking)}")
+
+
+def input_columns() -> frozenset[str]:
+    """Every column `estimate_row` reads: the workload file's fields, the machine and `layout`."""
+    return frozenset(workload_keys() - {"shape", "name"}) | set(MACHINE) | {"layout"}
+
+
+def misspelt_columns(header: Iterable[str]) -> list[tuple[str, str]]:
+    """(column, the input it looks like) for each column of `header` that is not an input but
+    is close to one (`tpp` for `tp`): such a column is passed through unread, which a typo in a
+    layout column would turn into a silently different estimate. Other extra columns (a
+    measured value, a note) are the caller's and pass through without a word."""
+    known = input_columns()
+    out: list[tuple[str, str]] = []
+    for col in header:
+        name = col.strip()
+        if not name or name in known:
+            continue
+        close = difflib.get_close_matches(name.lower(), sorted(known), n=1, cutoff=0.75)
+        if close:
+            out.append((name, close[0]))
+    return out
 
 
 def layout_cells(wl: Workload) -> dict[str, Any]:
