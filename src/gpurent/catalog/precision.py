@@ -45,7 +45,7 @@ class Precision(StrEnum):
     @property
     def is_half(self) -> bool:
         """Whether the precision computes in 16 bits or fewer (AMP, FP16, BF16, FP8, FP4)."""
-        return self in (Precision.AMP, Precision.FP16, Precision.BF16) or self.is_low_float
+        return self in _HALF
 
     @property
     def bytes_per_value(self) -> int:
@@ -67,6 +67,9 @@ _LOW_FLOAT = frozenset(
         Precision.NVFP4,
     }
 )
+# 16 bits or fewer: `Precision.is_half` (a set, not a tuple of members: the estimator asks it
+# several times per estimate, and each `Precision.X` is a descriptor lookup)
+_HALF = _LOW_FLOAT | {Precision.AMP, Precision.FP16, Precision.BF16}
 
 PRECISION_ALIASES: dict[str, Precision] = {
     **{p.value: p for p in Precision},

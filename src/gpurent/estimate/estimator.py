@@ -417,6 +417,7 @@ class Estimator:
         "_constants",
         "_estimates",
         "_gpus",
+        "_interval_memo",
         "_intervals",
         "_last_sized",
         "_max_cached",
@@ -450,6 +451,8 @@ class Estimator:
         self._max_cached = max_cached
         self._estimates: dict[_EstimateKey, Estimate] = {}
         self._ratios: dict[tuple[GpuSpec, Precision], float] = {}
+        # `base_interval` by its inputs (a handful of classes; looked up on every estimate)
+        self._interval_memo: dict[tuple[str, str, bool, str, bool, bool], Interval] = {}
         # the last `sized` call: the planner's `memory_fits` then `estimate` of one layout
         self._last_sized: tuple[Workload, GpuSpec, int, int, _Sized] | None = None
 
@@ -467,6 +470,32 @@ class Estimator:
     def intervals(self) -> IntervalTable:
         """The table of prediction intervals this estimator attaches to each estimate."""
         return self._intervals
+
+    def base_interval(
+        self,
+        *,
+        basis: str,
+        efficiency_basis: str,
+        num_gpus: int,
+        model_family: str,
+        trains: bool,
+        exact_measurement: bool,
+    ) -> Interval:
+        """`uncertainty.interval_for` on this estimator's table, memoised by its inputs."""
+        key = (basis, efficiency_basis, num_gpus == 1, model_family, trains, exact_measurement)
+        hit = self._interval_memo.get(key)
+        if hit is None:
+            hit = interval_for(
+                self._intervals,
+                basis=basis,
+                efficiency_basis=efficiency_basis,
+                num_gpus=num_gpus,
+                model_family=model_family,
+                trains=trains,
+                exact_measurement=exact_measurement,
+            )
+            self._interval_memo[key] = hit
+        return hit
 
     @property
     def gpus(self) -> tuple[GpuSpec, ...]:
@@ -788,8 +817,7 @@ def _estimate(
         )
     throughput = samples_per_s * units_per_sample
     eff_basis = realized_efficiency(gpu).basis
-    interval = interval_for(
-        engine.intervals,
+    interval = engine.base_interval(
         basis=basis,
         efficiency_basis=eff_basis,
         num_gpus=num_gpus,

@@ -31,7 +31,10 @@ class Task(StrEnum):
     @property
     def trains_adapters(self) -> bool:
         """Whether the task trains LoRA adapters on a frozen base (LoRA, QLoRA)."""
-        return self in (Task.FINETUNE_LORA, Task.FINETUNE_QLORA)
+        return self in _ADAPTER_TASKS
+
+
+_ADAPTER_TASKS = frozenset({Task.FINETUNE_LORA, Task.FINETUNE_QLORA})
 
 
 class Optimizer(StrEnum):
