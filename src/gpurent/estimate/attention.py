@@ -38,7 +38,7 @@ before.
 from __future__ import annotations
 
 from gpurent.errors import InputError
-from gpurent.estimate.uncertainty import Interval
+from gpurent.estimate.uncertainty import Interval, stretched_interval
 from gpurent.workload.spec import AttentionKernel
 
 # Architectures whose attention moves by the tensor-peak ratio (one share per kernel)
@@ -131,15 +131,13 @@ def kernel_interval(
     if share is None or attention_share <= 0.0:
         return interval
     s_low, s_high = KERNEL_SHARE_RANGE[used][architecture]
-    f = attention_share
-    return Interval(
-        low=interval.low / (1.0 - f + f * share / s_low),
-        high=interval.high / (1.0 - f + f * share / s_high),
-        coverage=interval.coverage,
-        label=(
-            f"{interval.label}; {used.value} share {s_low:g}-{s_high:g} of peak "
-            f"on {100 * f:.0f} % of the step"
-        ),
+    return stretched_interval(
+        interval,
+        attention_share,
+        share / s_low,
+        share / s_high,
+        f"{used.value} share {s_low:g}-{s_high:g} of peak on {100 * attention_share:.0f} % "
+        "of the step",
     )
 
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.estimate.constants import CommCoeffs
 from gpurent.estimate.perf import PCIE_GBPS_BY_GEN
-from gpurent.estimate.uncertainty import Interval
+from gpurent.estimate.uncertainty import Interval, stretched_interval
 from gpurent.units import BYTES_PER_GB
 
 HOST_DRAM_BYTES_PER_S = 300e9  # achieved per node, see the module docstring
@@ -80,15 +80,13 @@ def host_interval(interval: Interval, host_share: float) -> Interval:
     if host_share <= 0.0:
         return interval
     low_bps, high_bps = HOST_DRAM_BYTES_PER_S_RANGE
-    f = min(1.0, host_share)
-    return Interval(
-        low=interval.low / (1.0 - f + f * HOST_DRAM_BYTES_PER_S / low_bps),
-        high=interval.high / (1.0 - f + f * HOST_DRAM_BYTES_PER_S / high_bps),
-        coverage=interval.coverage,
-        label=(
-            f"{interval.label}; host memory {low_bps / 1e9:.0f}-{high_bps / 1e9:.0f} GB/s "
-            f"for CPU Adam on {100 * f:.0f} % of the step"
-        ),
+    return stretched_interval(
+        interval,
+        host_share,
+        HOST_DRAM_BYTES_PER_S / low_bps,
+        HOST_DRAM_BYTES_PER_S / high_bps,
+        f"host memory {low_bps / 1e9:.0f}-{high_bps / 1e9:.0f} GB/s for CPU Adam on "
+        f"{100 * min(1.0, host_share):.0f} % of the step",
     )
 
 

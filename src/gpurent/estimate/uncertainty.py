@@ -122,6 +122,22 @@ def widened_interval(interval: Interval, times: float, rule: str) -> Interval:
     )
 
 
+def stretched_interval(
+    interval: Interval, share: float, slow: float, fast: float, rule: str
+) -> Interval:
+    """`interval` widened for a part of the step, `share` of it, whose own time is uncertain:
+    that part taking `slow` times its estimate lowers the throughput bound to
+    low / (1 - f + f slow), taking `fast` times raises it to high / (1 - f + f fast); `rule` is
+    appended to the label."""
+    f = min(1.0, max(0.0, share))
+    return Interval(
+        low=interval.low / (1.0 - f + f * slow),
+        high=interval.high / (1.0 - f + f * fast),
+        coverage=interval.coverage,
+        label=f"{interval.label}; {rule}",
+    )
+
+
 def interval_for(
     table: IntervalTable,
     *,
