@@ -258,6 +258,9 @@ def test_tuned_tp_collectives_hide_behind_the_gemms_on_nvidia_only() -> None:
     slow, fast = none.estimate(tp4, h100, 8), full.estimate(tp4, h100, 8)
     assert fast.throughput > 1.02 * slow.throughput
     assert fast.communication_time_s < slow.communication_time_s
+    share = f"{100 * bundled.tp_comm_overlap:.0f} % hidden behind the GEMMs"
+    assert any(share in n for n in estimate(tp4, h100, 8).notes)
+    assert any("0 % hidden" in n and "AMD" in n for n in estimate(tp4, mi300x, 8).notes)
     tp1 = Workload(**{**_fields(tuned), "tensor_parallel": 1})
     assert full.estimate(tp1, h100, 8).throughput == none.estimate(tp1, h100, 8).throughput
     assert full.estimate(tp4, mi300x, 8).throughput == none.estimate(tp4, mi300x, 8).throughput

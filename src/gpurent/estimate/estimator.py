@@ -757,6 +757,17 @@ def _estimate(
     if model.is_llm and workload.stack is Stack.TUNED:
         notes.append(f"software stack assumed: tuned ({Stack.TUNED.description})")
         tuned = k.stack(Stack.TUNED.value)
+        if tuned is not None and workload.tensor_parallel > 1 and workload.task.trains:
+            hidden = tuned.tp_comm_overlap if gpu.vendor == "nvidia" else 0.0
+            notes.append(
+                f"tensor-parallel collectives: {100 * hidden:.0f} % hidden behind the GEMMs "
+                + (
+                    "(the tuned stack's fitted share: NVIDIA's MLPerf recipes overlap them, "
+                    "TP_COMM_OVERLAP=1)"
+                    if gpu.vendor == "nvidia"
+                    else "(AMD's MLPerf recipe does not overlap them)"
+                )
+            )
         if tuned is None or tuned_llm_key(workload.task) not in tuned.speed:
             notes.append(
                 f"no MLPerf measurement of {workload.task.value} for the tuned stack: "
