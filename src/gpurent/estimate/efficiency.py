@@ -21,7 +21,6 @@ for CDNA4) / (predicted ratio with the factor 1). Held out and never read: MLPer
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
 from gpurent.catalog.gpu import GpuSpec
 
@@ -67,15 +66,8 @@ _FITTED_SOURCE = {
 }
 
 
-def realized_efficiency(gpu: GpuSpec) -> ArchEfficiency:
-    """The realized-efficiency factor of `gpu`'s architecture and where it comes from."""
-    return _by_architecture(gpu.architecture)
-
-
-@cache
-def _by_architecture(arch: str) -> ArchEfficiency:
-    """`realized_efficiency` of one architecture (an estimate asks two to three times; the
-    tables are module constants, so the answer never changes within a process)."""
+def _measured(arch: str) -> ArchEfficiency | None:
+    """The factor of an architecture some public measurement describes (None: none does)."""
     if arch in FITTED:
         factor, rows = FITTED[arch]
         source = _FITTED_SOURCE.get(arch, "benchmarks/data/mlperf_training_8gpu.csv")
@@ -87,8 +79,25 @@ def _by_architecture(arch: str) -> ArchEfficiency:
             return ArchEfficiency(
                 architecture=arch, factor=1.0, basis=basis, rows=0, source=table[arch]
             )
+    return None
+
+
+# every architecture with a measurement, built once from the tables above (an estimate asks
+# two to three times; a constant table, not a cache: nothing in it changes)
+_KNOWN: dict[str, ArchEfficiency] = {
+    arch: eff
+    for arch in (*FITTED, *_REFERENCE_SOURCE, *_CHECKED_SOURCE)
+    if (eff := _measured(arch)) is not None
+}
+
+
+def realized_efficiency(gpu: GpuSpec) -> ArchEfficiency:
+    """The realized-efficiency factor of `gpu`'s architecture and where it comes from."""
+    known = _KNOWN.get(gpu.architecture)
+    if known is not None:
+        return known
     return ArchEfficiency(
-        architecture=arch,
+        architecture=gpu.architecture,
         factor=1.0,
         basis="assumed",
         rows=0,

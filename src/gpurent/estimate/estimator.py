@@ -758,7 +758,7 @@ def _estimate(
         notes.append(f"software stack assumed: tuned ({Stack.TUNED.description})")
         tuned = k.stack(Stack.TUNED.value)
         if tuned is not None and workload.tensor_parallel > 1 and workload.task.trains:
-            hidden = tuned.tp_comm_overlap if gpu.vendor == "nvidia" else 0.0
+            hidden = tp_hidden_share(tuned, gpu)
             notes.append(
                 f"tensor-parallel collectives: {100 * hidden:.0f} % hidden behind the GEMMs "
                 + (
@@ -1194,6 +1194,15 @@ TP_COMM_OVERLAP = 0.0
 PP_COMM_OVERLAP = 0.0
 
 
+def tp_hidden_share(tuned: StackCoeffs | None, gpu: GpuSpec) -> float:
+    """The share of the tensor-parallel collectives an LLM training step hides: the `tuned`
+    stack's fitted share on NVIDIA GPUs (their MLPerf recipes overlap them), else
+    `TP_COMM_OVERLAP` (AMD's recipe and the default stacks keep them on the critical path)."""
+    if tuned is not None and gpu.vendor == "nvidia":
+        return tuned.tp_comm_overlap
+    return TP_COMM_OVERLAP
+
+
 @dataclass(frozen=True, slots=True)
 class LlmComm:
     """Per-micro-batch communication seconds of one LLM training step, by layout."""
@@ -1574,10 +1583,7 @@ def _llm_training(
     exposed = max(0.0, cm.dp_s - LLM_COMM_OVERLAP * (t_c + t_m))
     # ring attention hides behind the attention compute of the same layer
     exposed += max(0.0, cm.cp_s - CP_COMM_OVERLAP * t_c * x_attn / max(x_mm + x_attn, 1e-30))
-    tp_overlap = TP_COMM_OVERLAP
-    if tuned is not None and gpu.vendor == "nvidia":
-        tp_overlap = tuned.tp_comm_overlap  # the recipe overlaps them (StackCoeffs)
-    exposed += (1.0 - tp_overlap) * cm.tp_s + (1.0 - PP_COMM_OVERLAP) * cm.pp_s
+    exposed += (1.0 - tp_hidden_share(tuned, gpu)) * cm.tp_s + (1.0 - PP_COMM_OVERLAP) * cm.pp_s
     if tuned is None:
         exposed += cm.ep_s  # on the critical path between the router and the experts
     else:  # the fitted share of it, and the fitted latency and per-token costs
@@ -1597,7 +1603,7 @@ def _llm_training(
         host_share=(
             0.0
             if offload is None
-            else min(1.0, offload.cpu_adam_per_micro_batch_s / max(single + exposed, 1e-30))
+            else min(1.0, offload.cpu_adam_s / ga / max(single + exposed, 1e-30))
         ),
     )
 

@@ -65,12 +65,6 @@ class OffloadTime:
     weights_up_s: float  # per optimizer step, exposed
     params_fetch_s: float  # per micro-batch (ZeRO-3 offload), before overlap
     exposed_per_micro_batch_s: float  # what the step pays, optimizer part spread over grad_accum
-    grad_accum: int = 1  # micro-batches per optimizer step
-
-    @property
-    def cpu_adam_per_micro_batch_s(self) -> float:
-        """The host-DRAM-bound CPU Adam part of `exposed_per_micro_batch_s`."""
-        return self.cpu_adam_s / max(1, self.grad_accum)
 
 
 def host_interval(interval: Interval, host_share: float) -> Interval:
@@ -125,5 +119,4 @@ def cpu_offload_time(
         weights_up_s=up,
         params_fetch_s=fetch,
         exposed_per_micro_batch_s=exposed,
-        grad_accum=max(1, grad_accum),
     )

@@ -53,9 +53,14 @@ def check_header(header: Iterable[str], source: str) -> None:
         raise InputError(f"{source}: CSV header lacks {', '.join(lacking)}")
 
 
+def _workload_columns() -> frozenset[str]:
+    """The workload file's fields a row may set (all but the shape and the name)."""
+    return workload_keys() - {"shape", "name"}
+
+
 def input_columns() -> frozenset[str]:
     """Every column `estimate_row` reads: the workload file's fields, the machine and `layout`."""
-    return frozenset(workload_keys() - {"shape", "name"}) | set(MACHINE) | {"layout"}
+    return frozenset(_workload_columns() | set(MACHINE) | {"layout"})
 
 
 def misspelt_columns(header: Iterable[str]) -> list[tuple[str, str]]:
@@ -131,7 +136,7 @@ def estimate_row(
     net = v.positive(net_raw, f"{where}: inter_node_gbps", most=1e6) if net_raw else None
     link_raw = (row.get("interconnect") or "").strip()
     link = parse_estimated_link(link_raw, f"{where}: interconnect") if link_raw else None
-    keys = workload_keys() - {"shape", "name"}
+    keys = _workload_columns()
     fields: dict[str, Any] = {
         k: cell for k in row if k in keys and (cell := (row[k] or "").strip())
     }
