@@ -237,7 +237,7 @@ def _validate_layout(
     """GPUs split evenly over the nodes, tensor x context x pipeline parallel divides the GPUs,
     tensor parallelism stays inside a node (it is priced on the node's own link) or inside an
     NVL72 scale-up domain, and divides the attention heads, no pipeline stage is empty, virtual
-    stages need a pipeline and divide the layers, sequence parallelism needs tensor parallelism,
+    stages need a pipeline and leave no chunk empty, sequence parallelism needs tensor parallelism,
     context parallelism divides the sequence: else one line naming the numbers."""
     tp, pp, cp = workload.tensor_parallel, workload.pipeline_parallel, workload.context_parallel
     vp = workload.virtual_pipeline_stages
