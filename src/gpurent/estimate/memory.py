@@ -26,7 +26,8 @@ Bytes per parameter (RESEARCH §2; ZeRO paper, Rajbhandari et al. 2020):
 - Activations (decoder LLMs, `llm_layer_activation_values`): the tensors one transformer layer
   keeps for backward with FlashAttention/SDPA (no s^2 scores), counted from the shape: per token
   6 h (two norm inputs and outputs, q, attention output; q and output heads x head_dim where
-  that differs from h) + 2 kv (k, v) + 4 ffn (gate, up, act(gate), product; 2 ffn for a plain
+  that differs from h) + 2 kv (k, v) + 4 ffn (gate, up, act(gate), product; 3 ffn on the tuned
+  stack, whose fused SwiGLU recomputes act(gate): `GATED_MLP_SAVED_FUSED`; 2 ffn for a plain
   MLP; MoE: ffn of the experts_per_token routed + shared experts; multi-head latent attention:
   q and k of qk_nope + qk_rope, v and output of v_head_dim per head, and its latents), x bytes
   per value x micro-batch x seq, times a
@@ -374,29 +375,51 @@ def memory_breakdown(
     )
 
 
-def llm_mlp_activation_values(model: ModelInfo) -> float:
+# A gated MLP's intermediates per ffn channel and token that backward finds saved. Eager PyTorch
+# autograd (HF's LlamaMLP: down(silu(gate(x)) * up(x))) saves four: gate's output (SiLU's
+# input), SiLU's output and up's output (the product's two inputs) and the product (the down
+# projection's input, for its weight gradient). Megatron-core's fused SwiGLU, which the tuned
+# stack's NeMo recipes run, saves only its input (gate and up, concatenated) and recomputes the
+# SiLU in backward (`SwiGLUFunction.forward`: `ctx.save_for_backward(input_for_backward)`;
+# `swiglu_back` recomputes `torch.sigmoid(y_1)`, NVIDIA/Megatron-LM
+# megatron/core/fusions/fused_bias_swiglu.py @ 00caa53af30912914981c86f39db123961678bbd), so
+# with the product kept by the down projection it holds three.
+GATED_MLP_SAVED_EAGER = 4.0
+GATED_MLP_SAVED_FUSED = 3.0
+
+
+def llm_mlp_activation_values(model: ModelInfo, *, fused_swiglu: bool = False) -> float:
     """Values one decoder layer's MLP keeps for backward per token beyond its input: its
-    intermediates (gate, up, activation and product of a gated MLP: 4 ffn; else 2 ffn; MoE: of
-    the `experts_per_token` routed and the shared experts a token visits)."""
+    intermediates (a gated MLP: gate, up, activation and product, 4 ffn, or 3 ffn where the
+    stack fuses the SwiGLU (`fused_swiglu`: the tuned stack, `GATED_MLP_SAVED_FUSED`); else 2 ffn;
+    MoE: of the `experts_per_token` routed and the shared experts a token visits)."""
     s = model.llm
     if s is None:
         raise ValueError(f"{model.name} is not a decoder LLM")
     ffn = float(s.ffn_hidden or 4 * s.hidden)
     if s.is_moe:  # the intermediates of the routed and shared experts a token runs through
         ffn = (s.experts_per_token + s.shared_experts) * (s.expert_ffn_hidden or ffn)
-    return (4.0 if s.gated_mlp else 2.0) * ffn
+    if not s.gated_mlp:
+        return 2.0 * ffn
+    return (GATED_MLP_SAVED_FUSED if fused_swiglu else GATED_MLP_SAVED_EAGER) * ffn
 
 
-def llm_layer_activation_values(model: ModelInfo) -> float:
+def fuses_swiglu(workload: Workload) -> bool:
+    """Whether the workload's stack runs a fused SwiGLU that recomputes its SiLU in backward
+    (the tuned stack: Megatron-core's `SwiGLUFunction`, see `GATED_MLP_SAVED_FUSED`)."""
+    return workload.stack is Stack.TUNED
+
+
+def llm_layer_activation_values(model: ModelInfo, *, fused_swiglu: bool = False) -> float:
     """Values one decoder layer keeps for backward per token (FlashAttention, no dropout):
     norms' inputs and outputs (4 h), q, k, v and the attention output by their head widths
     (multi-head latent attention: its query and KV latents too), and the MLP's intermediates
-    (`llm_mlp_activation_values`)."""
+    (`llm_mlp_activation_values`, with `fused_swiglu` as there)."""
     s = model.llm
     if s is None:
         raise ValueError(f"{model.name} is not a decoder LLM")
     h = s.hidden
-    mlp = llm_mlp_activation_values(model)
+    mlp = llm_mlp_activation_values(model, fused_swiglu=fused_swiglu)
     if s.mla is not None:  # q and k of qk_nope + qk_rope, v and the output of v_head_dim
         m = s.mla
         qk, v = s.heads * (m.qk_nope_head_dim + m.qk_rope_head_dim), s.heads * m.v_head_dim
@@ -530,13 +553,15 @@ def _training_activations(
         if frozen is not None:
             full_layer = scale * tokens * frozen / tp
         else:
-            full_layer = scale * tokens * llm_layer_activation_values(model) * bytes_per_value / tp
+            per_token = llm_layer_activation_values(model, fused_swiglu=fuses_swiglu(workload))
+            full_layer = scale * tokens * per_token * bytes_per_value / tp
         logits = logits_bytes(workload, model, tokens, bytes_per_value)
         if workload.activation_checkpointing:
             acts = layers * tokens * s.hidden * bytes_per_value / tp + full_layer
         elif workload.recompute_mode is Recompute.MLP and frozen is None:
             # each layer drops its MLP intermediates; one layer's come back while it recomputes
-            mlp = scale * tokens * llm_mlp_activation_values(model) * bytes_per_value / tp
+            per_token_mlp = llm_mlp_activation_values(model, fused_swiglu=fuses_swiglu(workload))
+            mlp = scale * tokens * per_token_mlp * bytes_per_value / tp
             acts = layers * (full_layer - mlp) + mlp
         else:
             acts = layers * full_layer
@@ -592,6 +617,8 @@ __all__ = [
     "ADAPTER_ACTIVATION_SCALE",
     "DEFAULT_OUTPUT_TOKENS",
     "FRAGMENTATION",
+    "GATED_MLP_SAVED_EAGER",
+    "GATED_MLP_SAVED_FUSED",
     "data_parallel_degree",
     "dequantized_weight_bytes",
     "expert_parallel_share",
@@ -601,7 +628,9 @@ __all__ = [
     "frozen_base_bytes_per_param",
     "frozen_base_lora_layer_activation_bytes",
     "fused_loss_chunk_tokens",
+    "fuses_swiglu",
     "llm_layer_activation_values",
+    "llm_mlp_activation_values",
     "logits_bytes",
     "lora_params",
     "memory_breakdown",
