@@ -1172,6 +1172,22 @@ def llm_dp_network_bytes(workload: Workload, model: ModelInfo, num_gpus: int, no
     return total
 
 
+def exposed_dp_per_micro_batch_s(cm: LlmComm, micro_batch_s: float, micro_batches: int) -> float:
+    """Data-parallel seconds left on the critical path, per micro-batch, of a step of
+    `micro_batches` micro-batches of `micro_batch_s` compute each. A collective run every
+    micro-batch (ZeRO-3/FSDP) hides behind that micro-batch's compute (`LLM_COMM_OVERLAP` of
+    it). One run once per optimizer step (DDP/ZeRO-1/2 gradients, HSDP's replicas) can hide only
+    behind the one micro-batch whose backward produces the gradients it reduces (Megatron-LM's
+    `overlap_grad_reduce` launches its buckets in the last micro-batch's backward; DDP's
+    `no_sync` skips the earlier ones), so it competes with that micro-batch's own collectives
+    and is not spread over the step: (m - 1) x max(0, dp - w) + max(0, dp + once - w), over m."""
+    window = LLM_COMM_OVERLAP * micro_batch_s
+    each = max(0.0, cm.dp_s - window)
+    last = max(0.0, cm.dp_s + cm.dp_step_s - window)
+    m = max(1, micro_batches)
+    return ((m - 1) * each + last) / m
+
+
 def pipeline_bubble_fraction(stages: int, micro_batches: int, virtual_stages: int = 1) -> float:
     """Share of a pipelined step that each GPU idles: (p - 1) / (v m + p - 1) for p stages,
     m micro-batches per optimizer step and v virtual stages (model chunks) per GPU; v = 1 is
@@ -1207,11 +1223,14 @@ def tp_hidden_share(tuned: StackCoeffs | None, gpu: GpuSpec) -> float:
 class LlmComm:
     """Per-micro-batch communication seconds of one LLM training step, by layout."""
 
-    dp_s: float  # data parallel / ZeRO / FSDP / HSDP, before overlap
+    dp_s: float  # data parallel run every micro-batch (ZeRO-3/FSDP gathers), before overlap
     tp_s: float  # tensor (and sequence) parallel
     pp_s: float  # pipeline point-to-point sends
     cp_s: float  # context parallel ring attention, before overlap
     ep_s: float = 0.0  # expert parallel all-to-all dispatch and combine (MoE), not overlapped
+    # data parallel run once per optimizer step (DDP/ZeRO-1/2 gradients, HSDP's replica
+    # all-reduce): the whole step's seconds, not spread over its micro-batches
+    dp_step_s: float = 0.0
 
 
 def llm_comm_times(
@@ -1233,7 +1252,6 @@ def llm_comm_times(
     b = workload.batch_size_per_gpu
     tp, pp, cp = workload.tensor_parallel, workload.pipeline_parallel, workload.context_parallel
     vp = workload.virtual_pipeline_stages
-    ga = workload.gradient_accumulation
     per_node = num_gpus // nodes
     act_b = 2.0  # bf16 activations
     local_seq = seq // cp
@@ -1252,7 +1270,7 @@ def llm_comm_times(
         )
 
     group = dp_group(workload, num_gpus, nodes)
-    dp_s = 0.0
+    dp_s = dp_step_s = 0.0
     if group.ranks > 1:
         for c in llm_dp_collectives(workload, model, group.per_node):
             if c.scope == "shard":
@@ -1261,7 +1279,10 @@ def llm_comm_times(
                 t = on(group.replicas, group.replicas, c.payload_bytes * group.per_node, c.factor)
             else:
                 t = on(group.ranks, group.group_nodes, c.payload_bytes, c.factor)
-            dp_s += t if c.per_micro_batch else t / ga
+            if c.per_micro_batch:
+                dp_s += t
+            else:
+                dp_step_s += t
     layers_here = math.ceil(shape.layers / pp)
     tp_s = 0.0
     if tp > 1:
@@ -1314,7 +1335,7 @@ def llm_comm_times(
         ep_nodes = max(1, (tp * ep) // per_node)
         moe_here = layers_here * shape.moe_layers / shape.layers  # DeepSeek: 58 of 61 layers
         ep_s = 4.0 * moe_here * on(ep, ep_nodes, local, 1.0)
-    return LlmComm(dp_s=dp_s, tp_s=tp_s, pp_s=pp_s, cp_s=cp_s, ep_s=ep_s)
+    return LlmComm(dp_s=dp_s, tp_s=tp_s, pp_s=pp_s, cp_s=cp_s, ep_s=ep_s, dp_step_s=dp_step_s)
 
 
 def _llm_offload(
@@ -1580,7 +1601,7 @@ def _llm_training(
         inter_node_gbps=inter_node_gbps,
         interconnect=interconnect,
     )
-    exposed = max(0.0, cm.dp_s - LLM_COMM_OVERLAP * (t_c + t_m))
+    exposed = exposed_dp_per_micro_batch_s(cm, t_c + t_m, ga)
     # ring attention hides behind the attention compute of the same layer
     exposed += max(0.0, cm.cp_s - CP_COMM_OVERLAP * t_c * x_attn / max(x_mm + x_attn, 1e-30))
     exposed += (1.0 - tp_hidden_share(tuned, gpu)) * cm.tp_s + (1.0 - PP_COMM_OVERLAP) * cm.pp_s
