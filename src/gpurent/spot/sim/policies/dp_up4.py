@@ -27,9 +27,9 @@ with `floor_kind`
 - "none": no floor (dp-up3's rule).
 
 Before `min_history_hours` of market (or with no tick of spot seen), rho is `prior_rho` (0.5,
-chosen); None (dp-up3's behaviour) leaves those ticks to dp-up2. Everything else is dp-up3, which is dp-up2
-outside that one choice, and on one zone (`min_zones` 2) dp-up4 is dp-up2. The safety net is
-shared, so no deadline feasible on on-demand is missed.
+chosen); None (dp-up3's behaviour) leaves those ticks to dp-up2. Everything else is dp-up3,
+which is dp-up2 outside that one choice, and on one zone (`min_zones` 2) dp-up4 is dp-up2. The
+safety net is shared, so no deadline feasible on on-demand is missed.
 
 Chosen on the tuning split only, by a rule fixed before the run (docs/benchmarks.md, "Spot
 policy round 12"): of {outage, line 0.5} x prior {none, 0.5, 1}, all without a cell beyond
