@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gpurent.errors import InputError
 from gpurent.spot.io.trace import Trace, align_zones
 from gpurent.spot.io.trace_io import attach_prices, load_trace
 from gpurent.spot.sim.job_market import ON_DEMAND, JobSpec, build_market, run_starts
@@ -45,6 +46,7 @@ from gpurent.spot.sim.lifetimes import ZoneSpells, residual_bounds_ticks
 from gpurent.spot.sim.policies import (
     BreakEvenUniformProgressPolicy,
     CatchUpSlackValuePolicy,
+    FlooredOutageIdlePolicy,
     LifetimeUniformProgressPolicy,
     OutageIdleSlackValuePolicy,
     Policy,
@@ -293,6 +295,56 @@ class WaitAndSee(CatchUpSlackValuePolicy):
         return min(one_tick, wait)
 
 
+def dp_up4_class(opts: str) -> type[FlooredOutageIdlePolicy]:
+    """dp-up4 (round 12) by its options ',c=..,h=..,z=..,o=0|1,f=outage|line|none,s=..,p=..':
+    dp-up3's four, floor_kind, line_share and prior_rho ('p=none': no prior). A bad option is a
+    one-line InputError."""
+    known = {"c", "h", "z", "o", "f", "s", "p"}
+    kv: dict[str, str] = {}
+    for item in (o for o in opts.split(",") if o):
+        key, eq, value = item.partition("=")
+        if not eq or key not in known:
+            raise InputError(f"dp-up4 option {item!r} unknown: use {', '.join(sorted(known))}=..")
+        kv[key] = value
+    base = FlooredOutageIdlePolicy
+    try:
+        attrs: dict[str, float | int | bool | str | None] = {
+            "outage_reserve_factor": float(kv.get("c", base.outage_reserve_factor)),
+            "min_history_hours": float(kv.get("h", base.min_history_hours)),
+            "min_zones": int(kv.get("z", base.min_zones)),
+            "leave_on_demand": kv.get("o", "0") == "1",
+            "floor_kind": kv.get("f", base.floor_kind),
+            "line_share": float(kv.get("s", base.line_share)),
+            "prior_rho": base.prior_rho,
+        }
+        if "p" in kv:  # 'none': no prior (dp-up2 decides before enough history)
+            attrs["prior_rho"] = None if kv["p"] == "none" else float(kv["p"])
+    except ValueError as err:
+        raise InputError(f"dp-up4 options {opts!r}: {err}") from None
+    cls = type("D4", (FlooredOutageIdlePolicy,), attrs)
+    cls()  # the policy's own range checks, as one-line InputErrors
+    return cls
+
+
+class ByZones:
+    """An `auto` candidate (round 12): lifetime-up on one zone, a multi-zone policy (dp-up4)
+    on two or more, chosen per run by the market's zone count."""
+
+    name = "by-zones"
+
+    def __init__(self, many: Callable[[], Policy]) -> None:
+        self._one: Policy = LifetimeUniformProgressPolicy()
+        self._many = many()
+        self._now: Policy = self._one
+
+    def start(self, run: RunView) -> None:
+        self._now = self._many if run.market.zones >= 2 else self._one
+        self._now.start(run)
+
+    def decide(self, t: int, progress_ticks: float, current: int, row: tuple[bool, ...]) -> int:
+        return self._now.decide(t, progress_ticks, current, row)
+
+
 def make(name: str) -> Callable[[], Policy]:
     """Candidate by spec: 'up'; 'lifetime-up' (':f=..' its need_factor, 'f=inf' round 2's
     rule); 'breakeven-up' (round 5, ':m=..,n=..,r=..,q=..' its life_margin, min_samples,
@@ -307,8 +359,15 @@ def make(name: str) -> Callable[[], Policy]:
     'v=m': the margin; ':s=wait' the stay priced as UP's plan for the spell, class WaitAndSee);
     'dp-up3' (round 11: idle through an outage of every zone, ':c=..,h=..,z=..,o=0|1' its
     outage_reserve_factor, min_history_hours, min_zones and leave_on_demand);
+    'dp-up4' (round 12: dp-up3 with a floor and a prior, options in `dp_up4_class`);
+    'by-zones' (round 12: lifetime-up on one zone, dp-up4 with the same options on more);
     'ez' (evidence zones) and 'iw' (idle wait), both with ':z=..,n=..'."""
     base, _, opts = name.partition(":")
+    if base == "dp-up4":  # round 12
+        return dp_up4_class(opts)
+    if base == "by-zones":  # round 12: an `auto` candidate by zone count
+        many = dp_up4_class(opts)
+        return lambda: ByZones(many)
     kv = dict(o.split("=") for o in opts.split(",") if o)
     if base == "up":
         return UniformProgressPolicy

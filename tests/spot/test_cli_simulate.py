@@ -67,6 +67,7 @@ def test_simulate_all_policies_multi_zone_with_trace_prices(write_csv, write_jso
         "dp-up",
         "dp-up2",
         "dp-up3",
+        "dp-up4",
         "optimal",
     }
     assert all(r["gap_to_optimal"] >= -1e-9 for r in by.values())

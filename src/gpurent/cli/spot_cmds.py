@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 # other command starts fast. tests/spot checks this help text against the policy registry.
 POLICY_HELP = (
     "auto (= lifetime-up, gpurent's own), on-demand, greedy, uniform-progress, lifetime-up, "
-    "breakeven-up, proven-up, dp-up, dp-up2, dp-up3, optimal (hindsight) or all."
+    "breakeven-up, proven-up, dp-up, dp-up2, dp-up3, dp-up4, optimal (hindsight) or all."
 )
 
 spot_app = typer.Typer(

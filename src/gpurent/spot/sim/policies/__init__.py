@@ -11,6 +11,7 @@ from gpurent.spot.sim.policies.breakeven_up import BreakEvenUniformProgressPolic
 from gpurent.spot.sim.policies.dp_up import SlackValueUniformProgressPolicy
 from gpurent.spot.sim.policies.dp_up2 import CatchUpSlackValuePolicy
 from gpurent.spot.sim.policies.dp_up3 import OutageIdleSlackValuePolicy
+from gpurent.spot.sim.policies.dp_up4 import FlooredOutageIdlePolicy
 from gpurent.spot.sim.policies.lifetime_up import LifetimeUniformProgressPolicy
 from gpurent.spot.sim.policies.proven_up import ProvenUniformProgressPolicy
 
@@ -27,6 +28,7 @@ ONLINE_POLICIES: dict[str, Callable[[], Policy]] = {
     SlackValueUniformProgressPolicy.name: SlackValueUniformProgressPolicy,
     CatchUpSlackValuePolicy.name: CatchUpSlackValuePolicy,
     OutageIdleSlackValuePolicy.name: OutageIdleSlackValuePolicy,
+    FlooredOutageIdlePolicy.name: FlooredOutageIdlePolicy,
 }
 """The online policies by name, each a constructor."""
 OPTIMAL = "optimal"
@@ -52,6 +54,7 @@ __all__ = [
     "POLICY_NAMES",
     "BreakEvenUniformProgressPolicy",
     "CatchUpSlackValuePolicy",
+    "FlooredOutageIdlePolicy",
     "GreedyPolicy",
     "LifetimeUniformProgressPolicy",
     "OnDemandPolicy",
