@@ -16,6 +16,10 @@ Parameters (docs/estimator.md, "Which software stack it assumes"):
   since the speed divides only the non-attention part of the step, see docs/benchmarks.md): the
   speed of the one-GPU step relative to the default stack's fitted model, the geometric mean of
   measured / predicted over the fit rows (iterated, since communication does not scale with it);
+- decoder-LLM training, chosen jointly by a grid on the LLM rows' mean squared log ratio: the
+  size term, the share of the tensor-parallel collectives hidden on NVIDIA GPUs
+  (`TP_OVERLAPS`) and the stretch of attention under context parallelism (`CP_ATTENTION`:
+  1 + a (cp - 1) / cp); the leave-one-round-out interval refits keep the chosen stretch;
 - the data-parallel fabric: `overlap` (share of backward that hides the gradient all-reduce)
   and `sync_per_doubling` (per doubling of GPUs), by grid search on the median |log ratio|;
 - assumed, not fitted: 3,200 Gbit/s per node between nodes (8 x 400 Gbit/s InfiniBand NDR
@@ -82,6 +86,9 @@ SYNCS = (0.9, 0.92, 0.94, 0.96, 0.98, 1.0)
 # (StackCoeffs.tp_comm_overlap: NVIDIA's MLPerf LLM configs set TP_COMM_OVERLAP=1), chosen with
 # the size term on the LLM rows
 TP_OVERLAPS = (0.0, 0.25, 0.5, 0.75, 1.0)
+# how much longer attention runs under context parallelism, 1 + a (cp - 1) / cp
+# (StackCoeffs.cp_attention_overhead), chosen with the size term and the TP overlap
+CP_ATTENTION = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
 DESCRIPTION = Stack.TUNED.description
 
 
@@ -177,6 +184,7 @@ def tuned_coeffs(
     sync: float,
     size: tuple[float, float] = NO_SIZE,
     tp_overlap: float = 0.0,
+    cp_attention: float = 0.0,
 ) -> StackCoeffs:
     return StackCoeffs(
         description=DESCRIPTION,
@@ -194,6 +202,7 @@ def tuned_coeffs(
         size_ref_params=size[0],
         size_exponent=size[1],
         tp_comm_overlap=tp_overlap,
+        cp_attention_overhead=cp_attention,
     )
 
 
@@ -230,13 +239,14 @@ def fit_speeds(
     size: tuple[float, float] = NO_SIZE,
     pooled: frozenset[str] = frozenset(),
     tp_overlap: float = 0.0,
+    cp_attention: float = 0.0,
 ) -> dict[str, float]:
     """The speed factors of `rows`' keys for a fixed fabric (`overlap`, `sync`); the factors
     in `fixed` are kept as they are and used for rows of other keys."""
     eff = effective_keys(rows, pooled) if per_arch else [row_key(r) for r in rows]
     speed = {**(fixed or {}), **dict.fromkeys(sorted(set(eff)), 1.0)}
     for _ in range(10):  # comm and attention do not scale with the speed: iterate
-        rs = ratios(rows, base, tuned_coeffs(speed, overlap, sync, size, tp_overlap))
+        rs = ratios(rows, base, tuned_coeffs(speed, overlap, sync, size, tp_overlap, cp_attention))
         by_key: dict[str, list[float]] = defaultdict(list)
         for key, x in zip(eff, rs, strict=True):
             if x is not None:
@@ -263,6 +273,7 @@ def fit(
     per_arch: bool = True,
     size: bool = False,
     pooled: frozenset[str] = frozenset(),
+    cp_grid: tuple[float, ...] = CP_ATTENTION,
 ) -> tuple[StackCoeffs, float]:
     """Speed factors and (overlap, sync) minimising the median |log ratio| on `rows`.
 
@@ -291,7 +302,9 @@ def fit(
             grid = [(ref, ex) for ref in SIZE_REFS for ex in SIZE_EXPONENTS if ex > 0.0]
             grid.append(NO_SIZE)
         best_pre: tuple[float, StackCoeffs] | None = None
-        for tp_overlap, sz in ((t, z) for t in TP_OVERLAPS for z in grid):
+        if not any(int(r.get("cp") or 1) > 1 for r in pre):
+            cp_grid = (0.0,)  # no row to tell
+        for tp_overlap, sz, cpa in ((t, z, a) for t in TP_OVERLAPS for z in grid for a in cp_grid):
             speed = fit_speeds(
                 pre,
                 base,
@@ -302,9 +315,11 @@ def fit(
                 fixed=sk.speed,
                 size=sz,
                 tp_overlap=tp_overlap,
+                cp_attention=cpa,
             )
-            cand = tuned_coeffs(speed, c.overlap, c.sync_per_doubling, sz, tp_overlap)
-            # the LLM rows' mean squared log ratio chooses the size term and the TP overlap
+            cand = tuned_coeffs(speed, c.overlap, c.sync_per_doubling, sz, tp_overlap, cpa)
+            # the LLM rows' mean squared log ratio chooses the size term, the TP overlap and
+            # the context-parallel attention stretch
             logs = [math.log(x) for x in ratios(pre, base, cand) if x is not None]
             sq = statistics.fmean(v * v for v in logs)
             if best_pre is None or sq < best_pre[0] - 1e-12:
@@ -379,12 +394,15 @@ def loro_intervals(
     base: Constants,
     size: bool = False,
     pooled: frozenset[str] = frozenset(),
+    cp_grid: tuple[float, ...] = CP_ATTENTION,
 ) -> dict[str, dict[str, float]]:
-    """Per speed key, the 10th/90th percentiles of leave-one-round-out log residuals."""
+    """Per speed key, the 10th/90th percentiles of leave-one-round-out log residuals (each
+    round's fit re-chooses every parameter but the context-parallel stretch, from `cp_grid`)."""
     logs: dict[str, list[float]] = defaultdict(list)
     for rnd in ROUNDS:
         test_rows = [r for r in rows if r["_round"] == rnd]
-        sk, _ = fit([r for r in rows if r["_round"] != rnd], base, size=size, pooled=pooled)
+        others = [r for r in rows if r["_round"] != rnd]
+        sk, _ = fit(others, base, size=size, pooled=pooled, cp_grid=cp_grid)
         for r, x in zip(test_rows, ratios(test_rows, base, sk), strict=True):
             if x is not None:
                 logs[sk.speed_key(row_key(r), arch_of(r))].append(math.log(x))
@@ -470,7 +488,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  speed {sk.speed}; overlap {c.overlap}; sync/doubling {c.sync_per_doubling}")
     print(
         f"  size term: ref {sk.size_ref_params:.3g} params per layer per GPU, "
-        f"exponent {sk.size_exponent}; TP overlap (NVIDIA) {sk.tp_comm_overlap}"
+        f"exponent {sk.size_exponent}; TP overlap (NVIDIA) {sk.tp_comm_overlap}; "
+        f"CP attention stretch {sk.cp_attention_overhead}"
     )
     print(f"  in-sample: {summary(ttt_errors(fit_rows, base, sk))}")
     stock = summary(default_stack_errors(test_rows, base))
@@ -490,7 +509,9 @@ def main(argv: list[str] | None = None) -> int:
         for gpu, grows in sorted(by_gpu.items()):
             print(f"  {gpu}: {summary(ttt_errors(grows, base, sk))}")
     if args.write:
-        intervals = loro_intervals(rows, base, size=args.size, pooled=pooled)
+        intervals = loro_intervals(
+            rows, base, size=args.size, pooled=pooled, cp_grid=(sk.cp_attention_overhead,)
+        )
         eff = effective_keys(fit_rows, pooled)
         counts = {k: sum(e == k for e in eff) for k in sk.speed}
         doc = {
@@ -502,6 +523,7 @@ def main(argv: list[str] | None = None) -> int:
                 "exponent": sk.size_exponent,
             },
             "tp_comm_overlap": sk.tp_comm_overlap,
+            "cp_attention_overhead": sk.cp_attention_overhead,
             "intervals": intervals,
             "provenance": {
                 "fitted_on": f"MLPerf Training {', '.join(fit_rounds)} rows of "

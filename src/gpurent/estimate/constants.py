@@ -115,6 +115,11 @@ class StackCoeffs:
     # which NVIDIA's MLPerf configs switch on with TP_COMM_OVERLAP=1; AMD's MI300X config sets
     # it False, so AMD GPUs keep all of it); 0: every collective on the critical path
     tp_comm_overlap: float = 0.0
+    # decoder-LLM training with context parallelism (cp > 1): the attention kernel's time is
+    # stretched by 1 + `cp_attention_overhead` x (cp - 1) / cp (the ring splits each layer's
+    # attention into cp chunked kernel calls and merges their partial softmaxes); fitted on the
+    # MLPerf rows with cp > 1, 0: the attention as without context parallelism
+    cp_attention_overhead: float = 0.0
     # MoE under expert parallelism (ep > 1), per MoE layer per micro-batch (forward + backward),
     # fitted on benchmarks/data/mlperf_moe_fit.csv by benchmarks/fit_moe_ep_overhead.py (which
     # picks the form by leave-one-row-out; the terms it leaves out stay neutral):
@@ -227,6 +232,7 @@ def _stack(d: dict[str, Any]) -> StackCoeffs:
         size_ref_params=float(d.get("llm_size", {}).get("ref_layer_params_per_gpu", 0.0)),
         size_exponent=float(d.get("llm_size", {}).get("exponent", 0.0)),
         tp_comm_overlap=float(d.get("tp_comm_overlap", 0.0)),
+        cp_attention_overhead=float(d.get("cp_attention_overhead", 0.0)),
         moe_ep_layer_s=float(d.get("moe_ep", {}).get("layer_s", 0.0)),
         moe_ep_token_s=float(d.get("moe_ep", {}).get("token_s", 0.0)),
         moe_ep_a2a_scale=float(d.get("moe_ep", {}).get("a2a_scale", 1.0)),

@@ -1210,6 +1210,16 @@ TP_COMM_OVERLAP = 0.0
 PP_COMM_OVERLAP = 0.0
 
 
+def cp_attention_stretch(tuned: StackCoeffs | None, cp: int) -> float:
+    """How much longer a layer's attention runs under context parallelism `cp`: the `tuned`
+    stack's fitted 1 + `cp_attention_overhead` x (cp - 1) / cp (Transformer Engine's ring splits
+    it into cp chunked kernel calls per pass and merges their partial softmaxes), 1 for cp = 1
+    and for the other stacks (no measurement to fit)."""
+    if tuned is None or cp <= 1:
+        return 1.0
+    return 1.0 + tuned.cp_attention_overhead * (cp - 1) / cp
+
+
 def tp_hidden_share(tuned: StackCoeffs | None, gpu: GpuSpec) -> float:
     """The share of the tensor-parallel collectives an LLM training step hides: the `tuned`
     stack's fitted share on NVIDIA GPUs (their MLPerf recipes overlap them), else
@@ -1557,6 +1567,8 @@ def _llm_training(
     # bf16 tensor cores, say, is far more compute bound than BERT's transfer ratio says)
     own_peak_s = (x_mm / gain + x_attn) * peak_flops(ref, half) / peak_flops(gpu, half)
     t_attn = _llm_attention_s(workload, gpu, ref, half, x_attn=x_attn, a_attn=c.a_attn, ratio=ratio)
+    tuned = tuned_llm_coeffs(workload, k)
+    t_attn *= cp_attention_stretch(tuned, workload.context_parallel)
     t_c = max(c.a_gemm * x_mm / gain * ratio + t_attn, c.a_gemm * own_peak_s)
     t_c *= moe_imbalance_factor(workload, shape)
     t_m = c.k_mem * x_mem * ratio
@@ -1581,7 +1593,6 @@ def _llm_training(
     if offload is not None:  # the optimizer runs on the host instead
         t_opt = offload.exposed_per_micro_batch_s
     single = t_c + t_m + c.c_s * ratio + t_opt
-    tuned = tuned_llm_coeffs(workload, k)
     if tuned is not None:
         # MLPerf-grade code: its fitted speed shortens the GEMMs (fp8 recipes tuned per shape),
         # the fused memory-bound work and the per-step overhead (CUDA graphs); its attention is
