@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.spot.markets import GAP, market
+from tests.spot.markets import GAP, first_zone, market
 
 from gpurent.errors import InputError
 from gpurent.spot.sim.evaluate import run_policy
@@ -112,13 +112,7 @@ def test_departs_from_dp_up2_only_by_idling_instead_of_on_demand_in_an_outage(
 
 def test_one_zone_is_dp_up2() -> None:
     m = regional(0)
-    one = Market(
-        zone_names=m.zone_names[:1],
-        gap_hours=GAP,
-        usable=m.usable[:1],
-        spot_usd_per_hour=m.spot_usd_per_hour[:1],
-        on_demand_usd_per_hour=m.on_demand_usd_per_hour,
-    )
+    one = first_zone(m)
     starts = [600, 900, 1200]
     a = run_policy(NAME, one, JOB, starts)
     b = run_policy(CatchUpSlackValuePolicy.name, one, JOB, starts)

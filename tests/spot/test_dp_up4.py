@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 from tests.conftest import run_cli
-from tests.spot.markets import GAP, market
+from tests.spot.markets import GAP, first_zone, market
 from tests.spot.test_breakeven_up import Recorder, random_market
 from tests.spot.test_dp_up3 import regional
 
@@ -241,13 +241,7 @@ def test_without_floor_or_prior_it_is_dp_up3() -> None:
 @pytest.mark.parametrize("key", VARIANTS)
 def test_one_zone_is_dp_up2(key: str) -> None:
     m = regional(0)
-    one = Market(
-        zone_names=m.zone_names[:1],
-        gap_hours=GAP,
-        usable=m.usable[:1],
-        spot_usd_per_hour=m.spot_usd_per_hour[:1],
-        on_demand_usd_per_hour=m.on_demand_usd_per_hour,
-    )
+    one = first_zone(m)
     starts = [0, 600, 1200]
     a = simulate(VARIANTS[key], one, JOB, starts)
     assert a.results == run_policy(CatchUpSlackValuePolicy.name, one, JOB, starts).results
