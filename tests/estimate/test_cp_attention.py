@@ -51,6 +51,9 @@ def test_a_cp2_step_of_the_tuned_stack_is_slower_with_the_stretch_and_cp1_is_not
     cp1_on = on.estimate(_llama(1), h100, 64, nodes=8)
     cp1_off = off.estimate(_llama(1), h100, 64, nodes=8)
     assert cp1_on.step_time_s == pytest.approx(cp1_off.step_time_s)
+    # the estimate says why: the note names the factor, and only where it applies
+    assert any("context parallel 2: attention takes x1.50" in n for n in cp2_on.notes)
+    assert not any("attention takes" in n for n in cp1_on.notes + cp2_off.notes)
 
 
 def test_other_stacks_never_read_it() -> None:

@@ -768,6 +768,13 @@ def _estimate(
                     else "(AMD's MLPerf recipe does not overlap them)"
                 )
             )
+        stretch = cp_attention_stretch(tuned, workload.context_parallel)
+        if stretch > 1.0 and workload.task.trains:
+            notes.append(
+                f"context parallel {workload.context_parallel}: attention takes x{stretch:.2f} "
+                "(the tuned stack's fitted cost of Transformer Engine's ring: chunked kernels "
+                "and merged partial softmaxes)"
+            )
         if tuned is None or tuned_llm_key(workload.task) not in tuned.speed:
             notes.append(
                 f"no MLPerf measurement of {workload.task.value} for the tuned stack: "
