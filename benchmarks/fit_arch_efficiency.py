@@ -26,7 +26,7 @@ from gpurent.catalog import get_gpu
 from gpurent.catalog.gpu import GpuSpec
 from gpurent.catalog.precision import Precision
 from gpurent.estimate import estimate
-from gpurent.estimate.efficiency import realized_efficiency
+from gpurent.estimate.efficiency import MIN_GPU_ROWS, realized_efficiency
 from gpurent.workload.spec import Task, Workload
 
 DEFAULT_CSV = Path(__file__).parent / "data/mlperf_training_8gpu.csv"
@@ -71,9 +71,11 @@ def load_rows(path: Path) -> list[dict[str, str]]:
 
 def predicted_tokens_s(bench: str, gpu: GpuSpec, *, raw: bool) -> float:
     """tokens/s of the benchmark's workload on 8 `gpu`s (one NVLink/xGMI domain); `raw`: with
-    the architecture's realized efficiency set to 1 (an architecture name nothing knows)."""
+    the realized efficiency set to 1 (a GPU and architecture name nothing knows)."""
     if raw:
-        gpu = dataclasses.replace(gpu, architecture=gpu.architecture + "-unfitted")
+        gpu = dataclasses.replace(
+            gpu, name=gpu.name + "-unfitted", architecture=gpu.architecture + "-unfitted"
+        )
     return estimate(WORKLOADS[bench], gpu, 8).throughput
 
 
@@ -113,10 +115,26 @@ def fit(rows: list[dict[str, str]]) -> dict[str, tuple[float, int]]:
     return out
 
 
+def fit_gpus(rows: list[dict[str, str]]) -> dict[str, tuple[float, int]]:
+    """GPU -> (factor, rows fitted on) for each fitted architecture's GPU with at least
+    `MIN_GPU_ROWS` rows of its own, fitted as `fit` does on those rows alone."""
+    logs: dict[str, list[float]] = defaultdict(list)
+    for arch, peer in PEER.items():
+        for r, measured, pred in ratios(rows, peer, raw=True):
+            if get_gpu(r["gpu"]).architecture == arch and r["benchmark"] in FIT_BENCHMARKS:
+                logs[r["gpu"]].append(math.log(measured / pred))
+    return {
+        gpu: (round(math.exp(statistics.fmean(v)), 3), len(v))
+        for gpu, v in sorted(logs.items())
+        if len(v) >= MIN_GPU_ROWS
+    }
+
+
 def main() -> None:
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_CSV
     rows = load_rows(path)
     print("fit (architecture: factor, rows):", fit(rows))
+    print(f"fit (GPU with >= {MIN_GPU_ROWS} rows: factor, rows):", fit_gpus(rows))
     for anchor in CHECK_ANCHORS:
         print()
         print(f"with the bundled factors: measured / predicted ratio vs {anchor}, per GPU")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.scripts import load_script
 
-from gpurent.estimate.efficiency import FITTED
+from gpurent.estimate.efficiency import FITTED, FITTED_GPUS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -16,6 +16,7 @@ def test_bundled_factors_equal_the_fit() -> None:
     mod = load_script("benchmarks/fit_arch_efficiency.py")
     rows = mod.load_rows(ROOT / "benchmarks/data/mlperf_training_8gpu.csv")
     assert mod.fit(rows) == FITTED
+    assert mod.fit_gpus(rows) == FITTED_GPUS
 
 
 def test_the_rows_name_their_source_and_exclude_held_out_rounds() -> None:

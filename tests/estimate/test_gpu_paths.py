@@ -76,7 +76,7 @@ def test_the_json_says_where_the_efficiency_comes_from() -> None:
     assert mi["efficiency_basis"] == "fitted"
     notes = mi["notes"]
     assert isinstance(notes, list)
-    assert any("CDNA3: realized efficiency" in n for n in notes)
+    assert any("MI300X (CDNA3): realized efficiency x0.68" in n for n in notes)
     assert _lora("H100")["efficiency_basis"] == "checked"
     assert _lora("A100-SXM4-80GB")["efficiency_basis"] == "reference"
 
@@ -121,7 +121,7 @@ def test_a_spec_without_sms_derives_them_from_its_fp32_peak() -> None:
 
 def test_the_realized_efficiency_divides_every_device_term() -> None:
     mi = get_gpu("MI300X")
-    raw = dataclasses.replace(mi, architecture="CDNA3-unfitted")
+    raw = dataclasses.replace(mi, name="MI300X-unfitted", architecture="CDNA3-unfitted")
     model = get_model("bert-large-squad")
     eta = realized_efficiency(mi).factor
     assert 0.3 < eta < 1.0
