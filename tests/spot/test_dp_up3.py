@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tests.spot.lockstep import Lockstep
 from tests.spot.markets import GAP, first_zone, market
 
 from gpurent.errors import InputError
@@ -14,7 +15,6 @@ from gpurent.spot.sim.job_market import IDLE, ON_DEMAND, JobSpec, Market, tick_p
 from gpurent.spot.sim.policies import (
     CatchUpSlackValuePolicy,
     OutageIdleSlackValuePolicy,
-    RunView,
 )
 from gpurent.spot.sim.policies.dp_up3 import failover_history
 from gpurent.spot.sim.simulator import simulate, simulate_run
@@ -64,28 +64,10 @@ def test_idles_through_shared_outages_and_costs_less_than_dp_up2_and_up() -> Non
     assert ours < 0.97 * dp2 and ours < up
 
 
-class Lockstep:
-    """dp-up3 deciding, with dp-up2 asked the same question every tick (the same inputs, so the
-    same safety-net state); records where they differ."""
-
-    name = NAME
-
-    def __init__(self, leave_on_demand: bool) -> None:
-        cls = type("D3", (OutageIdleSlackValuePolicy,), {"leave_on_demand": leave_on_demand})
-        self.ours = cls()
-        self.other = CatchUpSlackValuePolicy()
-        self.differ: list[tuple[int, int, int, bool]] = []
-
-    def start(self, run: RunView) -> None:
-        self.ours.start(run)
-        self.other.start(run)
-
-    def decide(self, t: int, progress_ticks: float, current: int, row: tuple[bool, ...]) -> int:
-        act = self.ours.decide(t, progress_ticks, current, row)
-        theirs = self.other.decide(t, progress_ticks, current, row)
-        if act != theirs:
-            self.differ.append((act, theirs, current, any(row)))
-        return act
+def lockstep(leave_on_demand: bool) -> Lockstep:
+    """dp-up3 deciding, dp-up2 shadowing it (`tests/spot/lockstep.py`)."""
+    cls = type("D3", (OutageIdleSlackValuePolicy,), {"leave_on_demand": leave_on_demand})
+    return Lockstep(cls(), CatchUpSlackValuePolicy())
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -97,14 +79,14 @@ def test_departs_from_dp_up2_only_by_idling_instead_of_on_demand_in_an_outage(
     plan = tick_plan(JOB, GAP)
     differ = 0
     for start in (700, 1000, 1300):
-        rec = Lockstep(leave)
+        rec = lockstep(leave)
         assert simulate_run(rec, m, plan, start).finished
         assert all(
             a == IDLE
             and b == ON_DEMAND
             and cur in ((IDLE, ON_DEMAND) if leave else (IDLE,))
             and not up
-            for a, b, cur, up in rec.differ
+            for a, b, cur, up, _ in rec.differ
         ), rec.differ
         differ += len(rec.differ)
     assert differ > 0  # the rule acted

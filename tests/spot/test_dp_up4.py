@@ -11,6 +11,7 @@ import json
 import numpy as np
 import pytest
 from tests.conftest import run_cli
+from tests.spot.lockstep import Lockstep
 from tests.spot.markets import GAP, first_zone, market
 from tests.spot.test_breakeven_up import Recorder, random_market
 from tests.spot.test_dp_up3 import regional
@@ -23,7 +24,6 @@ from gpurent.spot.sim.policies import (
     FlooredOutageIdlePolicy,
     OutageIdleSlackValuePolicy,
     Policy,
-    RunView,
 )
 from gpurent.spot.sim.policies.dp_up4 import longest_outage
 from gpurent.spot.sim.simulator import simulate, simulate_run
@@ -146,29 +146,9 @@ def test_cli_simulate_policy(write_csv) -> None:
 # --- against dp-up3 ----------------------------------------------------------------------------
 
 
-class Lockstep:
-    """dp-up4 deciding, dp-up3 asked the same question every tick; records where they differ
-    (dp-up4's action, dp-up3's, the instance held, whether a zone is up, the market tick)."""
-
-    name = NAME
-
-    def __init__(self, ours: Policy) -> None:
-        self.ours = ours
-        self.other = OutageIdleSlackValuePolicy()
-        self.differ: list[tuple[int, int, int, bool, int]] = []
-        self._start = 0
-
-    def start(self, run: RunView) -> None:
-        self._start = run.start_tick
-        self.ours.start(run)
-        self.other.start(run)
-
-    def decide(self, t: int, progress_ticks: float, current: int, row: tuple[bool, ...]) -> int:
-        act = self.ours.decide(t, progress_ticks, current, row)
-        theirs = self.other.decide(t, progress_ticks, current, row)
-        if act != theirs:
-            self.differ.append((act, theirs, current, any(row), self._start + t))
-        return act
+def lockstep(ours: Policy) -> Lockstep:
+    """`ours` (a dp-up4 variant) deciding, dp-up3 shadowing it (`tests/spot/lockstep.py`)."""
+    return Lockstep(ours, OutageIdleSlackValuePolicy())
 
 
 def calm_then_long_outage() -> tuple[Market, int]:
@@ -185,7 +165,7 @@ def calm_then_long_outage() -> tuple[Market, int]:
 def test_the_floor_ends_an_idle_through_an_outage_longer_than_any_seen() -> None:
     m, start = calm_then_long_outage()
     job = JobSpec(job_hours=30.0, deadline_hours=50.0, changeover_hours=0.3)  # D = 3 ticks
-    rec = Lockstep(OUTAGE())
+    rec = lockstep(OUTAGE())
     assert simulate_run(rec, m, tick_plan(job, GAP), start).finished
     # It departs where the floor forbids dp-up3's idle: on-demand instead, from idle, no zone up.
     assert rec.differ and all(
@@ -217,7 +197,7 @@ def test_departs_from_dp_up3_only_where_the_floor_forbids_or_the_prior_allows_an
     runs.append((calm, tick_plan(job, GAP), start))
     by_prior = by_floor = 0
     for m, run_plan, start in runs:
-        rec = Lockstep(cls())
+        rec = lockstep(cls())
         assert simulate_run(rec, m, run_plan, start).finished
         for a, b, cur, up, now in rec.differ:
             assert cur == IDLE and not up, rec.differ
