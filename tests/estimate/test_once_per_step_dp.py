@@ -4,6 +4,7 @@ behind the micro-batch whose backward produces its gradients, not behind every m
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 
@@ -39,7 +40,6 @@ def test_a_once_per_step_collective_longer_than_a_micro_batch_is_paid_once_per_s
     cm = _comm(0.0, 0.5)
     per_mb = exposed_dp_per_micro_batch_s(cm, 0.1, 16)
     assert per_mb * 16 == pytest.approx(0.5 - LLM_COMM_OVERLAP * 0.1)
-    assert max(0.0, 0.5 / 16 - LLM_COMM_OVERLAP * 0.1) == 0.0  # what the spread rule said
 
 
 def test_exposure_per_step_never_shrinks_with_more_micro_batches() -> None:
@@ -79,13 +79,5 @@ def test_zero1_over_a_slow_network_pays_its_all_reduce_once_per_step() -> None:
     window = LLM_COMM_OVERLAP * (est.compute_time_s + est.memory_time_s)
     assert est.communication_time_s * 8 >= cm.dp_step_s - window - 1e-9
     # and accumulation still amortises it: 8 micro-batches pay less per micro-batch than 1
-    one = estimate(
-        Workload(
-            **{**{f: getattr(wl, f) for f in wl.__dataclass_fields__}, "gradient_accumulation": 1}
-        ),
-        gpu,
-        16,
-        nodes=2,
-        inter_node_gbps=100.0,
-    )
+    one = estimate(replace(wl, gradient_accumulation=1), gpu, 16, nodes=2, inter_node_gbps=100.0)
     assert est.communication_time_s < one.communication_time_s

@@ -28,3 +28,21 @@ class Lockstep:
         if act != theirs:
             self.differ.append((act, theirs, current, any(row), self._start + t))
         return act
+
+
+def assert_shadows_no_parameter(cls: type, own: set[str], base: type, methods: set[str]) -> None:
+    """`cls` defines only its `own` parameters (and `methods`), and none of them is also a
+    parameter of `base` or its ancestors: a knob named like an inherited one would silently
+    change the parent policy's decisions (round 11's `reserve_factor`)."""
+    dunder = {
+        "__module__",
+        "__doc__",
+        "__annotations__",
+        "__firstlineno__",
+        "__static_attributes__",
+    }
+    assert own >= set(vars(cls)) - dunder - methods
+    for ancestor in base.__mro__:
+        for attr in vars(ancestor):
+            if attr in own and attr != "name":
+                raise AssertionError(f"{attr} shadows {ancestor.__name__}.{attr}")

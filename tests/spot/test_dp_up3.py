@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.spot.lockstep import Lockstep
+from tests.spot.lockstep import Lockstep, assert_shadows_no_parameter
 from tests.spot.markets import GAP, first_zone, market
 
 from gpurent.errors import InputError
@@ -120,15 +120,12 @@ def test_bad_reserve_factor_is_a_one_line_error() -> None:
 def test_overrides_no_parameter_of_dp_up2() -> None:
     # A dp-up3 knob named like one of its ancestors' (breakeven-up's `reserve_factor`) would
     # silently change dp-up2's own decisions; every inherited parameter must stay dp-up2's.
-    own = {"name", "outage_reserve_factor", "min_history_hours", "min_zones", "leave_on_demand"}
-    assert own >= set(vars(OutageIdleSlackValuePolicy)) - {
-        "__module__", "__doc__", "__init__", "start", "decide", "_idle_affordable",
-        "__annotations__", "__firstlineno__", "__static_attributes__",
-    }  # fmt: skip
-    for cls in CatchUpSlackValuePolicy.__mro__:
-        for attr in vars(cls):
-            if attr in own and attr != "name":
-                raise AssertionError(f"{attr} shadows {cls.__name__}.{attr}")
+    assert_shadows_no_parameter(
+        OutageIdleSlackValuePolicy,
+        {"name", "outage_reserve_factor", "min_history_hours", "min_zones", "leave_on_demand"},
+        CatchUpSlackValuePolicy,
+        {"__init__", "start", "decide", "_idle_affordable"},
+    )
 
 
 def test_one_zone_with_returns_from_on_demand_is_dp_up2() -> None:

@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pytest
 from tests.conftest import run_cli
-from tests.spot.lockstep import Lockstep
+from tests.spot.lockstep import Lockstep, assert_shadows_no_parameter
 from tests.spot.markets import GAP, first_zone, market
 from tests.spot.test_breakeven_up import Recorder, random_market
 from tests.spot.test_dp_up3 import regional
@@ -242,12 +242,9 @@ def test_bad_parameters_are_one_line_errors(attrs: dict[str, object], words: str
 
 
 def test_overrides_no_parameter_of_dp_up3() -> None:
-    own = {"name", "floor_kind", "line_share", "prior_rho"}
-    assert own >= set(vars(FlooredOutageIdlePolicy)) - {
-        "__module__", "__doc__", "__init__", "start", "_idle_affordable",
-        "__annotations__", "__firstlineno__", "__static_attributes__",
-    }  # fmt: skip
-    for cls in OutageIdleSlackValuePolicy.__mro__:
-        for attr in vars(cls):
-            if attr in own and attr != "name":
-                raise AssertionError(f"{attr} shadows {cls.__name__}.{attr}")
+    assert_shadows_no_parameter(
+        FlooredOutageIdlePolicy,
+        {"name", "floor_kind", "line_share", "prior_rho"},
+        OutageIdleSlackValuePolicy,
+        {"__init__", "start", "_idle_affordable"},
+    )

@@ -68,8 +68,8 @@ _FITTED_SOURCE = {
 # A GPU with at least `MIN_GPU_ROWS` rows of its own gets its own factor, fitted the same way on
 # its rows alone (same script, `fit_gpus`): the MI300X and the MI325X share CDNA3 and its
 # datasheet rates, yet run 0.68x and 0.85x of them (8 and 11 rows, each within 2 %; the
-# MI325X's 1,000 W against the MI300X's 750 W is the likely cause), so one CDNA3 factor was
-# 13 % off for each.
+# MI325X's 1,000 W against the MI300X's 750 W is the likely cause), so one CDNA3 factor had the
+# MI300X 13-16 % high and the MI325X 8-10 % low (`fit_arch_efficiency.py`'s check).
 MIN_GPU_ROWS = 8
 FITTED_GPUS: dict[str, tuple[float, int]] = {
     "MI300X": (0.677, 8),
